@@ -1,0 +1,172 @@
+//! Typed errors with stable codes.
+//!
+//! Every fallible public function of the core returns [`CoreError`]. Each variant carries a
+//! stable, kebab-case `code` (what scripts and the CLI match on) and a lowercase, specific
+//! message (what a person reads). The WASM boundary turns one into a JS `Error` whose `code`
+//! property is [`CoreError::code`]; nothing else crosses.
+
+use thiserror::Error;
+
+/// Why a relative path, key or namespace was refused.
+///
+/// Kept separate from [`CoreError`] so table tests can name the exact reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PathRefusal {
+    /// The path is the empty string.
+    Empty,
+    /// The path starts with `/` (an absolute path or a key with a leading slash).
+    Absolute,
+    /// A segment is `.` or `..`.
+    DotSegment,
+    /// Two slashes in a row (an empty segment).
+    EmptySegment,
+    /// The path ends with `/`, so it names a folder, not a file.
+    TrailingSlash,
+    /// The path contains a backslash, which Windows would read as a separator.
+    Backslash,
+    /// The path contains NUL or another control character.
+    ControlCharacter,
+    /// A segment starts with a Windows drive letter (`C:`).
+    DriveLetter,
+    /// A segment is a Windows reserved device name (`CON`, `NUL`, `COM1`, ...).
+    ReservedName,
+    /// The path is longer than S3's 1,024-byte key limit once mapped to a remote key.
+    TooLong,
+    /// A namespace has more than one segment.
+    NamespaceNotOneSegment,
+    /// A namespace starts with `.` or `_`, which the datastore reserves for its own files.
+    NamespaceReservedPrefix,
+    /// A namespace is the name of a data tree or a never-synced folder (`data`, `secrets`, ...),
+    /// which would make the namespaced layout indistinguishable from the root layout.
+    NamespaceReservedName,
+}
+
+impl PathRefusal {
+    /// The stable code of this refusal.
+    pub fn code(self) -> &'static str {
+        match self {
+            PathRefusal::Empty => "path-empty",
+            PathRefusal::Absolute => "path-absolute",
+            PathRefusal::DotSegment => "path-dot-segment",
+            PathRefusal::EmptySegment => "path-empty-segment",
+            PathRefusal::TrailingSlash => "path-trailing-slash",
+            PathRefusal::Backslash => "path-backslash",
+            PathRefusal::ControlCharacter => "path-control-character",
+            PathRefusal::DriveLetter => "path-drive-letter",
+            PathRefusal::ReservedName => "path-reserved-name",
+            PathRefusal::TooLong => "path-too-long",
+            PathRefusal::NamespaceNotOneSegment => "namespace-not-one-segment",
+            PathRefusal::NamespaceReservedPrefix => "namespace-reserved-prefix",
+            PathRefusal::NamespaceReservedName => "namespace-reserved-name",
+        }
+    }
+
+    /// A short, lowercase description of the refusal.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PathRefusal::Empty => "is empty",
+            PathRefusal::Absolute => "is absolute (starts with '/')",
+            PathRefusal::DotSegment => "has a '.' or '..' segment",
+            PathRefusal::EmptySegment => "has an empty segment ('//')",
+            PathRefusal::TrailingSlash => "ends with '/'",
+            PathRefusal::Backslash => "contains a backslash",
+            PathRefusal::ControlCharacter => "contains a nul or control character",
+            PathRefusal::DriveLetter => "has a windows drive letter ('c:') as a segment",
+            PathRefusal::ReservedName => "has a windows reserved device name as a segment",
+            PathRefusal::TooLong => "is longer than the 1024-byte s3 key limit",
+            PathRefusal::NamespaceNotOneSegment => "must be a single path segment",
+            PathRefusal::NamespaceReservedPrefix => "must not start with '.' or '_'",
+            PathRefusal::NamespaceReservedName => {
+                "must not be the name of a data tree or 'secrets'"
+            }
+        }
+    }
+}
+
+/// The one error type of the core.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CoreError {
+    /// A relative path (index key, cache path, remote key after mapping) was refused.
+    #[error("unsafe path {path:?}: {}", .reason.describe())]
+    UnsafePath {
+        /// The refused input, as given.
+        path: String,
+        /// Why it was refused.
+        reason: PathRefusal,
+    },
+    /// A namespace was refused.
+    #[error("invalid namespace {namespace:?}: {}", .reason.describe())]
+    InvalidNamespace {
+        /// The refused namespace, as given.
+        namespace: String,
+        /// Why it was refused.
+        reason: PathRefusal,
+    },
+    /// A remote key does not belong to the bound namespace.
+    #[error("key {key:?} is outside namespace {namespace:?}")]
+    KeyOutsideNamespace {
+        /// The remote key.
+        key: String,
+        /// The bound namespace.
+        namespace: String,
+    },
+    /// The remote index exists but cannot be read. Never treated as empty.
+    #[error("index is corrupt: {detail}")]
+    IndexCorrupt {
+        /// What is wrong, naming the entry where there is one.
+        detail: String,
+    },
+    /// An index or meta file declares a version this core does not know.
+    #[error("unsupported index version {version} in {file}")]
+    IndexVersionUnsupported {
+        /// Which file (`.datastore-index.json`, `_index/_meta.json`, a shard).
+        file: String,
+        /// The version it declares.
+        version: u64,
+    },
+    /// An input from the shim (a listing, options, a result batch) is malformed.
+    #[error("invalid input: {detail}")]
+    InvalidInput {
+        /// What is wrong.
+        detail: String,
+    },
+    /// A sync-state sidecar that exists but cannot be read.
+    #[error("sync state is corrupt: {detail}")]
+    SyncStateCorrupt {
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl CoreError {
+    /// The stable code of this error, e.g. `index-corrupt` or `path-dot-segment`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CoreError::UnsafePath { reason, .. } | CoreError::InvalidNamespace { reason, .. } => {
+                reason.code()
+            }
+            CoreError::KeyOutsideNamespace { .. } => "key-outside-namespace",
+            CoreError::IndexCorrupt { .. } => "index-corrupt",
+            CoreError::IndexVersionUnsupported { .. } => "index-version-unsupported",
+            CoreError::InvalidInput { .. } => "invalid-input",
+            CoreError::SyncStateCorrupt { .. } => "sync-state-corrupt",
+        }
+    }
+
+    /// Shorthand for [`CoreError::IndexCorrupt`].
+    pub(crate) fn corrupt(detail: impl Into<String>) -> Self {
+        CoreError::IndexCorrupt {
+            detail: detail.into(),
+        }
+    }
+
+    /// Shorthand for [`CoreError::InvalidInput`].
+    pub(crate) fn input(detail: impl Into<String>) -> Self {
+        CoreError::InvalidInput {
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The result type of the core.
+pub type CoreResult<T> = Result<T, CoreError>;

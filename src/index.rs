@@ -1,0 +1,508 @@
+//! The datastore index: the v1 monolith (`.datastore-index.json`) and the v2 shard layout
+//! (`_index/_meta.json` plus `_index/{partition}.json`).
+//!
+//! Parsing takes raw bytes (the shim never `JSON.parse`s an index) and is strict where a wrong
+//! reading could lose data: wrong types, a negative or inexact size, an entry whose `key`
+//! disagrees with its map key, or a key that appears twice are all `index-corrupt`, naming the
+//! entry. It is lenient where old writers differ: unknown fields are kept and written back,
+//! optional fields may be absent.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::error::{CoreError, CoreResult};
+use crate::paths::{is_internal, partition_key};
+
+/// The largest integer a JavaScript number holds exactly; sizes above it are refused so the
+/// shim and the core can never disagree about a size.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// One file's record in the index. The rel is the map key and is not repeated here.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct IndexEntry {
+    /// Size in bytes of the remote object.
+    pub size: u64,
+    /// When the remote object was last modified (ISO-8601), as recorded by the writer.
+    pub last_modified: Option<String>,
+    /// The local file's mtime (ISO-8601) when it was last known to match the remote object.
+    pub local_mtime: Option<String>,
+    /// Hex SHA-256 of the content, when the writer computed one.
+    pub sha256: Option<String>,
+    /// Fields this core does not know, kept verbatim so a round trip loses nothing.
+    pub extra: Option<Box<Map<String, Value>>>,
+}
+
+/// The v1 monolithic index, or the assembled content of a v2 shard set.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Index {
+    /// When the writer last pulled (ISO-8601), if recorded.
+    pub last_pulled: Option<String>,
+    /// Entries by rel, sorted so output is deterministic.
+    pub entries: BTreeMap<String, IndexEntry>,
+    /// Unknown top-level fields, kept verbatim.
+    pub extra: Map<String, Value>,
+}
+
+impl Index {
+    /// Parses a v1 monolith from raw bytes.
+    pub fn parse(bytes: &[u8]) -> CoreResult<Index> {
+        let raw = parse_document(bytes, ".datastore-index.json")?;
+        expect_version(&raw, ".datastore-index.json", &[1])?;
+        let entries = raw
+            .entries
+            .ok_or_else(|| CoreError::corrupt("missing field \"entries\""))?;
+        let last_pulled = optional_string(raw.last_pulled, "lastPulled")?;
+        Ok(Index {
+            last_pulled,
+            entries,
+            extra: raw.extra,
+        })
+    }
+
+    /// The compact JSON the remote copy uses.
+    pub fn to_compact_json(&self) -> Vec<u8> {
+        // Serializing owned, well-formed values into a Vec cannot fail.
+        serde_json::to_vec(&MonolithView(self)).unwrap_or_default()
+    }
+
+    /// The pretty JSON (two-space indent) the local copy uses.
+    pub fn to_pretty_json(&self) -> Vec<u8> {
+        serde_json::to_vec_pretty(&MonolithView(self)).unwrap_or_default()
+    }
+
+    /// Removes entries whose rel is an internal file (which should never have been indexed),
+    /// returning their keys.
+    pub fn scrub_internal(&mut self) -> Vec<String> {
+        let internal: Vec<String> = self
+            .entries
+            .keys()
+            .filter(|rel| is_internal(rel))
+            .cloned()
+            .collect();
+        for rel in &internal {
+            self.entries.remove(rel);
+        }
+        internal
+    }
+}
+
+/// `_index/_meta.json` of the shard-first layout.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ShardMeta {
+    /// 1 or 2. With 2 the shards are the source of truth.
+    pub version: u64,
+    /// Partition keys that have a shard.
+    pub partitions: Vec<String>,
+    /// Grows by one per commit (v2 only).
+    pub commit_seq: Option<u64>,
+    /// When the shards were last compacted (v2 only).
+    pub last_compacted: Option<String>,
+    /// Unknown fields, kept verbatim.
+    pub extra: Map<String, Value>,
+}
+
+impl ShardMeta {
+    /// Parses `_index/_meta.json`.
+    pub fn parse(bytes: &[u8]) -> CoreResult<ShardMeta> {
+        let mut value: Map<String, Value> = serde_json::from_slice(bytes)
+            .map_err(|e| CoreError::corrupt(format!("_index/_meta.json: {e}")))?;
+        let version = match value.remove("version") {
+            Some(Value::Number(n)) => n.as_u64(),
+            _ => None,
+        }
+        .ok_or_else(|| CoreError::corrupt("_index/_meta.json: \"version\" must be an integer"))?;
+        if version != 1 && version != 2 {
+            return Err(CoreError::IndexVersionUnsupported {
+                file: "_index/_meta.json".into(),
+                version,
+            });
+        }
+        let partitions = match value.remove("partitions") {
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .map(|item| match item {
+                    Value::String(s) => Ok(s),
+                    _ => Err(CoreError::corrupt(
+                        "_index/_meta.json: \"partitions\" must hold strings",
+                    )),
+                })
+                .collect::<CoreResult<Vec<_>>>()?,
+            _ => {
+                return Err(CoreError::corrupt(
+                    "_index/_meta.json: \"partitions\" must be an array",
+                ))
+            }
+        };
+        let commit_seq = match value.remove("commitSeq") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64(),
+            Some(_) => {
+                return Err(CoreError::corrupt(
+                    "_index/_meta.json: \"commitSeq\" must be a non-negative integer",
+                ))
+            }
+        };
+        let last_compacted = optional_string(value.remove("lastCompacted"), "lastCompacted")?;
+        Ok(ShardMeta {
+            version,
+            partitions,
+            commit_seq,
+            last_compacted,
+            extra: value,
+        })
+    }
+
+    /// The compact JSON of this meta file.
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut out = Map::new();
+        out.insert("version".into(), Value::from(self.version));
+        out.insert(
+            "partitions".into(),
+            Value::from(
+                self.partitions
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
+            ),
+        );
+        if let Some(seq) = self.commit_seq {
+            out.insert("commitSeq".into(), Value::from(seq));
+        }
+        if let Some(when) = &self.last_compacted {
+            out.insert("lastCompacted".into(), Value::from(when.as_str()));
+        }
+        for (k, v) in &self.extra {
+            out.insert(k.clone(), v.clone());
+        }
+        serde_json::to_vec(&out).unwrap_or_default()
+    }
+}
+
+/// Parses one shard (`_index/{partition}.json`, `{"version":1,"entries":{...}}`).
+pub fn parse_shard(bytes: &[u8], partition: &str) -> CoreResult<BTreeMap<String, IndexEntry>> {
+    let file = format!("_index/{partition}.json");
+    let raw = parse_document(bytes, &file)?;
+    expect_version(&raw, &file, &[1])?;
+    raw.entries
+        .ok_or_else(|| CoreError::corrupt(format!("{file}: missing field \"entries\"")))
+}
+
+/// The compact JSON of one shard holding `rels` of `index`.
+pub fn shard_json(index: &Index, rels: &[String]) -> Vec<u8> {
+    serde_json::to_vec(&ShardView { index, rels }).unwrap_or_default()
+}
+
+/// Assembles the shards of a v2 layout into one index. A rel present in two shards is
+/// `index-corrupt`: the layout gives no rule for which copy wins.
+pub fn assemble_shards(
+    shards: impl IntoIterator<Item = (String, BTreeMap<String, IndexEntry>)>,
+) -> CoreResult<Index> {
+    let mut index = Index::default();
+    for (partition, entries) in shards {
+        for (rel, entry) in entries {
+            if index.entries.insert(rel.clone(), entry).is_some() {
+                return Err(CoreError::corrupt(format!(
+                    "entry {rel:?} appears in more than one shard (last seen in {partition:?})"
+                )));
+            }
+        }
+    }
+    Ok(index)
+}
+
+/// Entries of an index grouped by shard partition.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Partitioned {
+    /// Rels by partition key, each list sorted.
+    pub shards: BTreeMap<String, Vec<String>>,
+    /// Rels that have no partition under the layout's rules (reported, never dropped).
+    pub unpartitioned: Vec<String>,
+}
+
+/// Groups the entries of `index` by [`partition_key`].
+pub fn group_by_partition(index: &Index) -> Partitioned {
+    let mut out = Partitioned::default();
+    for rel in index.entries.keys() {
+        match partition_key(rel) {
+            Some(key) => out.shards.entry(key).or_default().push(rel.clone()),
+            None => out.unpartitioned.push(rel.clone()),
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+/// The top level of an index or shard document, before version checks.
+struct RawDocument {
+    version: Option<Value>,
+    last_pulled: Option<Value>,
+    entries: Option<BTreeMap<String, IndexEntry>>,
+    extra: Map<String, Value>,
+}
+
+fn parse_document(bytes: &[u8], file: &str) -> CoreResult<RawDocument> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let raw = deserializer
+        .deserialize_map(DocumentVisitor)
+        .and_then(|raw| deserializer.end().map(|()| raw))
+        .map_err(|e| CoreError::corrupt(format!("{file}: {e}")))?;
+    Ok(raw)
+}
+
+fn expect_version(raw: &RawDocument, file: &str, known: &[u64]) -> CoreResult<()> {
+    let version = match &raw.version {
+        // Writers before versioning omitted the field; their shape is v1's.
+        None => 1,
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .ok_or_else(|| CoreError::corrupt(format!("{file}: \"version\" must be an integer")))?,
+        Some(_) => {
+            return Err(CoreError::corrupt(format!(
+                "{file}: \"version\" must be an integer"
+            )))
+        }
+    };
+    if known.contains(&version) {
+        Ok(())
+    } else {
+        Err(CoreError::IndexVersionUnsupported {
+            file: file.to_string(),
+            version,
+        })
+    }
+}
+
+fn optional_string(value: Option<Value>, field: &str) -> CoreResult<Option<String>> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(CoreError::corrupt(format!("\"{field}\" must be a string"))),
+    }
+}
+
+struct DocumentVisitor;
+
+impl<'de> Visitor<'de> for DocumentVisitor {
+    type Value = RawDocument;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an index object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawDocument, A::Error> {
+        let mut raw = RawDocument {
+            version: None,
+            last_pulled: None,
+            entries: None,
+            extra: Map::new(),
+        };
+        while let Some(field) = map.next_key::<String>()? {
+            let duplicate = match field.as_str() {
+                "version" => raw.version.replace(map.next_value()?).is_some(),
+                "lastPulled" => raw.last_pulled.replace(map.next_value()?).is_some(),
+                "entries" => raw
+                    .entries
+                    .replace(map.next_value_seed(EntriesSeed)?)
+                    .is_some(),
+                _ => {
+                    let value = map.next_value::<Value>()?;
+                    raw.extra.insert(field.clone(), value).is_some()
+                }
+            };
+            if duplicate {
+                return Err(de::Error::custom(format_args!(
+                    "field {field:?} appears twice"
+                )));
+            }
+        }
+        Ok(raw)
+    }
+}
+
+struct EntriesSeed;
+
+impl<'de> DeserializeSeed<'de> for EntriesSeed {
+    type Value = BTreeMap<String, IndexEntry>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(EntriesVisitor)
+    }
+}
+
+struct EntriesVisitor;
+
+impl<'de> Visitor<'de> for EntriesVisitor {
+    type Value = BTreeMap<String, IndexEntry>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("\"entries\" as an object of entries")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut entries = BTreeMap::new();
+        while let Some(rel) = map.next_key::<String>()? {
+            let fields = map.next_value_seed(EntryFieldsSeed { rel: &rel })?;
+            let entry = entry_from_fields(&rel, fields).map_err(de::Error::custom)?;
+            if entries.insert(rel.clone(), entry).is_some() {
+                return Err(de::Error::custom(format_args!(
+                    "entry {rel:?} appears twice"
+                )));
+            }
+        }
+        Ok(entries)
+    }
+}
+
+/// Reads one entry object into a field map, refusing a field that appears twice.
+struct EntryFieldsSeed<'a> {
+    rel: &'a str,
+}
+
+impl<'de> DeserializeSeed<'de> for EntryFieldsSeed<'_> {
+    type Value = Map<String, Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
+    type Value = Map<String, Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "entry {:?} to be an object", self.rel)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields = Map::new();
+        while let Some(name) = map.next_key::<String>()? {
+            let value = map.next_value::<Value>()?;
+            if fields.insert(name.clone(), value).is_some() {
+                return Err(de::Error::custom(format_args!(
+                    "entry {:?}: field {name:?} appears twice",
+                    self.rel
+                )));
+            }
+        }
+        Ok(fields)
+    }
+}
+
+fn entry_from_fields(rel: &str, mut fields: Map<String, Value>) -> Result<IndexEntry, String> {
+    let fail = |what: &str| format!("entry {rel:?}: {what}");
+    match fields.remove("key") {
+        None => {}
+        Some(Value::String(key)) if key == rel => {}
+        Some(Value::String(key)) => {
+            return Err(fail(&format!("\"key\" is {key:?}, not its map key")));
+        }
+        Some(_) => return Err(fail("\"key\" must be a string")),
+    }
+    let size = match fields.remove("size") {
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(size) if size <= MAX_SAFE_INTEGER => size,
+            Some(_) => return Err(fail("\"size\" is larger than 2^53-1")),
+            None if n.as_i64().is_some() => return Err(fail("\"size\" is negative")),
+            None => return Err(fail("\"size\" must be a non-negative integer")),
+        },
+        None => return Err(fail("missing \"size\"")),
+        Some(_) => return Err(fail("\"size\" must be a non-negative integer")),
+    };
+    let mut text = |name: &str| match fields.remove(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(fail(&format!("{name:?} must be a string"))),
+    };
+    let last_modified = text("lastModified")?;
+    let local_mtime = text("localMtime")?;
+    let sha256 = text("sha256")?;
+    Ok(IndexEntry {
+        size,
+        last_modified,
+        local_mtime,
+        sha256,
+        extra: (!fields.is_empty()).then(|| Box::new(fields)),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serialization, in the field order the extension writes.
+
+struct EntryView<'a>(&'a str, &'a IndexEntry);
+
+impl Serialize for EntryView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let EntryView(rel, entry) = self;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("key", rel)?;
+        map.serialize_entry("size", &entry.size)?;
+        if let Some(v) = &entry.last_modified {
+            map.serialize_entry("lastModified", v)?;
+        }
+        if let Some(v) = &entry.local_mtime {
+            map.serialize_entry("localMtime", v)?;
+        }
+        if let Some(v) = &entry.sha256 {
+            map.serialize_entry("sha256", v)?;
+        }
+        if let Some(extra) = &entry.extra {
+            for (k, v) in extra.iter() {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct EntriesView<'a, I>(&'a Index, I);
+
+impl<'a, I: Clone + Iterator<Item = &'a String>> Serialize for EntriesView<'a, I> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for rel in self.1.clone() {
+            if let Some(entry) = self.0.entries.get(rel) {
+                map.serialize_entry(rel, &EntryView(rel, entry))?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct MonolithView<'a>(&'a Index);
+
+impl Serialize for MonolithView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let index = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("version", &1)?;
+        if let Some(v) = &index.last_pulled {
+            map.serialize_entry("lastPulled", v)?;
+        }
+        map.serialize_entry("entries", &EntriesView(index, index.entries.keys()))?;
+        for (k, v) in &index.extra {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+struct ShardView<'a> {
+    index: &'a Index,
+    rels: &'a [String],
+}
+
+impl Serialize for ShardView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("version", &1)?;
+        map.serialize_entry("entries", &EntriesView(self.index, self.rels.iter()))?;
+        map.end()
+    }
+}

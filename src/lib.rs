@@ -1,0 +1,40 @@
+//! # s3sync-core
+//!
+//! The planning core of the S3 datastore sync: it decides **what** must move between a local
+//! cache folder and an S3 bucket, and what must never be deleted. A thin Deno shim (`js/`) does
+//! the moving.
+//!
+//! ## The sans-io contract
+//!
+//! Nothing in this crate touches a file system, a network, a clock, randomness or threads.
+//! Time, listings, index bytes and file stats come in as values; plans, reports and typed errors
+//! go out. `clippy.toml` bans the std APIs that would break this, so the same code runs natively
+//! (fast tests, benchmarks, fuzzing) and as WebAssembly (the shim), and every decision it makes
+//! can be replayed from its inputs.
+//!
+//! ## Layout
+//!
+//! - [`paths`]: the three names of a file (index key, remote key, cache path) and their rules.
+//! - [`index`]: index formats v1 and v2.
+//! - [`listing`]: compact listing buffers that cross the WASM boundary.
+//! - [`rebuild`]: an index from a bucket listing.
+//! - [`layout`]: what a cache walk says about the layout.
+//! - [`pull`]: the pull diff.
+//! - [`session`]: state kept between the steps of one run.
+//! - `wasm` (wasm32 only): the only `#[wasm_bindgen]` surface; converts and delegates.
+//!
+//! Every public function returns [`CoreResult`]; no panic may cross the boundary.
+
+pub mod error;
+pub mod index;
+pub mod layout;
+pub mod listing;
+pub mod paths;
+pub mod pull;
+pub mod rebuild;
+pub mod session;
+pub mod time;
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+pub use error::{CoreError, CoreResult, PathRefusal};

@@ -1,0 +1,163 @@
+//! Compact listings that cross the WASM boundary as one buffer.
+//!
+//! A cache walk of 10^5–10^6 files would cost seconds as 10^6 JS objects through
+//! `serde-wasm-bindgen`; as one UTF-8 buffer it costs one copy. Records are fields separated by
+//! NUL, because NUL is the one byte no file name or S3 key used here may contain (the path rules
+//! refuse control characters, so a NUL inside a name cannot be smuggled through either).
+//!
+//! - Local listing: `path \0 size \0 mtimeMs \0` per file (`mtimeMs` may be empty: unknown).
+//! - Remote listing page: `key \0 size \0 etag \0 lastModified \0` per object (`etag` and
+//!   `lastModified` may be empty).
+
+use crate::error::{CoreError, CoreResult};
+use crate::index::MAX_SAFE_INTEGER;
+
+/// One file found by the cache walk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalFile<'a> {
+    /// Cache-relative path, `/`-separated.
+    pub path: &'a str,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in epoch milliseconds, when the walk could read it.
+    pub mtime_ms: Option<i64>,
+}
+
+/// One object from a bucket listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteObject<'a> {
+    /// Key relative to the bucket prefix.
+    pub key: &'a str,
+    /// Size in bytes.
+    pub size: u64,
+    /// The ETag as listed (quotes and all), when the server sent one.
+    pub etag: Option<&'a str>,
+    /// Last-modified time as an ISO-8601 string, when the server sent one.
+    pub last_modified: Option<&'a str>,
+}
+
+/// Splits a NUL-separated buffer into records of `width` fields.
+fn records<'a>(buffer: &'a [u8], width: usize, what: &str) -> CoreResult<Vec<Vec<&'a str>>> {
+    let text = std::str::from_utf8(buffer)
+        .map_err(|e| CoreError::input(format!("{what} is not utf-8: {e}")))?;
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let body = text
+        .strip_suffix('\0')
+        .ok_or_else(|| CoreError::input(format!("{what} does not end with a nul separator")))?;
+    let fields: Vec<&str> = body.split('\0').collect();
+    if !fields.len().is_multiple_of(width) {
+        return Err(CoreError::input(format!(
+            "{what} has {} fields, not a multiple of {width}",
+            fields.len()
+        )));
+    }
+    Ok(fields.chunks(width).map(<[&str]>::to_vec).collect())
+}
+
+fn parse_size(text: &str, what: &str, path: &str) -> CoreResult<u64> {
+    match text.parse::<u64>() {
+        Ok(size) if size <= MAX_SAFE_INTEGER => Ok(size),
+        _ => Err(CoreError::input(format!(
+            "{what}: size {text:?} of {path:?} is not an integer in 0..=2^53-1"
+        ))),
+    }
+}
+
+/// Decodes a local listing buffer.
+pub fn decode_local(buffer: &[u8]) -> CoreResult<Vec<LocalFile<'_>>> {
+    records(buffer, 3, "local listing")?
+        .into_iter()
+        .map(|r| {
+            let mtime_ms = if r[2].is_empty() {
+                None
+            } else {
+                Some(r[2].parse::<i64>().map_err(|_| {
+                    CoreError::input(format!("local listing: mtime {:?} of {:?}", r[2], r[0]))
+                })?)
+            };
+            Ok(LocalFile {
+                path: r[0],
+                size: parse_size(r[1], "local listing", r[0])?,
+                mtime_ms,
+            })
+        })
+        .collect()
+}
+
+/// Decodes one page of a remote listing. Sizes outside the safe range are not refused here:
+/// the rebuild reports such objects as unsafe instead of failing the whole listing.
+pub fn decode_remote(buffer: &[u8]) -> CoreResult<Vec<RemoteListed<'_>>> {
+    records(buffer, 4, "remote listing")?
+        .into_iter()
+        .map(|r| {
+            Ok(RemoteListed {
+                key: r[0],
+                size: r[1],
+                etag: (!r[2].is_empty()).then_some(r[2]),
+                last_modified: (!r[3].is_empty()).then_some(r[3]),
+            })
+        })
+        .collect()
+}
+
+/// A remote listing record whose size has not been checked yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteListed<'a> {
+    /// Key relative to the bucket prefix.
+    pub key: &'a str,
+    /// Size as listed, unparsed.
+    pub size: &'a str,
+    /// ETag as listed.
+    pub etag: Option<&'a str>,
+    /// Last-modified time as listed.
+    pub last_modified: Option<&'a str>,
+}
+
+impl<'a> RemoteListed<'a> {
+    /// Checks the size, giving a [`RemoteObject`].
+    pub fn checked(&self) -> CoreResult<RemoteObject<'a>> {
+        Ok(RemoteObject {
+            key: self.key,
+            size: parse_size(self.size, "remote listing", self.key)?,
+            etag: self.etag,
+            last_modified: self.last_modified,
+        })
+    }
+}
+
+/// Encodes a local listing (used by tests and benchmarks on the Rust side).
+pub fn encode_local<'a>(files: impl IntoIterator<Item = (&'a str, u64, Option<i64>)>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (path, size, mtime) in files {
+        out.extend_from_slice(path.as_bytes());
+        out.push(0);
+        out.extend_from_slice(size.to_string().as_bytes());
+        out.push(0);
+        if let Some(m) = mtime {
+            out.extend_from_slice(m.to_string().as_bytes());
+        }
+        out.push(0);
+    }
+    out
+}
+
+/// Encodes a remote listing page (used by tests and benchmarks on the Rust side).
+pub fn encode_remote<'a>(
+    objects: impl IntoIterator<Item = (&'a str, u64, Option<&'a str>, Option<&'a str>)>,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (key, size, etag, modified) in objects {
+        for field in [
+            key,
+            &size.to_string(),
+            etag.unwrap_or(""),
+            modified.unwrap_or(""),
+        ] {
+            out.extend_from_slice(field.as_bytes());
+            out.push(0);
+        }
+    }
+    out
+}

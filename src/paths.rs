@@ -1,0 +1,526 @@
+//! The three-name path model: one datastore file, three names.
+//!
+//! A file has a relative path `rel` (the index key). With an optional namespace it maps to a
+//! remote key (relative to the bucket prefix, which the object-store client applies) and a
+//! cache-relative path. Solo: both are `rel`. Namespaced: both are `{ns}/{rel}`. Every direction
+//! (pull, push, delete, hydrate, walk, rebuild) goes through [`PathModel`], so the seed bug of
+//! reading `{ns}/{rel}` remotely while writing `{cache}/{rel}` locally cannot recur.
+
+use std::collections::BTreeMap;
+
+use unicode_normalization::UnicodeNormalization;
+
+use crate::error::{CoreError, CoreResult, PathRefusal};
+
+/// S3's limit on the length of an object key, in bytes.
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// Top-level data trees of a datastore (inside the namespace folder, or at the cache root solo).
+pub const DATA_TREES: &[&str] = &[
+    "data",
+    "outputs",
+    "definitions-evaluated",
+    "workflow-runs",
+    "workflows-evaluated",
+    "auto-definitions",
+    "audit",
+    "telemetry",
+    "logs",
+    "files",
+];
+
+/// Top-level folders swamp keeps in the cache that never sync, in either direction.
+///
+/// The datastore reference names `secrets` and bundle folders; only `secrets` has a fixed name,
+/// so it is the only one refused here (the extension itself excludes neither).
+pub const NEVER_SYNCED_TREES: &[&str] = &["secrets"];
+
+/// Files at the root of a rel that are internal bookkeeping, never payload.
+const INTERNAL_EXACT: &[&str] = &[
+    ".datastore-index.json",
+    ".push-queue.json",
+    ".datastore.lock",
+    ".datastore-sync-state.json",
+];
+
+/// Basename of the marker that claims a top-level folder for a namespace.
+pub const NAMESPACE_MARKER: &str = ".namespace.json";
+
+/// Name of the monolithic index file.
+pub const INDEX_FILE: &str = ".datastore-index.json";
+
+/// Name of the local sync-state sidecar.
+pub const SYNC_STATE_FILE: &str = ".datastore-sync-state.json";
+
+/// A validated relative path: the index key of a datastore file.
+///
+/// Guaranteed non-empty, `/`-separated, with no `.`/`..`/empty segments, no trailing slash,
+/// no backslash, no control character, no Windows drive or device name, at most
+/// [`MAX_KEY_BYTES`] bytes. Joining it under any folder therefore stays under that folder.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RelPath(String);
+
+impl RelPath {
+    /// Validates `path` as a relative path.
+    pub fn parse(path: &str) -> CoreResult<RelPath> {
+        check_relative(path).map_err(|reason| CoreError::UnsafePath {
+            path: path.to_string(),
+            reason,
+        })?;
+        Ok(RelPath(path.to_string()))
+    }
+
+    /// The path as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The first segment (the data tree, for payload files).
+    pub fn first_segment(&self) -> &str {
+        self.0.split('/').next().unwrap_or("")
+    }
+
+    /// The last segment (the file name).
+    pub fn basename(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or("")
+    }
+
+    /// Consumes the path, returning its string.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl std::fmt::Display for RelPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A validated namespace: one safe segment, not starting with `.` or `_`, and not the name of a
+/// data tree (a namespace called `data` would be indistinguishable from the root layout).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Namespace(String);
+
+impl Namespace {
+    /// Validates `name` as a namespace.
+    pub fn parse(name: &str) -> CoreResult<Namespace> {
+        let refuse = |reason| CoreError::InvalidNamespace {
+            namespace: name.to_string(),
+            reason,
+        };
+        check_relative(name).map_err(refuse)?;
+        if name.contains('/') {
+            return Err(refuse(PathRefusal::NamespaceNotOneSegment));
+        }
+        if name.starts_with('.') || name.starts_with('_') {
+            return Err(refuse(PathRefusal::NamespaceReservedPrefix));
+        }
+        if DATA_TREES.contains(&name) || NEVER_SYNCED_TREES.contains(&name) {
+            return Err(refuse(PathRefusal::NamespaceReservedName));
+        }
+        Ok(Namespace(name.to_string()))
+    }
+
+    /// The namespace as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Checks every rule of a relative path; shared by [`RelPath`] and [`Namespace`].
+fn check_relative(path: &str) -> Result<(), PathRefusal> {
+    if path.is_empty() {
+        return Err(PathRefusal::Empty);
+    }
+    if path.len() > MAX_KEY_BYTES {
+        return Err(PathRefusal::TooLong);
+    }
+    if path.starts_with('/') {
+        return Err(PathRefusal::Absolute);
+    }
+    if path.contains('\\') {
+        return Err(PathRefusal::Backslash);
+    }
+    if path.chars().any(char::is_control) {
+        return Err(PathRefusal::ControlCharacter);
+    }
+    if path.ends_with('/') {
+        return Err(PathRefusal::TrailingSlash);
+    }
+    for segment in path.split('/') {
+        check_segment(segment)?;
+    }
+    Ok(())
+}
+
+fn check_segment(segment: &str) -> Result<(), PathRefusal> {
+    if segment.is_empty() {
+        return Err(PathRefusal::EmptySegment);
+    }
+    if segment == "." || segment == ".." {
+        return Err(PathRefusal::DotSegment);
+    }
+    let bytes = segment.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err(PathRefusal::DriveLetter);
+    }
+    if is_windows_device_name(segment) {
+        return Err(PathRefusal::ReservedName);
+    }
+    Ok(())
+}
+
+/// Windows refuses these names with or without an extension (`CON`, `con.txt`, `LPT1.log`).
+fn is_windows_device_name(segment: &str) -> bool {
+    let stem = segment
+        .split('.')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(' ');
+    let upper = stem.to_ascii_uppercase();
+    match upper.as_str() {
+        "CON" | "PRN" | "AUX" | "NUL" => true,
+        _ => {
+            let b = upper.as_bytes();
+            b.len() == 4
+                && (upper.starts_with("COM") || upper.starts_with("LPT"))
+                && (b'1'..=b'9').contains(&b[3])
+        }
+    }
+}
+
+/// True when a rel (namespace already stripped) names bookkeeping that never travels as payload.
+pub fn is_internal(rel: &str) -> bool {
+    if INTERNAL_EXACT.contains(&rel) {
+        return true;
+    }
+    let first = rel.split('/').next().unwrap_or("");
+    if first == "_index" || first == "_control" {
+        return true;
+    }
+    let base = rel.rsplit('/').next().unwrap_or("");
+    base == ".lock"
+        || base == NAMESPACE_MARKER
+        || base == "_catalog.db"
+        || base.starts_with("_catalog.db-")
+}
+
+/// True when a metadata-only (lazy) pull may skip the file's bytes: a `raw` payload under `data/`
+/// with at least three segments. Its folder is still created so listings work.
+pub fn is_lazy_skippable(rel: &str) -> bool {
+    let mut segments = rel.split('/');
+    let first = segments.next();
+    let rest: Vec<&str> = segments.collect();
+    first == Some("data") && rest.len() >= 2 && rest.last() == Some(&"raw")
+}
+
+/// The v2 shard partition of a rel, or `None` when the rel has no partition.
+///
+/// Rules from the datastore format: one segment → `_root`; `data`, `outputs`,
+/// `definitions-evaluated` need ≥ 4 segments and take the first `n-3` (n ≥ 6) or `n-1`
+/// segments joined with `--`; `workflow-runs` needs ≥ 3 and takes `workflow-runs--{seg 2}`;
+/// the other data trees partition by their name.
+pub fn partition_key(rel: &str) -> Option<String> {
+    let segments: Vec<&str> = rel.split('/').collect();
+    let n = segments.len();
+    if n == 1 {
+        return Some("_root".to_string());
+    }
+    match segments[0] {
+        "data" | "outputs" | "definitions-evaluated" => {
+            if n < 4 {
+                return None;
+            }
+            let take = if n >= 6 { n - 3 } else { n - 1 };
+            Some(segments[..take].join("--"))
+        }
+        "workflow-runs" => {
+            if n < 3 {
+                return None;
+            }
+            Some(format!("workflow-runs--{}", segments[1]))
+        }
+        "workflows-evaluated" | "auto-definitions" | "audit" | "telemetry" | "logs" | "files" => {
+            Some(segments[0].to_string())
+        }
+        _ => None,
+    }
+}
+
+/// Where a cache-relative path sits, relative to the bound layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CachePlace {
+    /// Payload inside the bound tree (the namespace folder, or the cache root solo).
+    Payload(RelPath),
+    /// Bookkeeping inside the bound tree or at the cache root (never travels).
+    Internal(String),
+    /// Namespaced mode only: a data tree at the cache root (the seed bug's layout). Carries the
+    /// rel the file would have inside the namespace folder.
+    RootLayout(RelPath),
+    /// Inside the folder of another namespace (one holding a `.namespace.json`).
+    ForeignNamespace(String),
+    /// Never synced (secrets, bundles, stray files outside the bound tree).
+    Other,
+    /// Not a safe relative path at all.
+    Unsafe(PathRefusal),
+}
+
+/// The set of top-level folder names that belong to other namespaces.
+pub type ForeignNamespaces = std::collections::BTreeSet<String>;
+
+/// The mapping between the three names, bound to an optional namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathModel {
+    namespace: Option<Namespace>,
+    prefix_bytes: usize,
+}
+
+impl PathModel {
+    /// A model for solo mode (no namespace).
+    pub fn solo() -> PathModel {
+        PathModel {
+            namespace: None,
+            prefix_bytes: 0,
+        }
+    }
+
+    /// A model bound to `namespace`.
+    pub fn namespaced(namespace: Namespace) -> PathModel {
+        PathModel {
+            namespace: Some(namespace),
+            prefix_bytes: 0,
+        }
+    }
+
+    /// A model from an optional namespace string (empty or absent means solo) and the bucket
+    /// prefix (used only to enforce the key length limit on the full key).
+    pub fn new(namespace: Option<&str>, prefix: &str) -> CoreResult<PathModel> {
+        let namespace = match namespace {
+            None | Some("") => None,
+            Some(ns) => Some(Namespace::parse(ns)?),
+        };
+        let trimmed = prefix.trim_matches('/');
+        let prefix_bytes = if trimmed.is_empty() {
+            0
+        } else {
+            trimmed.len() + 1
+        };
+        Ok(PathModel {
+            namespace,
+            prefix_bytes,
+        })
+    }
+
+    /// The bound namespace, if any.
+    pub fn namespace(&self) -> Option<&Namespace> {
+        self.namespace.as_ref()
+    }
+
+    /// Validates `path` as a rel of this model: the rel rules, plus the full remote key
+    /// (prefix, namespace and rel) fitting S3's key limit.
+    pub fn rel(&self, path: &str) -> CoreResult<RelPath> {
+        let rel = RelPath::parse(path)?;
+        let ns_bytes = self.namespace.as_ref().map_or(0, |ns| ns.0.len() + 1);
+        if self.prefix_bytes + ns_bytes + rel.0.len() > MAX_KEY_BYTES {
+            return Err(CoreError::UnsafePath {
+                path: path.to_string(),
+                reason: PathRefusal::TooLong,
+            });
+        }
+        Ok(rel)
+    }
+
+    /// The index key of a rel (always the bare rel).
+    pub fn index_key<'a>(&self, rel: &'a RelPath) -> &'a str {
+        rel.as_str()
+    }
+
+    /// The remote key of a rel, relative to the bucket prefix.
+    pub fn remote_key(&self, rel: &RelPath) -> String {
+        self.under_binding(rel.as_str())
+    }
+
+    /// The cache-relative path of a rel. Always the same string as [`PathModel::remote_key`]:
+    /// the two sides of a transfer can never disagree.
+    pub fn cache_path(&self, rel: &RelPath) -> String {
+        self.under_binding(rel.as_str())
+    }
+
+    /// A name (rel or `_index/...`) under the bound tree: `{ns}/{name}` or `{name}`.
+    pub fn under_binding(&self, name: &str) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{}/{}", ns.0, name),
+            None => name.to_string(),
+        }
+    }
+
+    /// The rel of a remote key (relative to the prefix). Refuses keys outside the bound
+    /// namespace and unsafe keys, saying which.
+    pub fn rel_from_remote_key(&self, key: &str) -> CoreResult<RelPath> {
+        match &self.namespace {
+            None => self.rel(key),
+            Some(ns) => match strip_first_segment(key, &ns.0) {
+                Some(rest) => self.rel(rest),
+                None => Err(CoreError::KeyOutsideNamespace {
+                    key: key.to_string(),
+                    namespace: ns.0.clone(),
+                }),
+            },
+        }
+    }
+
+    /// Classifies a cache-relative path. `foreign` names top-level folders that hold another
+    /// namespace's marker (see [`foreign_namespaces_in`]).
+    pub fn classify_cache_path(&self, path: &str, foreign: &ForeignNamespaces) -> CachePlace {
+        if let Err(reason) = check_relative(path) {
+            return CachePlace::Unsafe(reason);
+        }
+        if INTERNAL_EXACT.contains(&path) {
+            return CachePlace::Internal(path.to_string());
+        }
+        let first = path.split('/').next().unwrap_or("");
+        match &self.namespace {
+            Some(ns) => {
+                if let Some(rest) = strip_first_segment(path, &ns.0) {
+                    return self.place_in_bound_tree(rest);
+                }
+                if path == ns.0 {
+                    return CachePlace::Other;
+                }
+                if foreign.contains(first) {
+                    return CachePlace::ForeignNamespace(first.to_string());
+                }
+                if DATA_TREES.contains(&first) && path.contains('/') {
+                    return match self.rel(path) {
+                        Ok(rel) if !is_internal(path) => CachePlace::RootLayout(rel),
+                        Ok(_) => CachePlace::Internal(path.to_string()),
+                        Err(e) => CachePlace::Unsafe(refusal_of(&e)),
+                    };
+                }
+                CachePlace::Other
+            }
+            None => {
+                if foreign.contains(first) && path.contains('/') {
+                    return CachePlace::ForeignNamespace(first.to_string());
+                }
+                if NEVER_SYNCED_TREES.contains(&first) && path.contains('/') {
+                    return CachePlace::Other;
+                }
+                self.place_in_bound_tree(path)
+            }
+        }
+    }
+
+    fn place_in_bound_tree(&self, rel: &str) -> CachePlace {
+        if is_internal(rel) {
+            return CachePlace::Internal(rel.to_string());
+        }
+        match self.rel(rel) {
+            Ok(rel) => CachePlace::Payload(rel),
+            Err(e) => CachePlace::Unsafe(refusal_of(&e)),
+        }
+    }
+}
+
+fn refusal_of(error: &CoreError) -> PathRefusal {
+    match error {
+        CoreError::UnsafePath { reason, .. } | CoreError::InvalidNamespace { reason, .. } => {
+            *reason
+        }
+        _ => PathRefusal::Empty,
+    }
+}
+
+/// `path` without its first segment when that segment is exactly `segment`.
+fn strip_first_segment<'a>(path: &'a str, segment: &str) -> Option<&'a str> {
+    path.strip_prefix(segment)?.strip_prefix('/')
+}
+
+/// Top-level folders of a listing (cache-relative paths or remote keys) that hold a
+/// `.namespace.json` marker, other than `own` (the bound namespace).
+pub fn foreign_namespaces_in<'a>(
+    paths: impl IntoIterator<Item = &'a str>,
+    own: Option<&Namespace>,
+) -> ForeignNamespaces {
+    paths
+        .into_iter()
+        .filter_map(|p| p.strip_suffix(NAMESPACE_MARKER)?.strip_suffix('/'))
+        .filter(|folder| !folder.is_empty() && !folder.contains('/'))
+        .filter(|folder| own.is_none_or(|ns| ns.as_str() != *folder))
+        .map(str::to_string)
+        .collect()
+}
+
+/// How two paths collide on a case-insensitive or normalising file system.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CollisionKind {
+    /// The paths differ only in case or Unicode normalisation (macOS, Windows).
+    CaseFold,
+    /// One path is a file where another needs a folder (`a` and `a/b`), on any file system.
+    FileFolder,
+}
+
+/// A group of paths that cannot all exist in one cache.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Collision {
+    /// The kind of clash.
+    pub kind: CollisionKind,
+    /// The clashing paths, sorted.
+    pub paths: Vec<String>,
+}
+
+/// The key two paths share when a case-insensitive, normalisation-insensitive file system
+/// (APFS, NTFS) would store them as one.
+pub fn fold_key(path: &str) -> String {
+    path.nfd().collect::<String>().to_lowercase()
+}
+
+/// Finds paths that cannot coexist in one cache folder: groups equal under [`fold_key`], and
+/// files that sit where another path needs a folder (exact or folded).
+///
+/// Callers refuse such paths instead of letting one silently overwrite another.
+pub fn find_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<Collision> {
+    let mut by_fold: BTreeMap<String, Vec<&'a str>> = BTreeMap::new();
+    for path in paths {
+        by_fold.entry(fold_key(path)).or_default().push(path);
+    }
+    let mut collisions = Vec::new();
+    for group in by_fold.values() {
+        if group.len() > 1 {
+            let mut paths: Vec<String> = group.iter().map(|p| p.to_string()).collect();
+            paths.sort();
+            paths.dedup();
+            if paths.len() > 1 {
+                collisions.push(Collision {
+                    kind: CollisionKind::CaseFold,
+                    paths,
+                });
+            }
+        }
+    }
+    // A folded file path that is also a folded folder prefix of another path.
+    for (folded, group) in &by_fold {
+        let mut prefix = folded.as_str();
+        let mut folders = Vec::new();
+        while let Some(cut) = prefix.rfind('/') {
+            prefix = &prefix[..cut];
+            folders.push(prefix);
+        }
+        for folder in folders {
+            if let Some(files) = by_fold.get(folder) {
+                let mut paths: Vec<String> = files.iter().map(|p| p.to_string()).collect();
+                paths.extend(group.iter().map(|p| p.to_string()));
+                paths.sort();
+                paths.dedup();
+                collisions.push(Collision {
+                    kind: CollisionKind::FileFolder,
+                    paths,
+                });
+            }
+        }
+    }
+    collisions
+}

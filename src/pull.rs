@@ -1,0 +1,234 @@
+//! The pull diff: what to download so the bound tree of the cache matches the index.
+//!
+//! Pull compares sizes only, as the extension does: a local file of the indexed size is
+//! current, anything else is fetched. Every transfer's remote key and cache path come from the
+//! same [`PathModel`] call, so a namespaced pull can only write under `<cache>/<ns>/`.
+
+use std::collections::{BTreeSet, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::index::Index;
+use crate::layout::{LayoutFindings, Survey};
+use crate::paths::{find_collisions, is_internal, is_lazy_skippable, CollisionKind, PathModel};
+use crate::time::{format_iso_millis, parse_iso_millis};
+
+/// Options of a pull plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PullOptions {
+    /// Lazy hydration: skip the bytes of `data/**/raw` files, creating their folders instead.
+    pub metadata_only: bool,
+    /// The cache lives on a case-insensitive file system (macOS, Windows): entries that differ
+    /// only in case are refused instead of overwriting each other.
+    pub case_insensitive: bool,
+}
+
+/// One object to copy, with all three of its names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transfer {
+    /// The index key.
+    pub rel: String,
+    /// The key relative to the bucket prefix.
+    pub remote_key: String,
+    /// The path relative to the cache folder.
+    pub cache_path: String,
+    /// Size in bytes (from the index for downloads, from the walk for uploads).
+    pub size: u64,
+}
+
+/// An index entry the planner will not act on, with a stable code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedEntry {
+    /// The index key as found.
+    pub rel: String,
+    /// Why: a path refusal code, `case-collision` or `path-conflict`.
+    pub code: String,
+}
+
+/// A local file that matches its entry by size but whose recorded `localMtime` is stale.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MtimeUpdate {
+    /// The index key.
+    pub rel: String,
+    /// The local mtime to record, ISO-8601.
+    pub local_mtime: String,
+}
+
+/// Counts of a pull plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullSummary {
+    /// Files to download.
+    pub download: u64,
+    /// Bytes to download.
+    pub download_bytes: u64,
+    /// Files already current.
+    pub up_to_date: u64,
+    /// Files left remote by lazy hydration.
+    pub lazy: u64,
+    /// Entries refused (unsafe paths, collisions).
+    pub refused: u64,
+    /// Internal entries to drop from the index.
+    pub pruned: u64,
+}
+
+/// The pull plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullPlan {
+    /// Counts.
+    pub summary: PullSummary,
+    /// Objects to download, sorted by rel.
+    pub downloads: Vec<Transfer>,
+    /// `localMtime` values to record without downloading.
+    pub mtime_updates: Vec<MtimeUpdate>,
+    /// Cache-relative folders to create for lazily skipped files.
+    pub lazy_folders: Vec<String>,
+    /// Entries that will not be acted on, and why.
+    pub refused: Vec<RefusedEntry>,
+    /// Internal entries (which never belong in an index) to drop from it.
+    pub prune: Vec<String>,
+    /// What the cache walk showed about the layout (out-of-place trees, foreign folders).
+    pub layout: LayoutFindings,
+}
+
+/// Plans a pull of `index` into the cache described by `survey`.
+pub fn plan_pull(
+    model: &PathModel,
+    index: &Index,
+    survey: &Survey,
+    options: PullOptions,
+) -> PullPlan {
+    let mut plan = PullPlan {
+        layout: survey.findings.clone(),
+        ..PullPlan::default()
+    };
+    let blocked = collided_rels(index, options.case_insensitive, &mut plan.refused);
+    let mut lazy_folders = BTreeSet::new();
+    for (key, entry) in &index.entries {
+        if is_internal(key) {
+            plan.prune.push(key.clone());
+            continue;
+        }
+        let rel = match model.rel(key) {
+            Ok(rel) => rel,
+            Err(error) => {
+                plan.refused.push(RefusedEntry {
+                    rel: key.clone(),
+                    code: error.code().to_string(),
+                });
+                continue;
+            }
+        };
+        if blocked.contains(key.as_str()) {
+            continue;
+        }
+        let cache_path = model.cache_path(&rel);
+        match survey.payload.get(rel.as_str()) {
+            Some(local) if local.size == entry.size => {
+                plan.summary.up_to_date += 1;
+                if let Some(mtime) = local.mtime_ms {
+                    let recorded = entry.local_mtime.as_deref().and_then(parse_iso_millis);
+                    if recorded != Some(mtime) {
+                        plan.mtime_updates.push(MtimeUpdate {
+                            rel: key.clone(),
+                            local_mtime: format_iso_millis(mtime),
+                        });
+                    }
+                }
+            }
+            None if options.metadata_only && is_lazy_skippable(key) => {
+                plan.summary.lazy += 1;
+                if let Some((folder, _)) = cache_path.rsplit_once('/') {
+                    lazy_folders.insert(folder.to_string());
+                }
+            }
+            _ => {
+                plan.summary.download_bytes += entry.size;
+                plan.downloads.push(Transfer {
+                    rel: key.clone(),
+                    remote_key: model.remote_key(&rel),
+                    cache_path,
+                    size: entry.size,
+                });
+            }
+        }
+    }
+    plan.lazy_folders = lazy_folders.into_iter().collect();
+    plan.summary.download = plan.downloads.len() as u64;
+    plan.summary.refused = plan.refused.len() as u64;
+    plan.summary.pruned = plan.prune.len() as u64;
+    plan
+}
+
+/// Rels that clash with another rel in one cache folder, each recorded as refused once.
+fn collided_rels(
+    index: &Index,
+    case_insensitive: bool,
+    refused: &mut Vec<RefusedEntry>,
+) -> HashSet<String> {
+    let mut blocked = HashSet::new();
+    for collision in find_collisions(index.entries.keys().map(String::as_str)) {
+        let code = match collision.kind {
+            CollisionKind::CaseFold if !case_insensitive => continue,
+            CollisionKind::CaseFold => "case-collision",
+            CollisionKind::FileFolder => "path-conflict",
+        };
+        for path in collision.paths {
+            if blocked.insert(path.clone()) {
+                refused.push(RefusedEntry {
+                    rel: path,
+                    code: code.to_string(),
+                });
+            }
+        }
+    }
+    blocked
+}
+
+/// What happened to a pull plan's downloads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PullOutcome {
+    /// Downloaded rels with the local mtime (epoch ms) read after the write.
+    pub downloaded: Vec<(String, i64)>,
+    /// Rels whose object was gone (404): their entries are pruned, as the extension does.
+    pub not_found: Vec<String>,
+}
+
+/// What applying a pull changed in the index.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullApplied {
+    /// Entries removed (internal entries and 404s). When non-zero the remote index is stale.
+    pub removed: u64,
+    /// Entries whose `localMtime` was updated.
+    pub mtimes_recorded: u64,
+}
+
+/// Records the outcome of a pull in `index`: local mtimes of downloaded and current files, and
+/// removal of internal and vanished entries.
+pub fn apply_pull(index: &mut Index, plan: &PullPlan, outcome: &PullOutcome) -> PullApplied {
+    let mut applied = PullApplied::default();
+    for update in &plan.mtime_updates {
+        if let Some(entry) = index.entries.get_mut(&update.rel) {
+            entry.local_mtime = Some(update.local_mtime.clone());
+            applied.mtimes_recorded += 1;
+        }
+    }
+    for (rel, mtime) in &outcome.downloaded {
+        if let Some(entry) = index.entries.get_mut(rel) {
+            entry.local_mtime = Some(format_iso_millis(*mtime));
+            applied.mtimes_recorded += 1;
+        }
+    }
+    for rel in plan.prune.iter().chain(&outcome.not_found) {
+        if index.entries.remove(rel).is_some() {
+            applied.removed += 1;
+        }
+    }
+    applied
+}

@@ -1,0 +1,164 @@
+//! Rebuilding an index from a bucket listing, one page at a time.
+//!
+//! Used only when the remote index is a 404 (the second seed: a bucket with data and no index).
+//! Every listed key goes through the path model; internal files, other namespaces' folders and
+//! unsafe keys are counted and skipped, never indexed, so nothing the rebuild indexes can make a
+//! later pull write outside the cache.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::error::CoreError;
+use crate::index::{Index, IndexEntry};
+use crate::listing::RemoteListed;
+use crate::paths::{find_collisions, is_internal, Collision, PathModel, NAMESPACE_MARKER};
+
+/// How many refused keys a report names (the counts are always complete).
+const EXAMPLES_KEPT: usize = 20;
+
+/// A key the rebuild refused, with the stable code of the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedKey {
+    /// The key as listed (relative to the prefix).
+    pub key: String,
+    /// Stable code, e.g. `path-dot-segment`.
+    pub code: String,
+}
+
+/// What a rebuild saw, kept and skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RebuildReport {
+    /// Objects in the listing.
+    pub objects_seen: u64,
+    /// Objects that became index entries.
+    pub kept: u64,
+    /// Bytes of the kept objects.
+    pub bytes_kept: u64,
+    /// Skipped as internal files (index, locks, `_index/`, markers, catalog databases).
+    pub skipped_internal: u64,
+    /// Skipped because they sit in another namespace's folder (solo mode).
+    pub skipped_foreign: u64,
+    /// Skipped because they are outside the bound namespace (namespaced mode).
+    pub skipped_outside_namespace: u64,
+    /// Refused as unsafe (path rules, sizes out of range).
+    pub skipped_unsafe: u64,
+    /// Up to 20 of the unsafe keys, with their reason.
+    pub unsafe_examples: Vec<RefusedKey>,
+    /// Folders found to belong to other namespaces (solo mode).
+    pub foreign_namespaces: Vec<String>,
+    /// Kept rels that cannot coexist in one cache folder (reported; the pull refuses them).
+    pub collisions: Vec<Collision>,
+}
+
+/// Streaming index builder: feed listing pages with [`RebuildBuilder::add_page`], then
+/// [`RebuildBuilder::finish`].
+#[derive(Debug)]
+pub struct RebuildBuilder {
+    model: PathModel,
+    now_iso: String,
+    /// Kept entries by rel.
+    kept: BTreeMap<String, IndexEntry>,
+    /// Solo mode: top-level folders with a marker. Entries under them are dropped at the end,
+    /// because a marker can sort after the folder's other keys (`other/-x` < `other/.namespace.json`).
+    foreign: BTreeSet<String>,
+    report: RebuildReport,
+}
+
+impl RebuildBuilder {
+    /// A builder for `model`. `now_iso` stands in for objects listed without a date, as the
+    /// extension does.
+    pub fn new(model: PathModel, now_iso: String) -> RebuildBuilder {
+        RebuildBuilder {
+            model,
+            now_iso,
+            kept: BTreeMap::new(),
+            foreign: BTreeSet::new(),
+            report: RebuildReport::default(),
+        }
+    }
+
+    /// Adds one listing page.
+    pub fn add_page(&mut self, page: &[RemoteListed<'_>]) {
+        for object in page {
+            self.add(object);
+        }
+    }
+
+    fn add(&mut self, listed: &RemoteListed<'_>) {
+        self.report.objects_seen += 1;
+        let key = listed.key;
+        if self.model.namespace().is_none() {
+            if let Some(folder) = key
+                .strip_suffix(NAMESPACE_MARKER)
+                .and_then(|k| k.strip_suffix('/'))
+            {
+                if !folder.is_empty() && !folder.contains('/') {
+                    self.foreign.insert(folder.to_string());
+                }
+            }
+        }
+        let rel = match self.model.rel_from_remote_key(key) {
+            Ok(rel) => rel,
+            Err(CoreError::KeyOutsideNamespace { .. }) => {
+                self.report.skipped_outside_namespace += 1;
+                return;
+            }
+            Err(error) => return self.refuse(key, error.code()),
+        };
+        if is_internal(rel.as_str()) {
+            self.report.skipped_internal += 1;
+            return;
+        }
+        let object = match listed.checked() {
+            Ok(object) => object,
+            Err(error) => return self.refuse(key, error.code()),
+        };
+        let entry = IndexEntry {
+            size: object.size,
+            last_modified: Some(
+                object
+                    .last_modified
+                    .map_or_else(|| self.now_iso.clone(), str::to_string),
+            ),
+            ..IndexEntry::default()
+        };
+        self.kept.insert(rel.into_string(), entry);
+    }
+
+    fn refuse(&mut self, key: &str, code: &str) {
+        self.report.skipped_unsafe += 1;
+        if self.report.unsafe_examples.len() < EXAMPLES_KEPT {
+            self.report.unsafe_examples.push(RefusedKey {
+                key: key.to_string(),
+                code: code.to_string(),
+            });
+        }
+    }
+
+    /// Finishes the rebuild: drops entries of foreign folders, reports collisions, and returns
+    /// the index with its report.
+    pub fn finish(mut self, last_pulled: Option<String>) -> (Index, RebuildReport) {
+        if !self.foreign.is_empty() {
+            let foreign = &self.foreign;
+            let before = self.kept.len();
+            self.kept.retain(|rel, _| {
+                let first = rel.split('/').next().unwrap_or("");
+                !(rel.contains('/') && foreign.contains(first))
+            });
+            self.report.skipped_foreign += (before - self.kept.len()) as u64;
+        }
+        self.report.foreign_namespaces = self.foreign.into_iter().collect();
+        self.report.kept = self.kept.len() as u64;
+        self.report.bytes_kept = self.kept.values().map(|e| e.size).sum();
+        self.report.collisions = find_collisions(self.kept.keys().map(String::as_str));
+        let index = Index {
+            last_pulled,
+            entries: self.kept,
+            extra: Default::default(),
+        };
+        (index, self.report)
+    }
+}

@@ -1,0 +1,146 @@
+//! A planning session: the state one sync run keeps between its steps.
+//!
+//! The shim loads the index once (as bytes), asks for a plan, executes it, and reports the
+//! outcome back; the session keeps the parsed index and the last plan so nothing crosses the
+//! boundary twice. It is plain Rust, so native tests drive exactly what the WASM handle wraps.
+
+use serde::Serialize;
+
+use crate::error::{CoreError, CoreResult};
+use crate::index::Index;
+use crate::layout::survey;
+use crate::listing::{decode_local, decode_remote};
+use crate::paths::PathModel;
+use crate::pull::{apply_pull, plan_pull, PullApplied, PullOptions, PullOutcome, PullPlan};
+use crate::rebuild::{RebuildBuilder, RebuildReport};
+
+/// What loading an index found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexLoaded {
+    /// Entries in the index.
+    pub entries: u64,
+    /// Internal entries found in it (dropped by the next pull or push).
+    pub internal_entries: u64,
+}
+
+/// State of one sync run.
+#[derive(Debug)]
+pub struct Session {
+    model: PathModel,
+    index: Option<Index>,
+    rebuild: Option<RebuildBuilder>,
+    pull: Option<PullPlan>,
+}
+
+impl Session {
+    /// A session bound to an optional namespace (empty means solo) under a bucket prefix.
+    pub fn new(namespace: Option<&str>, prefix: &str) -> CoreResult<Session> {
+        Ok(Session {
+            model: PathModel::new(namespace, prefix)?,
+            index: None,
+            rebuild: None,
+            pull: None,
+        })
+    }
+
+    /// The path model of this session.
+    pub fn model(&self) -> &PathModel {
+        &self.model
+    }
+
+    /// Parses and keeps a v1 index from raw bytes.
+    pub fn load_index(&mut self, bytes: &[u8]) -> CoreResult<IndexLoaded> {
+        let index = Index::parse(bytes)?;
+        let loaded = IndexLoaded {
+            entries: index.entries.len() as u64,
+            internal_entries: index
+                .entries
+                .keys()
+                .filter(|k| crate::paths::is_internal(k))
+                .count() as u64,
+        };
+        self.index = Some(index);
+        self.pull = None;
+        Ok(loaded)
+    }
+
+    /// Starts rebuilding the index from a listing. `now_iso` dates objects listed without one.
+    pub fn begin_rebuild(&mut self, now_iso: &str) {
+        self.rebuild = Some(RebuildBuilder::new(self.model.clone(), now_iso.to_string()));
+    }
+
+    /// Feeds one listing page (see [`crate::listing`] for the buffer format).
+    pub fn add_listing_page(&mut self, page: &[u8]) -> CoreResult<()> {
+        let builder = self
+            .rebuild
+            .as_mut()
+            .ok_or_else(|| CoreError::input("add_listing_page before begin_rebuild"))?;
+        builder.add_page(&decode_remote(page)?);
+        Ok(())
+    }
+
+    /// Finishes the rebuild, keeping the rebuilt index as this session's index.
+    pub fn finish_rebuild(&mut self, last_pulled: Option<&str>) -> CoreResult<RebuildReport> {
+        let builder = self
+            .rebuild
+            .take()
+            .ok_or_else(|| CoreError::input("finish_rebuild before begin_rebuild"))?;
+        let (index, report) = builder.finish(last_pulled.map(str::to_string));
+        self.index = Some(index);
+        self.pull = None;
+        Ok(report)
+    }
+
+    fn index(&self) -> CoreResult<&Index> {
+        self.index
+            .as_ref()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))
+    }
+
+    /// Plans a pull against a local listing buffer and keeps the plan for [`Session::apply_pull`].
+    pub fn plan_pull(&mut self, listing: &[u8], options: PullOptions) -> CoreResult<&PullPlan> {
+        let files = decode_local(listing)?;
+        let surveyed = survey(&self.model, &files);
+        let plan = plan_pull(&self.model, self.index()?, &surveyed, options);
+        Ok(self.pull.insert(plan))
+    }
+
+    /// Records what happened to the last pull plan's downloads.
+    pub fn apply_pull(&mut self, outcome: &PullOutcome) -> CoreResult<PullApplied> {
+        let plan = self
+            .pull
+            .take()
+            .ok_or_else(|| CoreError::input("apply_pull without a pull plan"))?;
+        let index = self
+            .index
+            .as_mut()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        Ok(apply_pull(index, &plan, outcome))
+    }
+
+    /// Sets the index's `lastPulled` time.
+    pub fn set_last_pulled(&mut self, when_iso: &str) -> CoreResult<()> {
+        let index = self
+            .index
+            .as_mut()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        index.last_pulled = Some(when_iso.to_string());
+        Ok(())
+    }
+
+    /// The index as JSON: pretty for the local copy, compact for the remote one.
+    pub fn index_json(&self, pretty: bool) -> CoreResult<Vec<u8>> {
+        let index = self.index()?;
+        Ok(if pretty {
+            index.to_pretty_json()
+        } else {
+            index.to_compact_json()
+        })
+    }
+
+    /// Number of entries in the loaded index.
+    pub fn index_len(&self) -> CoreResult<usize> {
+        Ok(self.index()?.entries.len())
+    }
+}

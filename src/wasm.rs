@@ -1,0 +1,237 @@
+//! The WebAssembly surface: the only file with `#[wasm_bindgen]`.
+//!
+//! It converts and delegates, nothing more. Every export returns `Result`; a [`CoreError`]
+//! becomes a JS `Error` whose `code` property is the stable code, at this one point
+//! ([`to_js_error`]). Large inputs cross as byte buffers, plans leave as one JSON string.
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use crate::error::CoreError;
+use crate::listing::decode_local;
+use crate::paths::{find_collisions, is_internal, partition_key, CachePlace, PathModel};
+use crate::pull::{PullOptions, PullOutcome};
+use crate::session::Session;
+
+/// Turns a core error into a JS `Error` with a `code` property.
+fn to_js_error(error: CoreError) -> JsValue {
+    let js_error = js_sys::Error::new(&error.to_string());
+    // Setting a property on a fresh Error object cannot fail; if it somehow did, the message
+    // still carries the meaning.
+    let _ = js_sys::Reflect::set(&js_error, &"code".into(), &error.code().into());
+    js_error.into()
+}
+
+/// Serializes a small result into a plain JS object.
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| to_js_error(CoreError::input(e.to_string())))
+}
+
+/// Serializes a large result (a plan) as one JSON string, which `JSON.parse` reads faster than
+/// thousands of objects built one by one across the boundary.
+fn to_json<T: Serialize>(value: &T) -> Result<String, JsValue> {
+    serde_json::to_string(value).map_err(|e| to_js_error(CoreError::input(e.to_string())))
+}
+
+fn options<T: Default + serde::de::DeserializeOwned>(value: JsValue) -> Result<T, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(T::default());
+    }
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|e| to_js_error(CoreError::input(format!("options: {e}"))))
+}
+
+/// A planning session bound to a namespace and prefix (see `session.rs`).
+#[wasm_bindgen]
+pub struct Planner {
+    inner: Session,
+}
+
+#[wasm_bindgen]
+impl Planner {
+    /// Creates a session; `namespace` empty or absent means solo mode.
+    #[wasm_bindgen(constructor)]
+    pub fn new(namespace: Option<String>, prefix: Option<String>) -> Result<Planner, JsValue> {
+        let inner = Session::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
+            .map_err(to_js_error)?;
+        Ok(Planner { inner })
+    }
+
+    /// Parses a v1 index from its raw bytes; returns `{entries, internalEntries}`.
+    #[wasm_bindgen(js_name = loadIndex)]
+    pub fn load_index(&mut self, bytes: &[u8]) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.load_index(bytes).map_err(to_js_error)?)
+    }
+
+    /// Starts an index rebuild from a listing.
+    #[wasm_bindgen(js_name = beginRebuild)]
+    pub fn begin_rebuild(&mut self, now_iso: String) {
+        self.inner.begin_rebuild(&now_iso);
+    }
+
+    /// Adds one listing page (`key\0size\0etag\0lastModified\0` records).
+    #[wasm_bindgen(js_name = addListingPage)]
+    pub fn add_listing_page(&mut self, page: &[u8]) -> Result<(), JsValue> {
+        self.inner.add_listing_page(page).map_err(to_js_error)
+    }
+
+    /// Finishes the rebuild; returns its report.
+    #[wasm_bindgen(js_name = finishRebuild)]
+    pub fn finish_rebuild(&mut self, last_pulled: Option<String>) -> Result<JsValue, JsValue> {
+        to_js(
+            &self
+                .inner
+                .finish_rebuild(last_pulled.as_deref())
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// Plans a pull against a local listing (`path\0size\0mtimeMs\0` records); returns the
+    /// plan as JSON.
+    #[wasm_bindgen(js_name = planPull)]
+    pub fn plan_pull(&mut self, listing: &[u8], opts: JsValue) -> Result<String, JsValue> {
+        let opts: PullOptions = options(opts)?;
+        to_json(self.inner.plan_pull(listing, opts).map_err(to_js_error)?)
+    }
+
+    /// Records the outcome of the last pull plan: `downloaded` as `rel\0size\0mtimeMs\0`
+    /// records, `notFound` as rels.
+    #[wasm_bindgen(js_name = applyPull)]
+    pub fn apply_pull(
+        &mut self,
+        downloaded: &[u8],
+        not_found: Vec<String>,
+    ) -> Result<JsValue, JsValue> {
+        let files = decode_local(downloaded).map_err(to_js_error)?;
+        let outcome = PullOutcome {
+            downloaded: files
+                .iter()
+                .filter_map(|f| Some((f.path.to_string(), f.mtime_ms?)))
+                .collect(),
+            not_found,
+        };
+        to_js(&self.inner.apply_pull(&outcome).map_err(to_js_error)?)
+    }
+
+    /// Sets the index's `lastPulled`.
+    #[wasm_bindgen(js_name = setLastPulled)]
+    pub fn set_last_pulled(&mut self, when_iso: String) -> Result<(), JsValue> {
+        self.inner.set_last_pulled(&when_iso).map_err(to_js_error)
+    }
+
+    /// The index as JSON bytes: pretty (local copy) or compact (remote copy).
+    #[wasm_bindgen(js_name = indexJson)]
+    pub fn index_json(&self, pretty: bool) -> Result<Vec<u8>, JsValue> {
+        self.inner.index_json(pretty).map_err(to_js_error)
+    }
+}
+
+/// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.
+#[wasm_bindgen(js_name = mapRel)]
+pub fn map_rel(
+    namespace: Option<String>,
+    prefix: Option<String>,
+    rel: &str,
+) -> Result<JsValue, JsValue> {
+    let model = PathModel::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
+        .map_err(to_js_error)?;
+    let rel = model.rel(rel).map_err(to_js_error)?;
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Names<'a> {
+        rel: &'a str,
+        index_key: &'a str,
+        remote_key: String,
+        cache_path: String,
+    }
+    to_js(&Names {
+        rel: rel.as_str(),
+        index_key: model.index_key(&rel),
+        remote_key: model.remote_key(&rel),
+        cache_path: model.cache_path(&rel),
+    })
+}
+
+/// The rel of a remote key (relative to the prefix); throws `key-outside-namespace` or a path
+/// code.
+#[wasm_bindgen(js_name = relFromRemoteKey)]
+pub fn rel_from_remote_key(namespace: Option<String>, key: &str) -> Result<String, JsValue> {
+    let model = PathModel::new(namespace.as_deref(), "").map_err(to_js_error)?;
+    Ok(model
+        .rel_from_remote_key(key)
+        .map_err(to_js_error)?
+        .into_string())
+}
+
+/// Classifies a cache-relative path: `{place, rel?, detail?}` with `place` one of `payload`,
+/// `internal`, `root-layout`, `foreign-namespace`, `other`, `unsafe`.
+#[wasm_bindgen(js_name = classifyCachePath)]
+pub fn classify_cache_path(
+    namespace: Option<String>,
+    path: &str,
+    foreign: Vec<String>,
+) -> Result<JsValue, JsValue> {
+    let model = PathModel::new(namespace.as_deref(), "").map_err(to_js_error)?;
+    let foreign = foreign.into_iter().collect();
+    #[derive(Serialize)]
+    struct Place {
+        place: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rel: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    }
+    let place = match model.classify_cache_path(path, &foreign) {
+        CachePlace::Payload(rel) => Place {
+            place: "payload",
+            rel: Some(rel.into_string()),
+            detail: None,
+        },
+        CachePlace::Internal(rel) => Place {
+            place: "internal",
+            rel: Some(rel),
+            detail: None,
+        },
+        CachePlace::RootLayout(rel) => Place {
+            place: "root-layout",
+            rel: Some(rel.into_string()),
+            detail: None,
+        },
+        CachePlace::ForeignNamespace(ns) => Place {
+            place: "foreign-namespace",
+            rel: None,
+            detail: Some(ns),
+        },
+        CachePlace::Other => Place {
+            place: "other",
+            rel: None,
+            detail: None,
+        },
+        CachePlace::Unsafe(reason) => Place {
+            place: "unsafe",
+            rel: None,
+            detail: Some(reason.code().to_string()),
+        },
+    };
+    to_js(&place)
+}
+
+/// True when a rel (namespace stripped) is an internal file that never syncs.
+#[wasm_bindgen(js_name = isInternal)]
+pub fn is_internal_rel(rel: &str) -> bool {
+    is_internal(rel)
+}
+
+/// The v2 shard partition of a rel, or `undefined`.
+#[wasm_bindgen(js_name = partitionKey)]
+pub fn partition_key_of(rel: &str) -> Option<String> {
+    partition_key(rel)
+}
+
+/// Groups of paths that cannot coexist in one cache: `[{kind, paths}]`.
+#[wasm_bindgen(js_name = findCollisions)]
+pub fn find_collisions_of(paths: Vec<String>) -> Result<JsValue, JsValue> {
+    to_js(&find_collisions(paths.iter().map(String::as_str)))
+}
