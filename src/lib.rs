@@ -21,6 +21,7 @@
 //! - [`layout`]: what a cache walk says about the layout.
 //! - [`pull`]: the pull diff.
 //! - [`session`]: state kept between the steps of one run.
+//! - [`sync_state`]: the local sync-state sidecar and the no-op pull decision.
 //! - `wasm` (wasm32 only): the only `#[wasm_bindgen]` surface; converts and delegates.
 //!
 //! Every public function returns [`CoreResult`]; no panic may cross the boundary.
@@ -33,6 +34,7 @@ pub mod paths;
 pub mod pull;
 pub mod rebuild;
 pub mod session;
+pub mod sync_state;
 pub mod time;
 #[cfg(target_arch = "wasm32")]
 mod wasm;

@@ -9,9 +9,12 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::CoreError;
 use crate::listing::decode_local;
-use crate::paths::{find_collisions, is_internal, partition_key, CachePlace, PathModel};
+use crate::paths::{
+    find_collisions, is_internal, partition_key, CachePlace, PathModel, INDEX_FILE,
+};
 use crate::pull::{PullOptions, PullOutcome};
 use crate::session::Session;
+use crate::sync_state::SyncState;
 
 /// Turns a core error into a JS `Error` with a `code` property.
 fn to_js_error(error: CoreError) -> JsValue {
@@ -121,11 +124,66 @@ impl Planner {
         self.inner.set_last_pulled(&when_iso).map_err(to_js_error)
     }
 
+    /// The remote key of this session's monolithic index (relative to the prefix).
+    #[wasm_bindgen(js_name = remoteIndexKey)]
+    pub fn remote_index_key(&self) -> String {
+        self.inner.model().under_binding(INDEX_FILE)
+    }
+
+    /// The remote folder (relative to the prefix, with a trailing `/`, or empty solo) that a
+    /// rebuild lists.
+    #[wasm_bindgen(js_name = listingPrefix)]
+    pub fn listing_prefix(&self) -> String {
+        match self.inner.model().namespace() {
+            Some(ns) => format!("{}/", ns.as_str()),
+            None => String::new(),
+        }
+    }
+
+    /// Entries in the loaded index.
+    #[wasm_bindgen(js_name = indexLength)]
+    pub fn index_length(&self) -> Result<usize, JsValue> {
+        self.inner.index_len().map_err(to_js_error)
+    }
+
     /// The index as JSON bytes: pretty (local copy) or compact (remote copy).
     #[wasm_bindgen(js_name = indexJson)]
     pub fn index_json(&self, pretty: bool) -> Result<Vec<u8>, JsValue> {
         self.inner.index_json(pretty).map_err(to_js_error)
     }
+}
+
+/// True when a pull may skip everything (see `SyncState::pull_is_noop`). `sidecar` is the raw
+/// sidecar file, or absent.
+#[wasm_bindgen(js_name = pullIsNoop)]
+pub fn pull_is_noop(
+    sidecar: Option<Vec<u8>>,
+    head_etag: Option<String>,
+    local_index: bool,
+    metadata_only: bool,
+) -> bool {
+    sidecar
+        .as_deref()
+        .and_then(SyncState::parse)
+        .is_some_and(|s| s.pull_is_noop(head_etag.as_deref(), local_index, metadata_only))
+}
+
+/// The sidecar after a verified sync against `etag` at `now_iso`, with `lazyPullActive` set as
+/// given; unknown fields and tombstones of the old sidecar are kept.
+#[wasm_bindgen(js_name = sidecarAfterSync)]
+pub fn sidecar_after_sync(
+    sidecar: Option<Vec<u8>>,
+    etag: Option<String>,
+    now_iso: String,
+    lazy_pull_active: bool,
+) -> Vec<u8> {
+    let mut state = sidecar
+        .as_deref()
+        .and_then(SyncState::parse)
+        .unwrap_or_default();
+    state.mark_synced(etag.as_deref(), &now_iso);
+    state.lazy_pull_active = lazy_pull_active;
+    state.to_json()
 }
 
 /// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.

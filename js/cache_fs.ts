@@ -1,0 +1,206 @@
+/**
+ * Cache-folder adapter: one walk that yields what the planner needs, atomic writes, and the few
+ * other file operations plans call for. All paths are cache-relative with `/` separators; they
+ * come from the core's path model, and are checked again here before touching the disk.
+ *
+ * @module
+ */
+import { dirname, join, sep } from "node:path";
+import type { LocalFile } from "./core.ts";
+import { SyncError } from "./errors.ts";
+
+/** Prefix of this project's temporary files; the walk never reports them as payload. */
+export const TEMP_PREFIX = ".s3sync-tmp-";
+/** The extension's temporary files (`.<uuid>.tmp`), likewise never payload. */
+const EXTENSION_TEMP = /^\.[0-9a-f-]{36}\.tmp$/;
+
+/** Result of a cache walk. */
+export interface WalkResult {
+  /** Regular files found. */
+  files: LocalFile[];
+  /** Errors met (unreadable folders, failed stats): any one withholds deletes. */
+  errors: string[];
+  /** Entries passed over: symlinks (never followed) and temporary files. */
+  skipped: string[];
+}
+
+/** Stat of one file. */
+export interface FileStat {
+  /** Size in bytes. */
+  size: number;
+  /** Modification time in epoch ms. */
+  mtimeMs?: number;
+}
+
+/** The cache operations the engine needs; tests swap in an in-memory fake. */
+export interface CacheStore {
+  /** Absolute path of the cache folder, for messages. */
+  readonly root: string;
+  /** Walks the whole cache. */
+  walk(signal?: AbortSignal): Promise<WalkResult>;
+  /** Reads a file, or null when it does not exist. */
+  readFile(path: string): Promise<Uint8Array | null>;
+  /** Writes a file atomically (temp file in the same folder, then rename); returns its stat. */
+  writeAtomic(path: string, data: Uint8Array): Promise<FileStat>;
+  /** Stats a file, or null when it does not exist. */
+  stat(path: string): Promise<FileStat | null>;
+  /** Removes a file; absent is fine. */
+  remove(path: string): Promise<void>;
+  /** Creates a folder and its parents. */
+  ensureDir(path: string): Promise<void>;
+}
+
+/**
+ * Refuses a cache-relative path that could leave the cache (defence in depth: the core's path
+ * model already refuses these).
+ *
+ * @param path cache-relative path
+ * @returns the same path
+ */
+export function checkCachePath(path: string): string {
+  if (
+    path === "" || path.startsWith("/") || path.includes("\\") || path.includes("\0") ||
+    path.split("/").some((s) => s === "" || s === "." || s === "..")
+  ) {
+    throw new SyncError("unsafe-local-path", `refusing unsafe cache path ${JSON.stringify(path)}`);
+  }
+  return path;
+}
+
+function randomSuffix(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The real cache folder on disk. */
+export class DenoCacheFs implements CacheStore {
+  /** Absolute cache folder. */
+  readonly root: string;
+  /** Stats in flight at once during a walk. */
+  readonly statConcurrency: number;
+
+  /**
+   * @param root the cache folder (created on first write)
+   * @param statConcurrency stats in flight at once during a walk
+   */
+  constructor(root: string, statConcurrency = 64) {
+    this.root = root;
+    this.statConcurrency = statConcurrency;
+  }
+
+  #abs(path: string): string {
+    return join(this.root, ...checkCachePath(path).split("/"));
+  }
+
+  /** @inheritdoc */
+  async walk(signal?: AbortSignal): Promise<WalkResult> {
+    const out: WalkResult = { files: [], errors: [], skipped: [] };
+    try {
+      if (!(await Deno.stat(this.root)).isDirectory) {
+        out.errors.push(`${this.root} is not a folder`);
+        return out;
+      }
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return out;
+      out.errors.push(`${this.root}: ${(error as Error).message}`);
+      return out;
+    }
+    const folders: string[] = [""];
+    while (folders.length) {
+      signal?.throwIfAborted();
+      const folder = folders.pop()!;
+      const files: string[] = [];
+      try {
+        for await (const entry of Deno.readDir(folder ? this.#abs(folder) : this.root)) {
+          const rel = folder ? `${folder}/${entry.name}` : entry.name;
+          if (entry.isSymlink) out.skipped.push(rel);
+          else if (entry.isDirectory) folders.push(rel);
+          else if (entry.name.startsWith(TEMP_PREFIX) || EXTENSION_TEMP.test(entry.name)) {
+            out.skipped.push(rel);
+          } else if (entry.isFile) files.push(rel);
+        }
+      } catch (error) {
+        out.errors.push(`${folder || "."}: ${(error as Error).message}`);
+        continue;
+      }
+      for (let i = 0; i < files.length; i += this.statConcurrency) {
+        const batch = files.slice(i, i + this.statConcurrency);
+        const stats = await Promise.allSettled(
+          batch.map((rel) => Deno.lstat(join(this.root, ...rel.split("/")))),
+        );
+        stats.forEach((result, j) => {
+          if (result.status === "fulfilled") {
+            out.files.push({
+              path: batch[j],
+              size: result.value.size,
+              mtimeMs: result.value.mtime?.getTime(),
+            });
+          } else {
+            out.errors.push(`${batch[j]}: ${(result.reason as Error).message}`);
+          }
+        });
+      }
+    }
+    return out;
+  }
+
+  /** @inheritdoc */
+  async readFile(path: string): Promise<Uint8Array | null> {
+    try {
+      return await Deno.readFile(this.#abs(path));
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async writeAtomic(path: string, data: Uint8Array): Promise<FileStat> {
+    const target = this.#abs(path);
+    const folder = dirname(target);
+    await Deno.mkdir(folder, { recursive: true });
+    const temp = `${folder}${sep}${TEMP_PREFIX}${randomSuffix()}`;
+    try {
+      const file = await Deno.open(temp, { createNew: true, write: true });
+      try {
+        let written = 0;
+        while (written < data.length) written += await file.write(data.subarray(written));
+        // Flush before the rename, so a crash can never leave a short file under the final name.
+        await file.syncData();
+      } finally {
+        file.close();
+      }
+      await Deno.rename(temp, target);
+    } catch (error) {
+      await Deno.remove(temp).catch(() => {});
+      throw error;
+    }
+    const stat = await Deno.stat(target);
+    return { size: stat.size, mtimeMs: stat.mtime?.getTime() };
+  }
+
+  /** @inheritdoc */
+  async stat(path: string): Promise<FileStat | null> {
+    try {
+      const stat = await Deno.lstat(this.#abs(path));
+      return stat.isFile ? { size: stat.size, mtimeMs: stat.mtime?.getTime() } : null;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async remove(path: string): Promise<void> {
+    try {
+      await Deno.remove(this.#abs(path));
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async ensureDir(path: string): Promise<void> {
+    await Deno.mkdir(this.#abs(path), { recursive: true });
+  }
+}

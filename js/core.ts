@@ -1,0 +1,354 @@
+/**
+ * Typed wrapper over the WASM core in `pkg/`. Every call goes through {@link core}, so core
+ * errors surface as {@link SyncError}s with their stable codes. No planning happens here: these
+ * functions only encode inputs, call the core, and decode its answers.
+ *
+ * @module
+ */
+import * as wasm from "../pkg/s3sync_core.js";
+import { core } from "./errors.ts";
+
+export { SyncError } from "./errors.ts";
+
+/** The three names of one datastore file. */
+export interface FileNames {
+  /** Relative path, the index key. */
+  rel: string;
+  /** Index key (always the bare rel). */
+  indexKey: string;
+  /** Remote key, relative to the bucket prefix. */
+  remoteKey: string;
+  /** Path relative to the cache folder. */
+  cachePath: string;
+}
+
+/** Where a cache-relative path sits relative to the bound layout. */
+export interface CachePlace {
+  /** `payload`, `internal`, `root-layout`, `foreign-namespace`, `other` or `unsafe`. */
+  place: "payload" | "internal" | "root-layout" | "foreign-namespace" | "other" | "unsafe";
+  /** The rel, for payload, internal and root-layout paths. */
+  rel?: string;
+  /** The foreign namespace, or the refusal code of an unsafe path. */
+  detail?: string;
+}
+
+/** A group of paths that cannot coexist in one cache folder. */
+export interface Collision {
+  /** `caseFold` (differ only in case/normalisation) or `fileFolder` (`a` and `a/b`). */
+  kind: "caseFold" | "fileFolder";
+  /** The clashing paths. */
+  paths: string[];
+}
+
+/** One object to copy, with all three names. */
+export interface Transfer {
+  /** Index key. */
+  rel: string;
+  /** Remote key relative to the prefix. */
+  remoteKey: string;
+  /** Cache-relative path. */
+  cachePath: string;
+  /** Size in bytes. */
+  size: number;
+}
+
+/** An entry the planner will not act on. */
+export interface Refused {
+  /** The entry's rel as found. */
+  rel: string;
+  /** Stable reason code. */
+  code: string;
+}
+
+/** What the cache walk showed about the layout. */
+export interface LayoutFindings {
+  /** Files in the bound tree. */
+  payloadFiles: number;
+  /** Root-level data trees present in namespaced mode. */
+  rootLayoutTrees: string[];
+  /** Files inside those trees. */
+  rootLayoutFiles: number;
+  /** Folders of other namespaces. */
+  foreignNamespaceDirs: string[];
+  /** Bookkeeping found inside the bound tree (e.g. `<ns>/_index/...`). */
+  internalInTree: string[];
+  /** Up to 20 unsafe local paths. */
+  unsafePaths: string[];
+  /** Count of unsafe local paths. */
+  unsafeCount: number;
+}
+
+/** The pull plan computed by the core. */
+export interface PullPlan {
+  /** Counts. */
+  summary: {
+    download: number;
+    downloadBytes: number;
+    upToDate: number;
+    lazy: number;
+    refused: number;
+    pruned: number;
+  };
+  /** Objects to download. */
+  downloads: Transfer[];
+  /** `localMtime` values to record. */
+  mtimeUpdates: { rel: string; localMtime: string }[];
+  /** Cache-relative folders to create for lazily skipped files. */
+  lazyFolders: string[];
+  /** Entries refused, with codes. */
+  refused: Refused[];
+  /** Internal entries dropped from the index. */
+  prune: string[];
+  /** Layout findings. */
+  layout: LayoutFindings;
+}
+
+/** Options of a pull plan. */
+export interface PullOptions {
+  /** Lazy hydration: skip `data/**\/raw` bytes, create their folders. */
+  metadataOnly?: boolean;
+  /** The cache is on a case-insensitive file system. */
+  caseInsensitive?: boolean;
+}
+
+/** The report of an index rebuilt from a listing. */
+export interface RebuildReport {
+  objectsSeen: number;
+  kept: number;
+  bytesKept: number;
+  skippedInternal: number;
+  skippedForeign: number;
+  skippedOutsideNamespace: number;
+  skippedUnsafe: number;
+  unsafeExamples: { key: string; code: string }[];
+  foreignNamespaces: string[];
+  collisions: Collision[];
+}
+
+/** One object of a bucket listing. */
+export interface ListedObject {
+  /** Key relative to the prefix. */
+  key: string;
+  /** Size in bytes. */
+  size: number;
+  /** ETag as listed (quoted), when the server sends one. */
+  etag?: string;
+  /** Last-modified time, when the server sends one. */
+  lastModified?: Date;
+}
+
+/** One file of a cache walk. */
+export interface LocalFile {
+  /** Cache-relative path with `/` separators. */
+  path: string;
+  /** Size in bytes. */
+  size: number;
+  /** Modification time in epoch ms, if known. */
+  mtimeMs?: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Encodes a cache walk as the core's compact listing buffer (`path\0size\0mtimeMs\0`).
+ *
+ * @param files the walk
+ * @returns one buffer for the whole walk
+ */
+export function encodeLocalListing(files: Iterable<LocalFile>): Uint8Array {
+  const parts: string[] = [];
+  for (const f of files) {
+    parts.push(
+      f.path,
+      String(f.size),
+      f.mtimeMs === undefined ? "" : String(Math.trunc(f.mtimeMs)),
+    );
+  }
+  return encoder.encode(parts.length ? parts.join("\0") + "\0" : "");
+}
+
+/**
+ * Encodes one listing page as the core's buffer (`key\0size\0etag\0lastModified\0`).
+ *
+ * @param objects one page of a bucket listing
+ * @returns the page buffer
+ */
+export function encodeRemotePage(objects: Iterable<ListedObject>): Uint8Array {
+  const parts: string[] = [];
+  for (const o of objects) {
+    parts.push(o.key, String(o.size), o.etag ?? "", o.lastModified?.toISOString() ?? "");
+  }
+  return encoder.encode(parts.length ? parts.join("\0") + "\0" : "");
+}
+
+/**
+ * A planning session in the core, bound to a namespace and prefix. Holds the parsed index and
+ * the last plan, so the index crosses the boundary once, as bytes.
+ */
+export class Planner {
+  #inner: wasm.Planner;
+
+  /**
+   * @param namespace bound namespace, or undefined/"" for solo mode
+   * @param prefix bucket prefix (only used to enforce the key length limit)
+   */
+  constructor(namespace?: string, prefix?: string) {
+    this.#inner = core(() => new wasm.Planner(namespace || undefined, prefix || undefined));
+  }
+
+  /** Remote key of the monolithic index, relative to the prefix. */
+  get remoteIndexKey(): string {
+    return this.#inner.remoteIndexKey();
+  }
+
+  /** Folder a rebuild lists (`ns/` or empty). */
+  get listingPrefix(): string {
+    return this.#inner.listingPrefix();
+  }
+
+  /**
+   * Parses an index from its raw bytes (throws `index-corrupt` and never reads it as empty).
+   *
+   * @param bytes the index file
+   * @returns entry counts
+   */
+  loadIndex(bytes: Uint8Array): { entries: number; internalEntries: number } {
+    return core(() => this.#inner.loadIndex(bytes));
+  }
+
+  /** Entries in the loaded index. */
+  get indexLength(): number {
+    return core(() => this.#inner.indexLength());
+  }
+
+  /** Starts rebuilding the index from a bucket listing. */
+  beginRebuild(now: Date): void {
+    core(() => this.#inner.beginRebuild(now.toISOString()));
+  }
+
+  /** Feeds one listing page to the rebuild. */
+  addListingPage(objects: ListedObject[]): void {
+    const page = encodeRemotePage(objects);
+    core(() => this.#inner.addListingPage(page));
+  }
+
+  /** Finishes the rebuild, making the rebuilt index this session's index. */
+  finishRebuild(lastPulled?: Date): RebuildReport {
+    return core(() => this.#inner.finishRebuild(lastPulled?.toISOString()));
+  }
+
+  /**
+   * Plans a pull against a cache walk.
+   *
+   * @param listing the walk, encoded with {@link encodeLocalListing}
+   * @param options pull options
+   * @returns the plan
+   */
+  planPull(listing: Uint8Array, options: PullOptions = {}): PullPlan {
+    return JSON.parse(core(() => this.#inner.planPull(listing, options)));
+  }
+
+  /**
+   * Records the outcome of the last pull plan in the index.
+   *
+   * @param downloaded files written, with their mtimes after the write
+   * @param notFound rels whose objects were gone (404)
+   * @returns how many entries were removed and mtimes recorded
+   */
+  applyPull(
+    downloaded: LocalFile[],
+    notFound: string[],
+  ): { removed: number; mtimesRecorded: number } {
+    const buffer = encodeLocalListing(downloaded);
+    return core(() => this.#inner.applyPull(buffer, notFound));
+  }
+
+  /** Sets the index's `lastPulled`. */
+  setLastPulled(when: Date): void {
+    core(() => this.#inner.setLastPulled(when.toISOString()));
+  }
+
+  /** The index as JSON bytes: pretty (local copy) or compact (remote copy). */
+  indexJson(pretty: boolean): Uint8Array {
+    return core(() => this.#inner.indexJson(pretty));
+  }
+
+  /** Frees the WASM memory of this session. */
+  free(): void {
+    this.#inner.free();
+  }
+}
+
+/**
+ * The three names of a rel.
+ *
+ * @param rel relative path (index key)
+ * @param namespace bound namespace, if any
+ * @param prefix bucket prefix, if any
+ */
+export function mapRel(rel: string, namespace?: string, prefix?: string): FileNames {
+  return core(() => wasm.mapRel(namespace || undefined, prefix || undefined, rel));
+}
+
+/**
+ * The rel of a remote key; throws `key-outside-namespace` or a path code.
+ *
+ * @param key remote key relative to the prefix
+ * @param namespace bound namespace, if any
+ */
+export function relFromRemoteKey(key: string, namespace?: string): string {
+  return core(() => wasm.relFromRemoteKey(namespace || undefined, key));
+}
+
+/**
+ * Classifies a cache-relative path.
+ *
+ * @param path cache-relative path
+ * @param namespace bound namespace, if any
+ * @param foreign top-level folders that belong to other namespaces
+ */
+export function classifyCachePath(
+  path: string,
+  namespace?: string,
+  foreign: string[] = [],
+): CachePlace {
+  return core(() => wasm.classifyCachePath(namespace || undefined, path, foreign));
+}
+
+/** True when a rel (namespace stripped) is an internal file that never syncs. */
+export function isInternal(rel: string): boolean {
+  return wasm.isInternal(rel);
+}
+
+/** The v2 shard partition of a rel, or undefined. */
+export function partitionKey(rel: string): string | undefined {
+  return wasm.partitionKey(rel);
+}
+
+/** Groups of paths that cannot coexist in one cache folder. */
+export function findCollisions(paths: string[]): Collision[] {
+  return core(() => wasm.findCollisions(paths));
+}
+
+/**
+ * True when a pull may skip everything: the remote index ETag is the one the cache was last
+ * verified against.
+ */
+export function pullIsNoop(
+  sidecar: Uint8Array | undefined,
+  headEtag: string | undefined,
+  localIndexExists: boolean,
+  metadataOnly: boolean,
+): boolean {
+  return wasm.pullIsNoop(sidecar, headEtag, localIndexExists, metadataOnly);
+}
+
+/** The sidecar bytes after a verified sync against `etag`. */
+export function sidecarAfterSync(
+  sidecar: Uint8Array | undefined,
+  etag: string | undefined,
+  now: Date,
+  lazyPullActive: boolean,
+): Uint8Array {
+  return wasm.sidecarAfterSync(sidecar, etag, now.toISOString(), lazyPullActive);
+}

@@ -1,0 +1,167 @@
+/**
+ * Runs plans: bounded concurrency, retries with backoff on transient failures only, abort, and
+ * progress. It decides nothing about *what* to move; that comes from the core.
+ *
+ * @module
+ */
+import { describe, SyncError } from "./errors.ts";
+
+/** Retry policy (the extension's: 3 attempts, 500 ms base, ×3 per attempt, ±25 % jitter). */
+export interface RetryPolicy {
+  /** Attempts in all, including the first. */
+  attempts: number;
+  /** Delay before the second attempt, in ms. */
+  baseDelayMs: number;
+  /** Growth of the delay per attempt. */
+  factor: number;
+  /** Random spread of each delay, as a fraction (0.25 = ±25 %). */
+  jitter: number;
+}
+
+/** The default retry policy. */
+export const DEFAULT_RETRY: RetryPolicy = {
+  attempts: 3,
+  baseDelayMs: 500,
+  factor: 3,
+  jitter: 0.25,
+};
+
+/**
+ * True for failures worth retrying: timeouts, 5xx, 429 and transport errors. Never for a
+ * caller's abort, a 4xx, or a missing object.
+ *
+ * @param error what the attempt threw
+ * @param signal the caller's signal (an abort it caused is final)
+ */
+export function isTransient(error: unknown, signal?: AbortSignal): boolean {
+  if (signal?.aborted) return false;
+  if (!(error instanceof Error)) return false;
+  if (error instanceof SyncError) return false;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  if (status !== undefined) return status === 429 || status >= 500;
+  // Our per-request timeout aborts the SDK call: a timeout, so transient.
+  if (error.name === "TimeoutError" || error.name === "AbortError") return true;
+  // No HTTP status: the request never got an answer (reset, refused, truncated body).
+  return true;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails for good, or the policy runs out.
+ *
+ * @param attempt one try
+ * @param policy retry policy
+ * @param signal abort signal
+ * @returns what the successful attempt returned
+ */
+export async function withRetry<T>(
+  attempt: () => Promise<T>,
+  policy: RetryPolicy = DEFAULT_RETRY,
+  signal?: AbortSignal,
+): Promise<T> {
+  for (let i = 1;; i++) {
+    signal?.throwIfAborted();
+    try {
+      return await attempt();
+    } catch (error) {
+      if (i >= policy.attempts || !isTransient(error, signal)) throw error;
+      const base = policy.baseDelayMs * policy.factor ** (i - 1);
+      const spread = 1 + policy.jitter * (2 * Math.random() - 1);
+      await sleep(base * spread, signal);
+    }
+  }
+}
+
+/** Progress of a running batch. */
+export interface Progress {
+  /** What is running (`download`, `upload`, `delete`...). */
+  phase: string;
+  /** Items finished (done or failed). */
+  done: number;
+  /** Items in all. */
+  total: number;
+  /** Bytes moved so far. */
+  bytes: number;
+}
+
+/** A failed item. */
+export interface ItemFailure {
+  /** Which item (a rel). */
+  item: string;
+  /** Stable code of the failure class. */
+  code: string;
+  /** What went wrong. */
+  message: string;
+}
+
+/**
+ * Runs `work` over `items` with at most `concurrency` in flight. Failures are collected, not
+ * thrown, so what succeeded stays; an abort stops new work and is rethrown after in-flight items
+ * settle.
+ *
+ * @returns the failures, in item order
+ */
+export async function runPool<T>(
+  items: readonly T[],
+  options: {
+    concurrency: number;
+    signal?: AbortSignal;
+    phase: string;
+    onProgress?: (p: Progress) => void;
+    name: (item: T) => string;
+    failureCode: string;
+    sizeOf?: (item: T) => number;
+  },
+  work: (item: T) => Promise<void>,
+): Promise<ItemFailure[]> {
+  const failures: { index: number; failure: ItemFailure }[] = [];
+  let next = 0;
+  let done = 0;
+  let bytes = 0;
+  const report = () =>
+    options.onProgress?.({ phase: options.phase, done, total: items.length, bytes });
+  const worker = async () => {
+    while (next < items.length && !options.signal?.aborted) {
+      const index = next++;
+      const item = items[index];
+      try {
+        await work(item);
+        bytes += options.sizeOf?.(item) ?? 0;
+      } catch (error) {
+        if (options.signal?.aborted) break;
+        failures.push({
+          index,
+          failure: {
+            item: options.name(item),
+            code: error instanceof SyncError ? error.code : options.failureCode,
+            message: describe(error),
+          },
+        });
+      }
+      done++;
+      report();
+    }
+  };
+  report();
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(options.concurrency, items.length)) }, worker),
+  );
+  if (options.signal?.aborted) {
+    throw new SyncError("aborted", "the operation was aborted", { cause: options.signal.reason });
+  }
+  return failures.sort((a, b) => a.index - b.index).map((f) => f.failure);
+}

@@ -1,0 +1,84 @@
+/**
+ * The one error type of the shim. Every failure a caller can act on carries a stable `code`
+ * (the same codes the Rust core uses, plus the shim's own I/O codes) and a lowercase, specific
+ * message. Core errors arrive from WASM as plain `Error`s with a `code` property and are
+ * wrapped here, at one point.
+ *
+ * @module
+ */
+
+/** Stable codes the shim itself raises (the core's codes pass through unchanged). */
+export type ShimErrorCode =
+  | "index-corrupt"
+  | "download-failed"
+  | "upload-failed"
+  | "delete-failed"
+  | "listing-failed"
+  | "walk-error"
+  | "aborted"
+  | "usage"
+  | "s3-error"
+  | "unsafe-local-path"
+  | "namespace-mismatch";
+
+/** An error with a stable machine-readable code. */
+export class SyncError extends Error {
+  /** Stable code, e.g. `index-corrupt`, `path-dot-segment`, `download-failed`. */
+  readonly code: string;
+  /** Extra structured detail for `--json` output (per-file failures, reports). */
+  readonly details?: unknown;
+
+  /**
+   * @param code stable code
+   * @param message lowercase, specific message
+   * @param options `cause` and structured `details`
+   */
+  constructor(code: string, message: string, options: { cause?: unknown; details?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "SyncError";
+    this.code = code;
+    this.details = options.details;
+  }
+}
+
+/**
+ * Wraps anything thrown by the WASM core into a {@link SyncError}, keeping its code.
+ *
+ * @param error what the core threw
+ * @returns the same failure as a `SyncError`
+ */
+export function fromCore(error: unknown): SyncError {
+  if (error instanceof SyncError) return error;
+  if (error instanceof Error) {
+    const code = (error as Error & { code?: unknown }).code;
+    return new SyncError(typeof code === "string" ? code : "core-error", error.message, {
+      cause: error,
+    });
+  }
+  return new SyncError("core-error", String(error));
+}
+
+/**
+ * Calls into the core, turning its errors into {@link SyncError}s.
+ *
+ * @param call the core call
+ * @returns what the call returns
+ */
+export function core<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (error) {
+    throw fromCore(error);
+  }
+}
+
+/** A short description of any thrown value, for messages and logs. */
+export function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as Error & { code?: unknown }).code;
+    return typeof code === "string" && !error.message.includes(code)
+      ? `${code}: ${error.message}`
+      : `${error.name === "Error" ? "" : error.name + ": "}${error.message}`;
+  }
+  return String(error);
+}

@@ -1,0 +1,287 @@
+/**
+ * Object-store adapter on the AWS SDK. It offers the extension's client methods (so either
+ * client can drive the engine) plus what this project needs on top: paginated listing with a
+ * page size, conditional writes with `If-Match`, and a request counter.
+ *
+ * Keys are relative to the bucket prefix, which only this file applies.
+ *
+ * @module
+ */
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import type { ListedObject } from "./core.ts";
+
+/** Result of a HEAD. */
+export interface HeadResult {
+  /** False when the object does not exist. */
+  exists: boolean;
+  /** Size in bytes. */
+  size?: number;
+  /** Last-modified time. */
+  lastModified?: Date;
+  /** ETag, quoted as S3 sends it. */
+  etag?: string;
+}
+
+/**
+ * The extension's object-store client surface. Missing objects surface as errors named
+ * `NotFound` or `NoSuchKey`.
+ */
+export interface ObjectStoreClient {
+  /** Reads an object. */
+  getObject(key: string, signal?: AbortSignal): Promise<{ data: Uint8Array; etag?: string }>;
+  /** Writes an object unconditionally. */
+  putObject(key: string, body: Uint8Array, signal?: AbortSignal): Promise<{ etag?: string }>;
+  /** Creates an object only if absent (`If-None-Match: *`); false when it already existed. */
+  putObjectConditional(key: string, body: Uint8Array, signal?: AbortSignal): Promise<boolean>;
+  /** HEADs an object; `{exists: false}` on 404. */
+  headObject(key: string, signal?: AbortSignal): Promise<HeadResult>;
+  /** Deletes an object. */
+  deleteObject(key: string, signal?: AbortSignal): Promise<void>;
+  /** Copies an object server-side. */
+  copyObject(sourceKey: string, destinationKey: string, signal?: AbortSignal): Promise<void>;
+  /** Lists every object under a sub-prefix. */
+  listAllObjects(subPrefix?: string, signal?: AbortSignal): Promise<ListedObject[]>;
+}
+
+/** What this project's adapter adds to the extension's surface. */
+export interface ObjectStore extends ObjectStoreClient {
+  /** Lists page by page (`pageSize` keys per request). */
+  listPages(
+    subPrefix: string,
+    options?: { pageSize?: number; signal?: AbortSignal },
+  ): AsyncIterable<ListedObject[]>;
+  /**
+   * Writes only if the object's current ETag is `etag` (`If-Match`), or, with `etag` null, only
+   * if it does not exist (`If-None-Match: *`). Returns the new ETag, or null when the condition
+   * failed (someone else wrote first).
+   */
+  putObjectIfMatch(
+    key: string,
+    body: Uint8Array,
+    etag: string | null,
+    signal?: AbortSignal,
+  ): Promise<{ etag?: string } | null>;
+}
+
+/** Settings of {@link S3Store}. */
+export interface S3StoreOptions {
+  /** Bucket name. */
+  bucket: string;
+  /** Key prefix inside the bucket (no leading or trailing slash needed). */
+  prefix?: string;
+  /** Region (default from the AWS chain, else `us-east-1`). */
+  region?: string;
+  /** Custom endpoint (S3-compatible servers, tests). */
+  endpoint?: string;
+  /** Path-style addressing (most S3-compatible servers need it). */
+  forcePathStyle?: boolean;
+  /** Per-request timeout in ms (default 30,000). */
+  requestTimeoutMs?: number;
+  /** Static credentials (tests); otherwise the standard AWS chain. */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+}
+
+/** True when an error means "no such object". */
+export function isNotFound(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return error.name === "NotFound" || error.name === "NoSuchKey" || status === 404;
+}
+
+/** True when a conditional write lost (412, or 409 from servers that report a conflict). */
+export function isPreconditionFailed(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return error.name === "PreconditionFailed" || error.name === "ConditionalRequestConflict" ||
+    status === 412 || status === 409;
+}
+
+/** Object-store adapter over `@aws-sdk/client-s3`. */
+export class S3Store implements ObjectStore {
+  /** The SDK client (retries off: the engine owns the retry policy). */
+  readonly client: S3Client;
+  /** Bucket name. */
+  readonly bucket: string;
+  /** Normalised prefix, empty or without slashes at either end. */
+  readonly prefix: string;
+  /** HTTP requests sent so far (each attempt counts). */
+  requests = 0;
+  readonly #timeoutMs: number;
+
+  /** @param options bucket, prefix, endpoint and the rest */
+  constructor(options: S3StoreOptions) {
+    this.bucket = options.bucket;
+    this.prefix = (options.prefix ?? "").replace(/^\/+|\/+$/g, "");
+    this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.client = new S3Client({
+      region: options.region ?? Deno.env.get("AWS_REGION") ?? Deno.env.get("AWS_DEFAULT_REGION") ??
+        "us-east-1",
+      endpoint: options.endpoint,
+      forcePathStyle: options.forcePathStyle,
+      credentials: options.credentials,
+      maxAttempts: 1,
+      // S3-compatible servers differ in checksum support; send them only when S3 requires it.
+      requestChecksumCalculation: "WHEN_REQUIRED",
+      responseChecksumValidation: "WHEN_REQUIRED",
+    });
+    this.client.middlewareStack.add((next) => (args) => {
+      this.requests++;
+      return next(args);
+    }, { step: "finalizeRequest", name: "s3syncRequestCounter" });
+  }
+
+  /** The full bucket key of a prefix-relative key. */
+  fullKey(key: string): string {
+    return this.prefix ? `${this.prefix}/${key}` : key;
+  }
+
+  #options(signal?: AbortSignal): { abortSignal: AbortSignal } {
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    return { abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout };
+  }
+
+  /** @inheritdoc */
+  async getObject(key: string, signal?: AbortSignal): Promise<{ data: Uint8Array; etag?: string }> {
+    const out = await this.client.send(
+      new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
+      this.#options(signal),
+    );
+    const data = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
+    return { data, etag: out.ETag };
+  }
+
+  /** @inheritdoc */
+  async putObject(key: string, body: Uint8Array, signal?: AbortSignal): Promise<{ etag?: string }> {
+    const out = await this.client.send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body }),
+      this.#options(signal),
+    );
+    return { etag: out.ETag };
+  }
+
+  /** @inheritdoc */
+  async putObjectConditional(
+    key: string,
+    body: Uint8Array,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    return (await this.putObjectIfMatch(key, body, null, signal)) !== null;
+  }
+
+  /** @inheritdoc */
+  async putObjectIfMatch(
+    key: string,
+    body: Uint8Array,
+    etag: string | null,
+    signal?: AbortSignal,
+  ): Promise<{ etag?: string } | null> {
+    try {
+      const out = await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.fullKey(key),
+          Body: body,
+          ...(etag === null ? { IfNoneMatch: "*" } : { IfMatch: etag }),
+        }),
+        this.#options(signal),
+      );
+      return { etag: out.ETag };
+    } catch (error) {
+      if (isPreconditionFailed(error)) return null;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async headObject(key: string, signal?: AbortSignal): Promise<HeadResult> {
+    try {
+      const out = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
+        this.#options(signal),
+      );
+      return {
+        exists: true,
+        size: out.ContentLength,
+        lastModified: out.LastModified,
+        etag: out.ETag,
+      };
+    } catch (error) {
+      if (isNotFound(error)) return { exists: false };
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async deleteObject(key: string, signal?: AbortSignal): Promise<void> {
+    await this.client.send(
+      new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
+      this.#options(signal),
+    );
+  }
+
+  /** @inheritdoc */
+  async copyObject(sourceKey: string, destinationKey: string, signal?: AbortSignal): Promise<void> {
+    const source = `${this.bucket}/${this.fullKey(sourceKey)}`.split("/").map(encodeURIComponent)
+      .join("/");
+    await this.client.send(
+      new CopyObjectCommand({
+        Bucket: this.bucket,
+        Key: this.fullKey(destinationKey),
+        CopySource: source,
+      }),
+      this.#options(signal),
+    );
+  }
+
+  /** @inheritdoc */
+  async *listPages(
+    subPrefix: string,
+    options: { pageSize?: number; signal?: AbortSignal } = {},
+  ): AsyncIterable<ListedObject[]> {
+    const base = this.prefix ? `${this.prefix}/` : "";
+    let token: string | undefined;
+    do {
+      const out = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: base + subPrefix,
+          ContinuationToken: token,
+          MaxKeys: options.pageSize ?? 1000,
+        }),
+        this.#options(options.signal),
+      );
+      const page: ListedObject[] = [];
+      for (const item of out.Contents ?? []) {
+        if (!item.Key || !item.Key.startsWith(base)) continue;
+        page.push({
+          key: item.Key.slice(base.length),
+          size: item.Size ?? 0,
+          etag: item.ETag,
+          lastModified: item.LastModified,
+        });
+      }
+      yield page;
+      token = out.IsTruncated ? out.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  /** @inheritdoc */
+  async listAllObjects(subPrefix = "", signal?: AbortSignal): Promise<ListedObject[]> {
+    const all: ListedObject[] = [];
+    for await (const page of this.listPages(subPrefix, { signal })) all.push(...page);
+    return all;
+  }
+
+  /** Releases the SDK's connections. */
+  destroy(): void {
+    this.client.destroy();
+  }
+}

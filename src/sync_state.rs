@@ -1,0 +1,123 @@
+//! The local sync-state sidecar, `.datastore-sync-state.json` at the cache root.
+//!
+//! Shared with the extension (v1 and v2 shapes), so a cache can move between the two services.
+//! This core adds one field the extension ignores, `s3syncTombstones`: the uncapped record of
+//! `markDirty(relPath)` calls, which is the evidence a remote delete needs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The sidecar's content. Unknown fields are kept and written back.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncState {
+    /// 1 or 2 (this core writes 2).
+    pub version: u64,
+    /// The unquoted ETag of the remote index the cache was last verified against.
+    pub remote_index_etag: String,
+    /// When that verification happened (ISO-8601).
+    pub last_verified_at: String,
+    /// Something changed locally since the last verified sync.
+    pub local_dirty: bool,
+    /// Cache-relative paths marked dirty (the extension caps these at 200).
+    #[serde(default)]
+    pub dirty_paths: Vec<String>,
+    /// A `markDirty()` without a path: walk everything next push.
+    #[serde(default)]
+    pub bulk_invalidated: bool,
+    /// A metadata-only pull left files remote: absent files prove nothing.
+    #[serde(default)]
+    pub lazy_pull_active: bool,
+    /// The extension's dirty-path cap overflowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_paths_overflowed: Option<bool>,
+    /// The v2 shard commit the cache matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_seq: Option<u64>,
+    /// Hash of the last exported catalog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_catalog_hash: Option<String>,
+    /// The namespaced data-key migration has run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_key_migrated: Option<bool>,
+    /// This core's evidence of local deletions: cache-relative paths given to `markDirty`,
+    /// never capped, cleared only once the push that acted on them has published.
+    #[serde(
+        default,
+        rename = "s3syncTombstones",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub tombstones: Vec<String>,
+    /// Fields this core does not know.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SyncState {
+    /// Reads a sidecar. Like the extension, an unreadable sidecar counts as absent (`None`):
+    /// the next sync then does a full, verified walk, which is always safe.
+    pub fn parse(bytes: &[u8]) -> Option<SyncState> {
+        let state: SyncState = serde_json::from_slice(bytes).ok()?;
+        (state.version == 1 || state.version == 2).then_some(state)
+    }
+
+    /// The pretty JSON the extension writes (two-space indent, no trailing newline).
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec_pretty(self).unwrap_or_default()
+    }
+
+    /// Records a verified, clean sync against the remote index `etag` at `now_iso`. A multipart
+    /// or empty ETag is not a content identity, so it is not recorded (the fast path stays off).
+    pub fn mark_synced(&mut self, etag: Option<&str>, now_iso: &str) {
+        self.version = 2;
+        self.remote_index_etag = etag
+            .map(unquote_etag)
+            .filter(|e| is_trusted_etag(e))
+            .unwrap_or_default()
+            .to_string();
+        self.last_verified_at = now_iso.to_string();
+        self.local_dirty = false;
+        self.dirty_paths.clear();
+        self.bulk_invalidated = false;
+        self.dirty_paths_overflowed = None;
+    }
+
+    /// True when a pull may skip everything: the remote index is the one the cache was last
+    /// verified against, the local index exists, and no lazy hydration is pending (unless this
+    /// pull is itself metadata-only).
+    pub fn pull_is_noop(
+        &self,
+        head_etag: Option<&str>,
+        local_index: bool,
+        metadata_only: bool,
+    ) -> bool {
+        if self.lazy_pull_active && !metadata_only {
+            return false;
+        }
+        let Some(head) = head_etag.map(unquote_etag) else {
+            return false;
+        };
+        local_index
+            && is_trusted_etag(head)
+            && !self.remote_index_etag.is_empty()
+            && self.remote_index_etag == head
+    }
+}
+
+/// An ETag without its surrounding double quotes.
+pub fn unquote_etag(etag: &str) -> &str {
+    etag.trim_start_matches("W/").trim_matches('"')
+}
+
+/// True for an ETag that identifies content: non-empty and not a multipart ETag (`…-N`).
+pub fn is_trusted_etag(etag: &str) -> bool {
+    let etag = unquote_etag(etag);
+    if etag.is_empty() {
+        return false;
+    }
+    match etag.rsplit_once('-') {
+        // `…-3` is a multipart ETag: a hash of part hashes, not of the content.
+        Some((_, parts)) => parts.is_empty() || !parts.bytes().all(|b| b.is_ascii_digit()),
+        None => true,
+    }
+}

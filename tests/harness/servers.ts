@@ -1,0 +1,135 @@
+/**
+ * Real S3 servers for the integration tests: moto (faithful ETags and conditional writes) and
+ * s3s-fs (filesystem-backed, fast), each started on 127.0.0.1 with a free port and stopped by
+ * the test that started it.
+ *
+ * @module
+ */
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { S3Store, type S3StoreOptions } from "../../js/s3.ts";
+
+/** Which server. */
+export type ServerKind = "moto" | "s3s-fs";
+
+/** Static test credentials (both servers accept them; nothing leaves loopback). */
+export const TEST_CREDENTIALS = {
+  accessKeyId: "s3sync-test",
+  secretAccessKey: "s3sync-test-secret",
+};
+
+/** A running server. */
+export interface S3Server {
+  /** Which server. */
+  kind: ServerKind;
+  /** `http://127.0.0.1:PORT`. */
+  endpoint: string;
+  /** Creates a bucket and returns a store on it. */
+  bucket(name: string, options?: Partial<S3StoreOptions>): Promise<S3Store>;
+  /** Options to build more stores on a bucket (other "processes"). */
+  storeOptions(bucket: string, options?: Partial<S3StoreOptions>): S3StoreOptions;
+  /** Stops the server and removes its data. */
+  stop(): Promise<void>;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+async function waitForPort(port: number, child: Deno.ChildProcess, what: string): Promise<void> {
+  let exited = false;
+  child.status.then(() => exited = true);
+  for (let i = 0; i < 300; i++) {
+    if (exited) throw new Error(`${what} exited before listening`);
+    try {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      conn.close();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`${what} did not listen on ${port} within 30 s`);
+}
+
+/**
+ * Starts a server of `kind`.
+ *
+ * @param kind moto or s3s-fs
+ */
+export async function startServer(kind: ServerKind): Promise<S3Server> {
+  const port = freePort();
+  let dataDir: string | undefined;
+  let command: Deno.Command;
+  if (kind === "moto") {
+    const bin = Deno.env.get("MOTO_SERVER_BIN");
+    if (!bin) throw new Error("MOTO_SERVER_BIN is not set: run the tests through `npm test`");
+    command = new Deno.Command(bin, {
+      args: ["-H", "127.0.0.1", "-p", String(port)],
+      stdout: "null",
+      stderr: "null",
+    });
+  } else {
+    dataDir = await Deno.makeTempDir({ prefix: "s3sync-s3s-" });
+    command = new Deno.Command("s3s-fs", {
+      args: [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--access-key",
+        TEST_CREDENTIALS.accessKeyId,
+        "--secret-key",
+        TEST_CREDENTIALS.secretAccessKey,
+        dataDir,
+      ],
+      stdout: "null",
+      stderr: "null",
+    });
+  }
+  const child = command.spawn();
+  await waitForPort(port, child, kind);
+  const endpoint = `http://127.0.0.1:${port}`;
+  const storeOptions = (bucket: string, options: Partial<S3StoreOptions> = {}): S3StoreOptions => ({
+    bucket,
+    endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: TEST_CREDENTIALS,
+    requestTimeoutMs: 30_000,
+    ...options,
+  });
+  return {
+    kind,
+    endpoint,
+    storeOptions,
+    async bucket(name, options = {}) {
+      const admin = new S3Client({
+        endpoint,
+        region: "us-east-1",
+        forcePathStyle: true,
+        credentials: TEST_CREDENTIALS,
+      });
+      try {
+        await admin.send(new CreateBucketCommand({ Bucket: name }));
+      } finally {
+        admin.destroy();
+      }
+      return new S3Store(storeOptions(name, options));
+    },
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already gone
+      }
+      await child.status;
+      if (dataDir) await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Both server kinds, for tests that run against each. */
+export const SERVER_KINDS: ServerKind[] = ["moto", "s3s-fs"];
