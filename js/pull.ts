@@ -16,7 +16,13 @@ import {
   type RebuildReport,
   sidecarAfterSync,
 } from "./core.ts";
-import { hasExtras, listPages, LOCAL_INDEX, SIDECAR, type SyncContext } from "./context.ts";
+import {
+  listPages,
+  LOCAL_INDEX,
+  publishConditionally,
+  SIDECAR,
+  type SyncContext,
+} from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { describe, SyncError } from "./errors.ts";
 import { isNotFound } from "./s3.ts";
@@ -119,20 +125,12 @@ export async function rebuildIndex(
   if (!publish || report.kept === 0) return { rebuilt };
   const key = planner.remoteIndexKey;
   const body = planner.indexJson(false);
-  if (hasExtras(ctx.store)) {
-    const store = ctx.store;
-    const put = await withRetry(
-      () => store.putObjectIfMatch(key, body, null, ctx.signal),
-      retry,
-      ctx.signal,
-    );
-    if (put) return { etag: put.etag, rebuilt: { ...rebuilt, published: true } };
-  } else if (
-    await withRetry(() => ctx.store.putObjectConditional(key, body, ctx.signal), retry, ctx.signal)
-  ) {
-    const head = await ctx.store.headObject(key, ctx.signal);
-    return { etag: head.etag, rebuilt: { ...rebuilt, published: true } };
-  }
+  const put = await withRetry(
+    () => publishConditionally(ctx.store, key, body, null, ctx.signal),
+    retry,
+    ctx.signal,
+  );
+  if (put) return { etag: put.etag, rebuilt: { ...rebuilt, published: true } };
   // Another peer published between our GET and PUT: theirs wins, we read it.
   ctx.log?.("another writer published an index first: using theirs");
   const theirs = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
@@ -260,17 +258,12 @@ async function pullWith(
   planner.setLastPulled(now);
   let etag = loaded.etag;
   let indexPublished = false;
-  if (applied.removed > 0 && loaded.exists && hasExtras(ctx.store)) {
+  if (applied.removed > 0 && loaded.exists) {
     // Prune vanished and internal entries remotely too, but only over the copy we read.
-    const store = ctx.store;
+    const body = planner.indexJson(false);
+    const key = planner.remoteIndexKey;
     const put = await withRetry(
-      () =>
-        store.putObjectIfMatch(
-          planner.remoteIndexKey,
-          planner.indexJson(false),
-          etag ?? null,
-          ctx.signal,
-        ),
+      () => publishConditionally(ctx.store, key, body, etag ?? null, ctx.signal),
       retry,
       ctx.signal,
     );

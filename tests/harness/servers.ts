@@ -58,8 +58,12 @@ async function waitForPort(port: number, child: Deno.ChildProcess, what: string)
  * Starts a server of `kind`.
  *
  * @param kind moto or s3s-fs
+ * @param options s3s-fs only: where to keep its data, and whether to keep it after `stop`
  */
-export async function startServer(kind: ServerKind): Promise<S3Server> {
+export async function startServer(
+  kind: ServerKind,
+  options: { dataDir?: string; keepData?: boolean } = {},
+): Promise<S3Server> {
   const port = freePort();
   let dataDir: string | undefined;
   let command: Deno.Command;
@@ -72,7 +76,8 @@ export async function startServer(kind: ServerKind): Promise<S3Server> {
       stderr: "null",
     });
   } else {
-    dataDir = await Deno.makeTempDir({ prefix: "s3sync-s3s-" });
+    dataDir = options.dataDir ?? await Deno.makeTempDir({ prefix: "s3sync-s3s-" });
+    await Deno.mkdir(dataDir, { recursive: true });
     command = new Deno.Command("s3s-fs", {
       args: [
         "--host",
@@ -126,7 +131,9 @@ export async function startServer(kind: ServerKind): Promise<S3Server> {
         // already gone
       }
       await child.status;
-      if (dataDir) await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+      if (dataDir && !options.keepData) {
+        await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+      }
     },
   };
 }

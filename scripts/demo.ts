@@ -1,0 +1,107 @@
+/**
+ * The main job, narrated for a newcomer: an embedded S3 server holding a namespaced swamp
+ * datastore in the state of the second seed bug (data, but no index), and a pull that rebuilds
+ * the index, publishes it and hydrates the cache under `<cache>/<namespace>/` (the first seed
+ * bug's fix), then a second pull that costs one request.
+ *
+ * @module
+ */
+import { DenoCacheFs } from "../js/cache_fs.ts";
+import { pull } from "../js/pull.ts";
+import { contentOf, datastoreRels, listTree, putAll } from "../tests/harness/seed.ts";
+import { startServer } from "../tests/harness/servers.ts";
+
+const root = new URL("../.demo/", import.meta.url).pathname;
+const encoder = new TextEncoder();
+const bold = (s: string) =>
+  Deno.env.get("NO_COLOR") || !Deno.stdout.isTerminal() ? s : `\x1b[1m${s}\x1b[0m`;
+const say = (s = "") => console.log(s);
+const step = (n: number, s: string) => say(`\n${bold(`${n}. ${s}`)}`);
+
+await Deno.remove(root, { recursive: true }).catch(() => {});
+const cachePath = `${root}cache`;
+step(1, "Start an embedded S3 server");
+const server = await startServer("s3s-fs", { dataDir: `${root}s3`, keepData: true });
+say(`   s3s-fs is listening on ${server.endpoint} (data in .demo/s3/).`);
+const store = await server.bucket("swamp-demo", { prefix: "team/repo" });
+try {
+  step(2, "Seed a namespaced datastore the way the second bug report found it");
+  const rels = datastoreRels(300);
+  await putAll(store, rels.map((rel) => [`prod/${rel}`, contentOf(rel)]));
+  await putAll(store, [
+    [".datastore.lock", encoder.encode("{}")],
+    ["prod/_index/_meta.json", encoder.encode('{"version":1,"partitions":[]}')],
+    ["prod/data/aws/ec2/vpc/m-0/.lock", encoder.encode("{}")],
+    ["staging/.namespace.json", encoder.encode('{"namespace":"staging"}')],
+    ["staging/data/aws/ec2/vpc/m-9/state/1/raw", encoder.encode("another repo's data")],
+  ]);
+  say(
+    `   s3://swamp-demo/team/repo/prod/ holds ${rels.length} datastore files (data/, workflow-runs/,`,
+  );
+  say("   outputs/, ...) plus bookkeeping (_index/, .lock files), and there is NO");
+  say("   .datastore-index.json. Today's extension would hydrate 0 files here and report success.");
+  say("   Next to it, staging/ belongs to another repo.");
+
+  step(3, "Pull with namespace 'prod' into an empty cache");
+  say(`   s3sync pull --bucket swamp-demo --prefix team/repo --namespace prod --cache .demo/cache`);
+  const first = await pull({
+    store,
+    cache: new DenoCacheFs(cachePath),
+    namespace: "prod",
+    prefix: "team/repo",
+    log: (line) => say(`   · ${line}`),
+  });
+  const r = first.rebuilt!;
+  say(`   The index was missing (404), so the core rebuilt it from a paginated listing:`);
+  say(
+    `     ${r.objectsSeen} objects listed under prod/, ${r.kept} kept, ${r.skippedInternal} internal files skipped,`,
+  );
+  say(`     ${r.skippedUnsafe} unsafe keys refused; published create-only: ${r.published}.`);
+  say(
+    `   Downloaded ${first.downloaded} files (${first.bytes} bytes), ${first.failures.length} failures.`,
+  );
+
+  step(4, "Look at the cache");
+  const files = await listTree(cachePath);
+  const atRoot = files.filter((f) => !f.startsWith("prod/"));
+  say(
+    `   ${files.length - atRoot.length} files under .demo/cache/prod/, e.g. ${
+      files.find((f) => f.startsWith("prod/data/"))
+    }`,
+  );
+  say(`   At the cache root only bookkeeping: ${atRoot.join(", ")}`);
+  say("   (The first bug report's pull wrote every file to the cache root instead, which wedged");
+  say("   pushes and set up a whole-datastore delete. Here one path model maps all three names.)");
+  const indexBytes = (await store.getObject("prod/.datastore-index.json")).data;
+  say(
+    `   The bucket now has prod/.datastore-index.json (${indexBytes.length} bytes, ${r.kept} entries),`,
+  );
+  say("   so every other peer takes the fast, indexed path from now on.");
+
+  step(5, "Pull again: nothing changed");
+  const before = store.requests;
+  const second = await pull({
+    store,
+    cache: new DenoCacheFs(cachePath),
+    namespace: "prod",
+    prefix: "team/repo",
+  });
+  say(
+    `   noop: ${second.noop}, requests sent: ${
+      store.requests - before
+    } (a HEAD of the index, compared with`,
+  );
+  say("   the ETag recorded in .datastore-sync-state.json; nothing walked, nothing listed).");
+
+  say(
+    `\n${
+      bold("Done.")
+    } The bucket is kept in .demo/s3 and the cache in .demo/cache for you to look at.`,
+  );
+  say(
+    "Next: README.md shows the CLI against a real bucket, the library API, and the extension hook.",
+  );
+} finally {
+  store.destroy();
+  await server.stop();
+}

@@ -1,0 +1,247 @@
+//! Spec-style pull fixtures: every JSON file under `tests/specs/pull/` is one case.
+//!
+//! A spec holds `description`, `namespace` (string or null), optional `prefix`, `index` (an index
+//! document), `local` (`[[path, size, mtimeMs|null], ...]`, the cache walk), `options`
+//! (`{metadataOnly, caseInsensitive}`) and `expected`: the pull plan as
+//! `serde_json::to_value(plan)` gives it, or a subset of it. Objects in `expected` match when
+//! every field they name matches (so `summary` or `layout` may name a few fields); arrays and
+//! scalars must match exactly. The runner drives `session::Session` the way the shim does
+//! (index bytes in, local listing buffer in) and fails naming every spec that disagrees.
+#![cfg(not(target_arch = "wasm32"))]
+// Reading the fixture folder is the test harness's I/O; the sans-io bans are for `src/`.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use s3sync_core::listing::encode_local;
+use s3sync_core::pull::PullOptions;
+use s3sync_core::session::Session;
+
+/// The fields of the plan a spec may name.
+const PLAN_FIELDS: &[&str] = &[
+    "summary",
+    "downloads",
+    "mtimeUpdates",
+    "lazyFolders",
+    "refused",
+    "prune",
+    "layout",
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    description: String,
+    namespace: Option<String>,
+    #[serde(default)]
+    prefix: String,
+    index: Value,
+    local: Vec<(String, u64, Option<i64>)>,
+    #[serde(default)]
+    options: Value,
+    expected: serde_json::Map<String, Value>,
+}
+
+fn spec_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs/pull");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Where `actual` differs from `expected` (subset semantics for objects), as readable lines.
+fn differences(path: &str, expected: &Value, actual: &Value, out: &mut Vec<String>) {
+    match (expected, actual) {
+        (Value::Object(want), Value::Object(got)) => {
+            for (key, want_value) in want {
+                let here = format!("{path}.{key}");
+                match got.get(key) {
+                    Some(got_value) => differences(&here, want_value, got_value, out),
+                    None => out.push(format!("{here}: missing (plan has no such field)")),
+                }
+            }
+        }
+        (Value::Array(want), Value::Array(got)) => {
+            if want.len() != got.len() {
+                out.push(format!(
+                    "{path}: expected {} items, got {}:\n      expected {}\n      actual   {}",
+                    want.len(),
+                    got.len(),
+                    expected,
+                    actual
+                ));
+                return;
+            }
+            for (i, (w, g)) in want.iter().zip(got).enumerate() {
+                differences(&format!("{path}[{i}]"), w, g, out);
+            }
+        }
+        _ => {
+            if expected != actual {
+                out.push(format!("{path}: expected {expected}, got {actual}"));
+            }
+        }
+    }
+}
+
+/// Properties every pull plan has, whatever the spec says.
+fn invariants(spec: &Spec, plan: &Value, out: &mut Vec<String>) {
+    let downloads = plan["downloads"].as_array().cloned().unwrap_or_default();
+    let mut bytes = 0;
+    for t in &downloads {
+        let rel = t["rel"].as_str().unwrap_or_default();
+        let remote = t["remoteKey"].as_str().unwrap_or_default();
+        let cache = t["cachePath"].as_str().unwrap_or_default();
+        bytes += t["size"].as_u64().unwrap_or_default();
+        if remote != cache {
+            out.push(format!("invariant: remoteKey {remote:?} != cachePath {cache:?}"));
+        }
+        let want = match &spec.namespace {
+            Some(ns) => format!("{ns}/{rel}"),
+            None => rel.to_string(),
+        };
+        if cache != want {
+            out.push(format!("invariant: cachePath {cache:?} should be {want:?}"));
+        }
+    }
+    let summary = &plan["summary"];
+    let counts = [
+        ("download", downloads.len()),
+        ("refused", plan["refused"].as_array().map_or(0, Vec::len)),
+        ("pruned", plan["prune"].as_array().map_or(0, Vec::len)),
+    ];
+    for (field, len) in counts {
+        if summary[field].as_u64() != Some(len as u64) {
+            out.push(format!(
+                "invariant: summary.{field} {} != {len} listed",
+                summary[field]
+            ));
+        }
+    }
+    if summary["downloadBytes"].as_u64() != Some(bytes) {
+        out.push(format!(
+            "invariant: summary.downloadBytes {} != {bytes}",
+            summary["downloadBytes"]
+        ));
+    }
+    // Every entry of the index is accounted for exactly once.
+    let entries = spec.index["entries"].as_object().map_or(0, |e| e.len()) as u64;
+    let accounted: u64 = ["download", "upToDate", "lazy", "refused", "pruned"]
+        .iter()
+        .map(|f| summary[*f].as_u64().unwrap_or_default())
+        .sum();
+    if accounted != entries {
+        out.push(format!(
+            "invariant: {entries} entries, but the summary accounts for {accounted}"
+        ));
+    }
+}
+
+fn run(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("read: {e}"))?;
+    let spec: Spec = serde_json::from_str(&text).map_err(|e| format!("bad spec file: {e}"))?;
+    if spec.description.trim().is_empty() {
+        return Err("the spec has no description".into());
+    }
+    for field in spec.expected.keys() {
+        if !PLAN_FIELDS.contains(&field.as_str()) {
+            return Err(format!("expected names unknown plan field {field:?}"));
+        }
+    }
+    if spec.expected.is_empty() {
+        return Err("the spec expects nothing".into());
+    }
+    let options: PullOptions = if spec.options.is_null() {
+        PullOptions::default()
+    } else {
+        serde_json::from_value(spec.options.clone()).map_err(|e| format!("options: {e}"))?
+    };
+
+    let mut session =
+        Session::new(spec.namespace.as_deref(), &spec.prefix).map_err(|e| e.to_string())?;
+    let index_bytes = serde_json::to_vec(&spec.index).unwrap();
+    let loaded = session
+        .load_index(&index_bytes)
+        .map_err(|e| format!("load_index: {e}"))?;
+    let listing = encode_local(
+        spec.local
+            .iter()
+            .map(|(path, size, mtime)| (path.as_str(), *size, *mtime)),
+    );
+    let plan = session
+        .plan_pull(&listing, options)
+        .map_err(|e| format!("plan_pull: {e}"))?;
+    let plan = serde_json::to_value(plan).unwrap();
+
+    let mut out = Vec::new();
+    if loaded.entries != spec.index["entries"].as_object().map_or(0, |e| e.len()) as u64 {
+        out.push(format!("load_index counted {} entries", loaded.entries));
+    }
+    differences(
+        "expected",
+        &Value::Object(spec.expected.clone()),
+        &plan,
+        &mut out,
+    );
+    invariants(&spec, &plan, &mut out);
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}\n    {}\n    full plan: {}",
+            spec.description,
+            out.join("\n    "),
+            serde_json::to_string(&plan).unwrap()
+        ))
+    }
+}
+
+#[test]
+fn pull_specs() {
+    let files = spec_files();
+    assert!(files.len() >= 8, "only {} pull specs found", files.len());
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            run(path).err().map(|why| format!("{name}: {why}"))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} pull specs failed:\n\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// The runner itself: a wrong expectation is reported, naming the field.
+#[test]
+fn runner_reports_differences() {
+    let mut out = Vec::new();
+    differences(
+        "expected",
+        &serde_json::json!({"summary": {"download": 2}, "prune": []}),
+        &serde_json::json!({"summary": {"download": 1, "lazy": 0}, "prune": ["x"]}),
+        &mut out,
+    );
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(out[0].contains("summary.download"), "{out:?}");
+    assert!(out[1].contains("expected.prune"), "{out:?}");
+    let mut out = Vec::new();
+    differences(
+        "expected",
+        &serde_json::json!({"layout": {"rootLayoutTrees": ["data"]}}),
+        &serde_json::json!({"layout": {"rootLayoutTrees": ["data"], "payloadFiles": 3}}),
+        &mut out,
+    );
+    assert!(out.is_empty(), "a subset of an object matches: {out:?}");
+}
