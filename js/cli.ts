@@ -12,6 +12,9 @@ import { publishConditionally, type SyncContext } from "./context.ts";
 import { describe, SyncError } from "./errors.ts";
 import { pull, type PullReport, rebuildIndex } from "./pull.ts";
 import { S3Store } from "./s3.ts";
+import { markDirty } from "./dirty.ts";
+import { push, type SavedPlan } from "./push.ts";
+import type { PushPlan } from "./core.ts";
 import { progressPrinter } from "./progress.ts";
 
 /** Exit codes of the CLI contract. */
@@ -21,6 +24,9 @@ const USAGE = `usage: s3sync <command> --bucket B --cache DIR [options]
 
 commands:
   pull                 download what the remote index names into the cache
+  plan                 show what a push would do (uploads, deletes and their evidence, guards)
+  push                 upload new work, delete on evidence only, publish the index
+  mark-deleted REL...  record that these files (or folders) were deleted on purpose
   rebuild-index        list the bucket and rebuild the index (dry run; --apply publishes)
 
 common options:
@@ -37,6 +43,16 @@ common options:
 
 pull options:
   --metadata-only      lazy hydration: leave data/**/raw bytes remote
+plan / push options:
+  --dry-run            (push) plan only, change nothing
+  --yes                confirm deletes without asking (required for deletes without a terminal)
+  --delete-missing     also delete files absent locally without a tombstone (guards still apply)
+  --max-deletes N      allow up to N deletes (default 500)
+  --max-delete-percent P  allow deletes up to P% of the index (default 25, above 10 deletes)
+  --allow-catalog-shrink  let .catalog-export.json replace a much larger remote copy
+  --out FILE           (plan) save the plan for \`push --plan FILE\`
+  --plan FILE          (push) apply a saved plan, only if nothing changed since
+  --allow-unconditional  publish even if the server ignores conditional writes (single writer only)
 rebuild-index options:
   --apply              publish the rebuilt index (create-only; a corrupt index is replaced)
   --force              with --apply, replace an index that exists and parses
@@ -88,6 +104,15 @@ export async function main(args: string[]): Promise<number> {
         "page-size": { type: "string" },
         json: { type: "boolean" },
         "metadata-only": { type: "boolean" },
+        "dry-run": { type: "boolean" },
+        yes: { type: "boolean" },
+        "delete-missing": { type: "boolean" },
+        "max-deletes": { type: "string" },
+        "max-delete-percent": { type: "string" },
+        "allow-catalog-shrink": { type: "boolean" },
+        "allow-unconditional": { type: "boolean" },
+        out: { type: "string" },
+        plan: { type: "string" },
         apply: { type: "boolean" },
         force: { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -106,7 +131,7 @@ export async function main(args: string[]): Promise<number> {
   const command = positionals[0];
   let store: S3Store | undefined;
   try {
-    if (!["pull", "rebuild-index"].includes(command)) {
+    if (!COMMANDS.includes(command)) {
       usageError(`unknown command ${JSON.stringify(command)}`);
     }
     if (!values.bucket) usageError("--bucket is required");
@@ -137,9 +162,30 @@ export async function main(args: string[]): Promise<number> {
     };
     let outcome: Outcome;
     try {
-      outcome = command === "pull"
-        ? await runPull(ctx, values["metadata-only"] ?? false)
-        : await runRebuild(ctx, values.apply ?? false, values.force ?? false);
+      switch (command) {
+        case "pull":
+          outcome = await runPull(ctx, values["metadata-only"] ?? false);
+          break;
+        case "rebuild-index":
+          outcome = await runRebuild(ctx, values.apply ?? false, values.force ?? false);
+          break;
+        case "mark-deleted":
+          outcome = await runMarkDeleted(ctx, positionals.slice(1));
+          break;
+        default:
+          outcome = await runPush(ctx, command === "plan", {
+            dryRun: values["dry-run"] ?? false,
+            yes: values.yes ?? false,
+            interactive: !json && Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
+            deleteMissing: values["delete-missing"] ?? false,
+            maxDeletes: nonNegative(values["max-deletes"], "--max-deletes"),
+            maxDeletePercent: percent(values["max-delete-percent"]),
+            allowCatalogShrink: values["allow-catalog-shrink"] ?? false,
+            allowUnconditional: values["allow-unconditional"] ?? false,
+            out: values.out,
+            planFile: values.plan,
+          });
+      }
     } finally {
       Deno.removeSignalListener("SIGINT", onSignal);
       Deno.removeSignalListener("SIGTERM", onSignal);
@@ -156,10 +202,33 @@ export async function main(args: string[]): Promise<number> {
       console.error(`s3sync: error [${code}]: ${message}`);
       if (code === "usage") console.error(`\n${USAGE}`);
     }
-    return code === "usage" || isPathCode(code) ? EXIT.usage : EXIT.failed;
+    if (code === "plan-stale") return EXIT.attention;
+    return code === "usage" || code === "not-evidence" || isPathCode(code)
+      ? EXIT.usage
+      : EXIT.failed;
   } finally {
     store?.destroy();
   }
+}
+
+const COMMANDS = ["pull", "plan", "push", "mark-deleted", "rebuild-index"];
+
+function nonNegative(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) {
+    usageError(`${flag} takes a whole number ≥ 0, not ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+function percent(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 100) {
+    usageError(`--max-delete-percent takes a number from 0 to 100, not ${JSON.stringify(value)}`);
+  }
+  return n;
 }
 
 function isPathCode(code: string): boolean {
@@ -292,6 +361,152 @@ async function runRebuild(ctx: SyncContext, apply: boolean, force: boolean): Pro
   } finally {
     planner.free();
   }
+}
+
+interface PushFlags {
+  dryRun: boolean;
+  yes: boolean;
+  interactive: boolean;
+  deleteMissing: boolean;
+  maxDeletes?: number;
+  maxDeletePercent?: number;
+  allowCatalogShrink: boolean;
+  allowUnconditional: boolean;
+  out?: string;
+  planFile?: string;
+}
+
+const count = (n: number) => n.toLocaleString("en-US");
+
+/** The plan as a person reads it: one summary line, then the deletes and the guards. */
+export function describePlan(plan: PushPlan, limit = 20): string[] {
+  const s = plan.summary;
+  const lines = [
+    `Plan: ${count(s.upload)} to upload, ${count(s.delete)} to delete, ${
+      count(s.missing)
+    } missing (not deleted)` +
+    (s.withheldDeletes ? `, ${count(s.withheldDeletes)} deletes withheld` : "") +
+    (s.heldBack ? `, ${count(s.heldBack)} held back` : "") + ".",
+  ];
+  for (const u of plan.uploads.slice(0, limit)) {
+    lines.push(`  upload ${u.rel} (${u.reason}, ${u.size} bytes)`);
+  }
+  if (plan.uploads.length > limit) {
+    lines.push(`  ... and ${count(plan.uploads.length - limit)} more uploads`);
+  }
+  for (const d of plan.deletes.slice(0, limit)) {
+    const why = d.evidence.kind === "tombstone"
+      ? `tombstone ${d.evidence.path}`
+      : "--delete-missing";
+    lines.push(`  delete ${d.rel} (evidence: ${why})`);
+  }
+  if (plan.deletes.length > limit) {
+    lines.push(`  ... and ${count(plan.deletes.length - limit)} more deletes`);
+  }
+  for (const b of plan.blocked) lines.push(`guard [${b.code}]: ${b.message}`);
+  return lines;
+}
+
+async function askYesNo(question: string): Promise<boolean> {
+  await Deno.stderr.write(new TextEncoder().encode(`${question} [y/N] `));
+  const buffer = new Uint8Array(64);
+  const n = await Deno.stdin.read(buffer);
+  const answer = new TextDecoder().decode(buffer.subarray(0, n ?? 0)).trim().toLowerCase();
+  return answer === "y" || answer === "yes";
+}
+
+async function runPush(ctx: SyncContext, planOnly: boolean, flags: PushFlags): Promise<Outcome> {
+  let expect: SavedPlan | undefined;
+  if (flags.planFile) {
+    try {
+      expect = JSON.parse(await Deno.readTextFile(flags.planFile));
+    } catch (error) {
+      usageError(`cannot read the plan ${flags.planFile}: ${describe(error)}`);
+    }
+    if (expect?.kind !== "s3sync-push-plan") {
+      usageError(`${flags.planFile} is not a saved s3sync plan`);
+    }
+  }
+  const report = await push(ctx, {
+    dryRun: planOnly || flags.dryRun,
+    deleteMissing: flags.deleteMissing,
+    maxDeletes: flags.maxDeletes,
+    maxDeletePercent: flags.maxDeletePercent,
+    allowCatalogShrink: flags.allowCatalogShrink,
+    allowUnconditional: flags.allowUnconditional,
+    expect,
+    confirmDeletes: async (plan) => {
+      if (flags.yes) return true;
+      if (!flags.interactive) return false;
+      for (const line of describePlan(plan)) console.error(line);
+      return await askYesNo(`Delete ${count(plan.deletes.length)} remote objects?`);
+    },
+  });
+  const plan = report.plan;
+  if (planOnly && flags.out) {
+    const saved: SavedPlan = {
+      kind: "s3sync-push-plan",
+      remoteIndexEtag: report.remoteIndexEtag,
+      listingDigest: report.listingDigest,
+      plan,
+    };
+    await Deno.writeTextFile(flags.out, JSON.stringify(saved, null, 2) + "\n");
+  }
+  const summary = {
+    upload: report.dryRun ? plan.summary.upload : report.uploaded,
+    download: 0,
+    delete: report.dryRun ? plan.summary.delete : report.deleted,
+    missing: plan.summary.missing,
+    blocked: plan.blocked,
+  };
+  const lines = describePlan(plan);
+  if (report.dryRun) {
+    lines.push(
+      planOnly && flags.out ? `Saved the plan to ${flags.out}.` : "Dry run: nothing changed.",
+    );
+  } else {
+    lines.push(
+      `Push: ${count(report.uploaded)} uploaded (${report.bytes} bytes), ${
+        count(report.deleted)
+      } deleted, ` +
+        `index ${report.published ? "published" : "unchanged"}${
+          report.conflicts ? ` after ${report.conflicts} re-merges` : ""
+        }, ` +
+        `${report.failures.length} failed.`,
+    );
+  }
+  for (const f of report.failures.slice(0, 20)) lines.push(`  failed ${f.item}: ${f.message}`);
+  const code = report.failures.length > 0
+    ? EXIT.failed
+    : plan.blocked.length > 0
+    ? EXIT.attention
+    : EXIT.ok;
+  return { code, json: { summary, report: { ...report, plan: undefined }, plan }, lines };
+}
+
+async function runMarkDeleted(ctx: SyncContext, paths: string[]): Promise<Outcome> {
+  if (paths.length === 0) usageError("mark-deleted needs at least one path");
+  const recorded: string[] = [];
+  for (const path of paths) {
+    const tombstone = await markDirty(ctx.cache, ctx.namespace, path);
+    if (tombstone === undefined) {
+      throw new SyncError(
+        "not-evidence",
+        `${
+          JSON.stringify(path)
+        } is not a datastore path inside the bound tree, so it cannot mark a delete`,
+      );
+    }
+    recorded.push(tombstone);
+  }
+  return {
+    code: EXIT.ok,
+    json: { recorded },
+    lines: [
+      `Recorded ${recorded.length} tombstones: ${recorded.join(", ")}.`,
+      "The next push deletes their remote objects if the files are absent then (see `s3sync plan`).",
+    ],
+  };
 }
 
 if (import.meta.main) {

@@ -111,6 +111,95 @@ export interface PullOptions {
   caseInsensitive?: boolean;
 }
 
+/** A guard that withheld something. */
+export interface Verdict {
+  /** Stable code (`mixed-layout`, `delete-cap`, ...). */
+  code: string;
+  /** What happened and what to do. */
+  message: string;
+}
+
+/** Why a delete is allowed. */
+export type Evidence = { kind: "tombstone"; path: string } | { kind: "deleteMissing" };
+
+/** One upload. */
+export interface Upload extends Transfer {
+  /** Why it is uploaded. */
+  reason: "new" | "size-changed" | "content-changed" | "mtime-changed";
+}
+
+/** One delete with its evidence. */
+export interface Delete {
+  /** Index key. */
+  rel: string;
+  /** Remote key relative to the prefix. */
+  remoteKey: string;
+  /** Why it is allowed. */
+  evidence: Evidence;
+}
+
+/** The push plan computed by the core. */
+export interface PushPlan {
+  /** Counts. */
+  summary: {
+    upload: number;
+    uploadBytes: number;
+    delete: number;
+    withheldDeletes: number;
+    missing: number;
+    unchanged: number;
+    heldBack: number;
+  };
+  /** Cache paths whose SHA-256 the core needs before the plan is final. */
+  needsHash: string[];
+  /** Uploads. */
+  uploads: Upload[];
+  /** Deletes that may go. */
+  deletes: Delete[];
+  /** Deletes a guard withheld. */
+  withheld: Delete[];
+  /** Index entries absent locally without evidence (never deleted). */
+  missing: string[];
+  /** `localMtime` values to record. */
+  mtimeUpdates: { rel: string; localMtime: string }[];
+  /** Guards that fired. */
+  blocked: Verdict[];
+  /** Internal entries dropped from the index. */
+  prune: string[];
+  /** Layout findings. */
+  layout: LayoutFindings;
+}
+
+/** Options of a push plan: the user's delete policy and the run's facts. */
+export interface PushOptions {
+  /** Delete entries absent locally even without a tombstone (still through every guard). */
+  deleteMissing?: boolean;
+  /** Cap on deletes (default 500). */
+  maxDeletes?: number;
+  /** Cap on deletes as a percentage of the index, above 10 deletes (default 25). */
+  maxDeletePercent?: number;
+  /** Let the catalog export shrink. */
+  allowCatalogShrink?: boolean;
+  /** Errors met walking the cache. */
+  walkErrors?: number;
+  /** Errors met listing the bucket. */
+  listingErrors?: number;
+  /** A metadata-only pull left files remote. */
+  lazyPullActive?: boolean;
+}
+
+/** One uploaded file. */
+export interface Uploaded {
+  /** Index key. */
+  rel: string;
+  /** Bytes uploaded. */
+  size: number;
+  /** Local mtime after the upload. */
+  mtimeMs?: number;
+  /** SHA-256 (hex) of the bytes uploaded. */
+  sha256: string;
+}
+
 /** The report of an index rebuilt from a listing. */
 export interface RebuildReport {
   objectsSeen: number;
@@ -263,6 +352,46 @@ export class Planner {
     return core(() => this.#inner.applyPull(buffer, notFound));
   }
 
+  /**
+   * Plans a push against a cache walk.
+   *
+   * @param listing the walk, encoded with {@link encodeLocalListing}
+   * @param tombstones cache-relative tombstones (see {@link Planner.normalizeTombstone})
+   * @param hashes SHA-256 of the files an earlier call listed in `needsHash`, by cache path
+   * @param options delete policy and run facts
+   */
+  planPush(
+    listing: Uint8Array,
+    tombstones: string[],
+    hashes: Map<string, string>,
+    options: PushOptions = {},
+  ): PushPlan {
+    const paths = [...hashes.keys()];
+    const values = paths.map((p) => hashes.get(p)!);
+    return JSON.parse(
+      core(() => this.#inner.planPush(listing, tombstones, paths, values, options)),
+    );
+  }
+
+  /**
+   * Records the last push plan's uploads (and, when confirmed, its deletes) in the index.
+   *
+   * @returns true when the remote index must be written
+   */
+  recordPush(uploaded: Uploaded[], now: Date, deletesConfirmed: boolean): boolean {
+    return core(() => this.#inner.recordPush(uploaded, now.toISOString(), deletesConfirmed));
+  }
+
+  /** Re-applies this push's changes over a newer remote index (after a lost race). */
+  rebasePush(newer: Uint8Array): void {
+    core(() => this.#inner.rebasePush(newer));
+  }
+
+  /** A `markDirty` path as a tombstone inside the bound tree, or undefined. */
+  normalizeTombstone(path: string): string | undefined {
+    return this.#inner.normalizeTombstone(path);
+  }
+
   /** Sets the index's `lastPulled`. */
   setLastPulled(when: Date): void {
     core(() => this.#inner.setLastPulled(when.toISOString()));
@@ -351,4 +480,30 @@ export function sidecarAfterSync(
   lazyPullActive: boolean,
 ): Uint8Array {
   return wasm.sidecarAfterSync(sidecar, etag, now.toISOString(), lazyPullActive);
+}
+
+/** The sidecar after a `markDirty` (tombstone already normalised, or undefined for bulk). */
+export function sidecarMarkDirty(sidecar: Uint8Array | undefined, tombstone?: string): Uint8Array {
+  return wasm.sidecarMarkDirty(sidecar, tombstone);
+}
+
+/** Tombstones recorded in a sidecar, with the extension's dirty paths. */
+export function sidecarTombstones(sidecar: Uint8Array | undefined): string[] {
+  return wasm.sidecarTombstones(sidecar);
+}
+
+/** The sidecar after a completed push. */
+export function sidecarAfterPush(
+  sidecar: Uint8Array | undefined,
+  etag: string | undefined,
+  now: Date,
+  consumed: string[],
+  verified: boolean,
+): Uint8Array {
+  return wasm.sidecarAfterPush(sidecar, etag, now.toISOString(), consumed, verified);
+}
+
+/** True when the sidecar records a pending lazy (metadata-only) hydration. */
+export function sidecarLazyPullActive(sidecar: Uint8Array | undefined): boolean {
+  return wasm.sidecarLazyPullActive(sidecar);
 }

@@ -58,13 +58,15 @@ export interface PullReport {
 }
 
 /**
- * Loads the remote index into `planner`, rebuilding it from a listing when it is missing.
+ * Loads the remote index into `planner`, rebuilding it from a listing when it is missing (and
+ * publishing the rebuild create-only when `publishRebuild`).
  *
  * @returns the ETag of the index the planner now holds, and the rebuild report if one ran
  */
 export async function loadRemoteIndex(
   ctx: SyncContext,
   planner: Planner,
+  publishRebuild = true,
 ): Promise<{ etag?: string; rebuilt?: PullReport["rebuilt"]; exists: boolean }> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const key = planner.remoteIndexKey;
@@ -82,7 +84,7 @@ export async function loadRemoteIndex(
     planner.loadIndex(got.data);
     return { etag: got.etag, exists: true };
   }
-  return { ...(await rebuildIndex(ctx, planner, true)), exists: false };
+  return { ...(await rebuildIndex(ctx, planner, publishRebuild)), exists: false };
 }
 
 /**

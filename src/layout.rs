@@ -78,7 +78,10 @@ pub fn survey(model: &PathModel, files: &[LocalFile<'_>]) -> Survey {
                 foreign_dirs.insert(ns);
             }
             CachePlace::Internal(rel) => {
-                if is_stray_bookkeeping(model, &rel) {
+                // Namespaced, the root's own `.datastore-index.json` and sidecar also classify
+                // as `Internal` with the same rel as a stray copy inside `<ns>/`; they live at
+                // the cache root by design, so only files inside the bound tree are findings.
+                if in_bound_tree(model, file.path) && is_stray_bookkeeping(model, &rel) {
                     push_example(&mut out.findings.internal_in_tree, file.path);
                 }
             }
@@ -112,6 +115,15 @@ fn is_stray_bookkeeping(model: &PathModel, rel: &str) -> bool {
         && !rel.starts_with("_catalog.db")
         && rel != ".lock"
 }
+
+/// True when a cache-relative path sits inside the bound tree (always, solo).
+fn in_bound_tree(model: &PathModel, path: &str) -> bool {
+    model.namespace().is_none_or(|ns| {
+        path.strip_prefix(ns.as_str())
+            .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
 fn push_example(list: &mut Vec<String>, path: &str) {
     if list.len() < EXAMPLES_KEPT {
         list.push(path.to_string());

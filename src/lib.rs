@@ -20,6 +20,8 @@
 //! - [`rebuild`]: an index from a bucket listing.
 //! - [`layout`]: what a cache walk says about the layout.
 //! - [`pull`]: the pull diff.
+//! - [`push`]: the push diff, and the changes a push makes to the index.
+//! - [`safety`]: evidence for deletes and the guards that withhold them.
 //! - [`session`]: state kept between the steps of one run.
 //! - [`sync_state`]: the local sync-state sidecar and the no-op pull decision.
 //! - `wasm` (wasm32 only): the only `#[wasm_bindgen]` surface; converts and delegates.
@@ -32,7 +34,9 @@ pub mod layout;
 pub mod listing;
 pub mod paths;
 pub mod pull;
+pub mod push;
 pub mod rebuild;
+pub mod safety;
 pub mod session;
 pub mod sync_state;
 pub mod time;

@@ -116,7 +116,12 @@ impl Namespace {
         if name.starts_with('.') || name.starts_with('_') {
             return Err(refuse(PathRefusal::NamespaceReservedPrefix));
         }
-        if DATA_TREES.contains(&name) || NEVER_SYNCED_TREES.contains(&name) {
+        // Case-insensitively: on macOS and Windows a namespace `Data` is the root `data` tree.
+        let reserved = DATA_TREES
+            .iter()
+            .chain(NEVER_SYNCED_TREES)
+            .any(|tree| tree.eq_ignore_ascii_case(name));
+        if reserved {
             return Err(refuse(PathRefusal::NamespaceReservedName));
         }
         Ok(Namespace(name.to_string()))
@@ -204,6 +209,14 @@ pub fn is_internal(rel: &str) -> bool {
         || base == NAMESPACE_MARKER
         || base == "_catalog.db"
         || base.starts_with("_catalog.db-")
+}
+
+/// True when a rel lies in a folder that never syncs in either direction (`secrets/...`). The
+/// walk, the rebuild, the pull and the push all skip such rels, so they can neither be
+/// downloaded, uploaded, nor counted as missing and deleted.
+pub fn is_never_synced(rel: &str) -> bool {
+    let first = rel.split('/').next().unwrap_or("");
+    rel.contains('/') && NEVER_SYNCED_TREES.contains(&first)
 }
 
 /// True when a metadata-only (lazy) pull may skip the file's bytes: a `raw` payload under `data/`

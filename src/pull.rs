@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::index::Index;
 use crate::layout::{LayoutFindings, Survey};
-use crate::paths::{find_collisions, is_internal, is_lazy_skippable, CollisionKind, PathModel};
+use crate::paths::{
+    find_collisions, is_internal, is_lazy_skippable, is_never_synced, CollisionKind, PathModel,
+};
 use crate::time::{format_iso_millis, parse_iso_millis};
 
 /// Options of a pull plan.
@@ -107,11 +109,15 @@ pub fn plan_pull(
         layout: survey.findings.clone(),
         ..PullPlan::default()
     };
-    let blocked = collided_rels(index, options.case_insensitive, &mut plan.refused);
+    let blocked = collided_rels(model, index, options.case_insensitive, &mut plan.refused);
     let mut lazy_folders = BTreeSet::new();
     for (key, entry) in &index.entries {
         if is_internal(key) {
             plan.prune.push(key.clone());
+            continue;
+        }
+        if is_never_synced(key) {
+            // An old writer indexed it; it stays in the index but never comes down.
             continue;
         }
         let rel = match model.rel(key) {
@@ -166,13 +172,23 @@ pub fn plan_pull(
 }
 
 /// Rels that clash with another rel in one cache folder, each recorded as refused once.
+///
+/// Only entries the plan could write take part: an internal entry (pruned) or an unsafe one
+/// (refused with its path code) is never written, so it must not block a payload entry as a
+/// `path-conflict` (`data/x` beside `data/x/.lock`), nor be refused a second time.
 fn collided_rels(
+    model: &PathModel,
     index: &Index,
     case_insensitive: bool,
     refused: &mut Vec<RefusedEntry>,
 ) -> HashSet<String> {
     let mut blocked = HashSet::new();
-    for collision in find_collisions(index.entries.keys().map(String::as_str)) {
+    let writable = index
+        .entries
+        .keys()
+        .map(String::as_str)
+        .filter(|key| !is_internal(key) && model.rel(key).is_ok());
+    for collision in find_collisions(writable) {
         let code = match collision.kind {
             CollisionKind::CaseFold if !case_insensitive => continue,
             CollisionKind::CaseFold => "case-collision",

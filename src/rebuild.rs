@@ -12,7 +12,9 @@ use serde::Serialize;
 use crate::error::CoreError;
 use crate::index::{Index, IndexEntry};
 use crate::listing::RemoteListed;
-use crate::paths::{find_collisions, is_internal, Collision, PathModel, NAMESPACE_MARKER};
+use crate::paths::{
+    find_collisions, is_internal, is_never_synced, Collision, PathModel, NAMESPACE_MARKER,
+};
 
 /// How many refused keys a report names (the counts are always complete).
 const EXAMPLES_KEPT: usize = 20;
@@ -37,7 +39,8 @@ pub struct RebuildReport {
     pub kept: u64,
     /// Bytes of the kept objects.
     pub bytes_kept: u64,
-    /// Skipped as internal files (index, locks, `_index/`, markers, catalog databases).
+    /// Skipped as internal files (index, locks, `_index/`, markers, catalog databases) or as
+    /// never-synced folders (`secrets/`).
     pub skipped_internal: u64,
     /// Skipped because they sit in another namespace's folder (solo mode).
     pub skipped_foreign: u64,
@@ -108,7 +111,7 @@ impl RebuildBuilder {
             }
             Err(error) => return self.refuse(key, error.code()),
         };
-        if is_internal(rel.as_str()) {
+        if is_internal(rel.as_str()) || is_never_synced(rel.as_str()) {
             self.report.skipped_internal += 1;
             return;
         }

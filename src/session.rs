@@ -12,6 +12,9 @@ use crate::layout::survey;
 use crate::listing::{decode_local, decode_remote};
 use crate::paths::PathModel;
 use crate::pull::{apply_pull, plan_pull, PullApplied, PullOptions, PullOutcome, PullPlan};
+use crate::push::{
+    apply_changes, plan_push, push_changes, PushChanges, PushInput, PushPlan, Uploaded,
+};
 use crate::rebuild::{RebuildBuilder, RebuildReport};
 
 /// What loading an index found.
@@ -31,6 +34,8 @@ pub struct Session {
     index: Option<Index>,
     rebuild: Option<RebuildBuilder>,
     pull: Option<PullPlan>,
+    push: Option<PushPlan>,
+    changes: Option<PushChanges>,
 }
 
 impl Session {
@@ -41,6 +46,8 @@ impl Session {
             index: None,
             rebuild: None,
             pull: None,
+            push: None,
+            changes: None,
         })
     }
 
@@ -117,6 +124,55 @@ impl Session {
             .as_mut()
             .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
         Ok(apply_pull(index, &plan, outcome))
+    }
+
+    /// Plans a push against a local listing buffer and keeps the plan for
+    /// [`Session::record_push`].
+    pub fn plan_push(&mut self, listing: &[u8], input: &PushInput) -> CoreResult<&PushPlan> {
+        let files = decode_local(listing)?;
+        let surveyed = survey(&self.model, &files);
+        let plan = plan_push(&self.model, self.index()?, &surveyed, input);
+        Ok(self.push.insert(plan))
+    }
+
+    /// Records the uploads of the last push plan (and, when confirmed, its deletes) in the index, and
+    /// keeps the changes for [`Session::rebase_push`]. Returns true when the remote index must
+    /// be written.
+    pub fn record_push(
+        &mut self,
+        uploaded: &[Uploaded],
+        now_iso: &str,
+        deletes_confirmed: bool,
+    ) -> CoreResult<bool> {
+        let plan = self
+            .push
+            .as_ref()
+            .ok_or_else(|| CoreError::input("record_push without a push plan"))?;
+        let mut changes = push_changes(self.index()?, plan, uploaded, now_iso);
+        if !deletes_confirmed {
+            changes.deletes.clear();
+        }
+        let index = self
+            .index
+            .as_mut()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        apply_changes(index, &changes);
+        let touches = changes.touches_remote();
+        self.changes = Some(changes);
+        Ok(touches)
+    }
+
+    /// After a conditional publish lost a race: takes the newer remote index and re-applies this
+    /// push's changes to it.
+    pub fn rebase_push(&mut self, newer: &[u8]) -> CoreResult<()> {
+        let changes = self
+            .changes
+            .as_ref()
+            .ok_or_else(|| CoreError::input("rebase_push before record_push"))?;
+        let mut index = Index::parse(newer)?;
+        apply_changes(&mut index, changes);
+        self.index = Some(index);
+        Ok(())
     }
 
     /// Sets the index's `lastPulled` time.

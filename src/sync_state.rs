@@ -121,3 +121,39 @@ pub fn is_trusted_etag(etag: &str) -> bool {
         None => true,
     }
 }
+
+/// The extension's cap on `dirtyPaths`; past it the extension walks everything.
+pub const DIRTY_PATHS_CAP: usize = 200;
+
+impl SyncState {
+    /// Records a `markDirty`. With a path (normalised to the bound tree by the caller), the
+    /// path becomes a tombstone (uncapped) and, for the extension, a dirty path; past the
+    /// extension's cap its dirty paths collapse to a bulk walk. This core never sets
+    /// `dirtyPathsOverflowed`: in the extension that flag turns every absent file into a delete.
+    /// Without a path it is a modification signal only: walk everything, delete nothing.
+    pub fn record_dirty(&mut self, tombstone: Option<&str>) {
+        self.version = 2;
+        self.local_dirty = true;
+        match tombstone {
+            Some(path) => {
+                if !self.tombstones.iter().any(|t| t == path) {
+                    self.tombstones.push(path.to_string());
+                }
+                if !self.bulk_invalidated && !self.dirty_paths.iter().any(|p| p == path) {
+                    if self.dirty_paths.len() >= DIRTY_PATHS_CAP {
+                        self.dirty_paths.clear();
+                        self.bulk_invalidated = true;
+                    } else {
+                        self.dirty_paths.push(path.to_string());
+                    }
+                }
+            }
+            None => self.bulk_invalidated = true,
+        }
+    }
+
+    /// Forgets tombstones a completed push has acted on.
+    pub fn consume_tombstones(&mut self, consumed: &[String]) {
+        self.tombstones.retain(|t| !consumed.contains(t));
+    }
+}

@@ -13,6 +13,10 @@ use crate::paths::{
     find_collisions, is_internal, partition_key, CachePlace, PathModel, INDEX_FILE,
 };
 use crate::pull::{PullOptions, PullOutcome};
+use crate::push::{PushInput, Uploaded};
+use crate::safety::{
+    self, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
+};
 use crate::session::Session;
 use crate::sync_state::SyncState;
 
@@ -118,6 +122,74 @@ impl Planner {
         to_js(&self.inner.apply_pull(&outcome).map_err(to_js_error)?)
     }
 
+    /// Plans a push against a local listing. `tombstones` are cache-relative (see
+    /// `normalizeTombstone`); `hashPaths`/`hashValues` carry the SHA-256 of files an earlier call
+    /// listed in `needsHash`. Returns the plan as JSON.
+    #[wasm_bindgen(js_name = planPush)]
+    pub fn plan_push(
+        &mut self,
+        listing: &[u8],
+        tombstones: Vec<String>,
+        hash_paths: Vec<String>,
+        hash_values: Vec<String>,
+        opts: JsValue,
+    ) -> Result<String, JsValue> {
+        if hash_paths.len() != hash_values.len() {
+            return Err(to_js_error(CoreError::input(
+                "hashPaths and hashValues differ in length",
+            )));
+        }
+        let opts: PushOptions = options(opts)?;
+        let input = PushInput {
+            tombstones: tombstones.into_iter().collect(),
+            hashes: hash_paths.into_iter().zip(hash_values).collect(),
+            policy: DeletePolicy {
+                delete_missing: opts.delete_missing,
+                max_deletes: opts.max_deletes.unwrap_or(DEFAULT_MAX_DELETES),
+                max_delete_percent: opts
+                    .max_delete_percent
+                    .unwrap_or(DEFAULT_MAX_DELETE_PERCENT),
+                allow_catalog_shrink: opts.allow_catalog_shrink,
+            },
+            facts: RunFacts {
+                walk_errors: opts.walk_errors,
+                listing_errors: opts.listing_errors,
+                lazy_pull_active: opts.lazy_pull_active,
+            },
+        };
+        to_json(self.inner.plan_push(listing, &input).map_err(to_js_error)?)
+    }
+
+    /// Records the last push plan's uploads (`[{rel, size, mtimeMs, sha256}]`) and, when
+    /// `deletesConfirmed`, its deletes in the index; returns true when the remote index must be
+    /// written.
+    #[wasm_bindgen(js_name = recordPush)]
+    pub fn record_push(
+        &mut self,
+        uploaded: JsValue,
+        now_iso: String,
+        deletes_confirmed: bool,
+    ) -> Result<bool, JsValue> {
+        let uploaded: Vec<Uploaded> = serde_wasm_bindgen::from_value(uploaded)
+            .map_err(|e| to_js_error(CoreError::input(format!("uploaded: {e}"))))?;
+        self.inner
+            .record_push(&uploaded, &now_iso, deletes_confirmed)
+            .map_err(to_js_error)
+    }
+
+    /// Re-applies this push's changes over a newer remote index (after a lost race).
+    #[wasm_bindgen(js_name = rebasePush)]
+    pub fn rebase_push(&mut self, newer: &[u8]) -> Result<(), JsValue> {
+        self.inner.rebase_push(newer).map_err(to_js_error)
+    }
+
+    /// A `markDirty` path as a cache-relative tombstone inside the bound tree, or `undefined`
+    /// when it cannot be evidence (outside the tree, internal, unsafe).
+    #[wasm_bindgen(js_name = normalizeTombstone)]
+    pub fn normalize_tombstone(&self, path: &str) -> Option<String> {
+        safety::normalize_tombstone(self.inner.model(), path)
+    }
+
     /// Sets the index's `lastPulled`.
     #[wasm_bindgen(js_name = setLastPulled)]
     pub fn set_last_pulled(&mut self, when_iso: String) -> Result<(), JsValue> {
@@ -184,6 +256,79 @@ pub fn sidecar_after_sync(
     state.mark_synced(etag.as_deref(), &now_iso);
     state.lazy_pull_active = lazy_pull_active;
     state.to_json()
+}
+
+/// The sidecar after a `markDirty` (`tombstone` already normalised, or absent for a bulk
+/// signal).
+#[wasm_bindgen(js_name = sidecarMarkDirty)]
+pub fn sidecar_mark_dirty(sidecar: Option<Vec<u8>>, tombstone: Option<String>) -> Vec<u8> {
+    let mut state = sidecar
+        .as_deref()
+        .and_then(SyncState::parse)
+        .unwrap_or_default();
+    state.record_dirty(tombstone.as_deref());
+    state.to_json()
+}
+
+/// The tombstones recorded in a sidecar (empty when absent or unreadable), merged with the
+/// extension's `dirtyPaths`, which are the same kind of evidence.
+#[wasm_bindgen(js_name = sidecarTombstones)]
+pub fn sidecar_tombstones(sidecar: Option<Vec<u8>>) -> Vec<String> {
+    let Some(state) = sidecar.as_deref().and_then(SyncState::parse) else {
+        return Vec::new();
+    };
+    let mut all = state.tombstones;
+    for path in state.dirty_paths {
+        if !all.contains(&path) {
+            all.push(path);
+        }
+    }
+    all
+}
+
+/// The sidecar after a completed push: synced against `etag` (unless `verified` is false) and
+/// without the tombstones the push acted on.
+#[wasm_bindgen(js_name = sidecarAfterPush)]
+pub fn sidecar_after_push(
+    sidecar: Option<Vec<u8>>,
+    etag: Option<String>,
+    now_iso: String,
+    consumed: Vec<String>,
+    verified: bool,
+) -> Vec<u8> {
+    let mut state = sidecar
+        .as_deref()
+        .and_then(SyncState::parse)
+        .unwrap_or_default();
+    if verified {
+        let lazy = state.lazy_pull_active;
+        state.mark_synced(etag.as_deref(), &now_iso);
+        state.lazy_pull_active = lazy;
+    }
+    state.consume_tombstones(&consumed);
+    state.to_json()
+}
+
+/// True when the sidecar records a pending lazy (metadata-only) hydration.
+#[wasm_bindgen(js_name = sidecarLazyPullActive)]
+pub fn sidecar_lazy_pull_active(sidecar: Option<Vec<u8>>) -> bool {
+    sidecar
+        .as_deref()
+        .and_then(SyncState::parse)
+        .is_some_and(|s| s.lazy_pull_active)
+}
+
+/// Options of `Planner.planPush`, flat for JS.
+#[derive(Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct PushOptions {
+    delete_missing: bool,
+    max_deletes: Option<u64>,
+    max_delete_percent: Option<f64>,
+    allow_catalog_shrink: bool,
+    walk_errors: u64,
+    listing_errors: u64,
+    lazy_pull_active: bool,
 }
 
 /// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.

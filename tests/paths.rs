@@ -8,7 +8,7 @@ mod path_cases;
 use s3sync_core::index::Index;
 use s3sync_core::layout::survey;
 use s3sync_core::listing::LocalFile;
-use s3sync_core::paths::{foreign_namespaces_in, fold_key, Namespace, PathModel};
+use s3sync_core::paths::{fold_key, foreign_namespaces_in, Namespace, PathModel};
 use s3sync_core::pull::{plan_pull, PullOptions};
 
 #[test]
@@ -152,10 +152,7 @@ fn seed_bug_namespaced_pull_writes_only_under_the_namespace() {
     }
     // The internal entry is pruned, never downloaded (the seed's `<ns>/_index/...`).
     assert_eq!(plan.prune, vec!["_index/data--x--y--m1.json".to_string()]);
-    assert!(plan
-        .downloads
-        .iter()
-        .all(|t| !t.rel.starts_with("_index")));
+    assert!(plan.downloads.iter().all(|t| !t.rel.starts_with("_index")));
     // The root layout is reported.
     assert_eq!(plan.layout.root_layout_trees, vec!["data".to_string()]);
     assert_eq!(plan.layout.root_layout_files, 1);
@@ -174,9 +171,17 @@ fn namespaced_pull_is_up_to_date_from_the_namespace_tree() {
         size: 812,
         mtime_ms: None,
     }];
-    let plan = plan_pull(&model, &index, &survey(&model, &local), PullOptions::default());
+    let plan = plan_pull(
+        &model,
+        &index,
+        &survey(&model, &local),
+        PullOptions::default(),
+    );
     assert!(plan.downloads.is_empty(), "{plan:#?}");
     assert_eq!(plan.summary.up_to_date, 1);
-    assert!(plan.mtime_updates.is_empty(), "no mtime known, none recorded");
+    assert!(
+        plan.mtime_updates.is_empty(),
+        "no mtime known, none recorded"
+    );
     assert!(plan.layout.root_layout_trees.is_empty());
 }

@@ -81,7 +81,12 @@ fn namespaced_rebuild_keeps_only_the_namespace_payload() {
                     Some("2026-08-01T12:00:00.000Z"),
                 ),
                 ("ns/data/x/y/m1/state/1/.lock", 0, None, None),
-                ("ns/workflow-runs/wf/run.yaml", 7, None, Some("2026-08-02T00:00:00.000Z")),
+                (
+                    "ns/workflow-runs/wf/run.yaml",
+                    7,
+                    None,
+                    Some("2026-08-02T00:00:00.000Z"),
+                ),
                 ("nsx/data/a", 1, None, None),
                 ("other/.namespace.json", 60, None, None),
                 ("other/data/a", 1, None, None),
@@ -95,7 +100,10 @@ fn namespaced_rebuild_keeps_only_the_namespace_payload() {
     );
     let raw = &index.entries["data/x/y/m1/state/1/raw"];
     assert_eq!(raw.size, 812);
-    assert_eq!(raw.last_modified.as_deref(), Some("2026-08-01T12:00:00.000Z"));
+    assert_eq!(
+        raw.last_modified.as_deref(),
+        Some("2026-08-01T12:00:00.000Z")
+    );
     assert_eq!(raw.local_mtime, None);
     assert_eq!(raw.sha256, None, "an etag is not a content hash");
     assert_eq!(index.last_pulled.as_deref(), Some(NOW));
@@ -157,7 +165,10 @@ fn a_foreign_marker_that_sorts_after_its_folder_still_excludes_it() {
     let (index, report) = rebuild(
         None,
         &[
-            &[("data/a/b/c/1/raw", 1, None, None), ("other/-x", 5, None, None)],
+            &[
+                ("data/a/b/c/1/raw", 1, None, None),
+                ("other/-x", 5, None, None),
+            ],
             &[
                 ("other/.namespace.json", 60, None, None),
                 ("other/data/a/b/c", 7, None, None),
@@ -247,7 +258,10 @@ fn solo_unsafe_keys_and_the_key_limit_with_a_prefix() {
         .iter()
         .map(|r| r.code.as_str())
         .collect();
-    assert_eq!(codes, vec!["path-dot-segment", "path-absolute", "path-too-long"]);
+    assert_eq!(
+        codes,
+        vec!["path-dot-segment", "path-absolute", "path-too-long"]
+    );
 }
 
 #[test]

@@ -107,12 +107,18 @@ pub const REL_ACCEPTED: &[&str] = &[
 /// Keys that look like the rules forbid them but do not: kept separate from `REL_ACCEPTED` so
 /// the reason for each is written down.
 pub const REL_ACCEPTED_EXTRA: &[(&str, &str)] = &[
-    ("_index", "internal, but a safe path: internal-ness is a separate rule"),
+    (
+        "_index",
+        "internal, but a safe path: internal-ness is a separate rule",
+    ),
     (".datastore-index.json", "internal, but a safe path"),
     ("secrets/x", "never synced in solo mode, but a safe path"),
     ("a%2F..%2Fb", "percent-encoding is not decoded"),
     ("a\u{a0}b", "a no-break space is not a control character"),
-    ("a\u{200b}b", "a zero-width space is a format character, not a control character"),
+    (
+        "a\u{200b}b",
+        "a zero-width space is a format character, not a control character",
+    ),
 ];
 
 /// The code of a path error, or a description of what else came back.
@@ -476,29 +482,104 @@ impl Want {
 /// `(namespace, foreign folders, cache path, expected place)`.
 pub const CLASSIFY_CASES: &[(Option<&str>, &[&str], &str, Want)] = &[
     // Solo: the cache root is the bound tree.
-    (None, &[], "data/x/y/m1/state/1/raw", Want::Payload("data/x/y/m1/state/1/raw")),
+    (
+        None,
+        &[],
+        "data/x/y/m1/state/1/raw",
+        Want::Payload("data/x/y/m1/state/1/raw"),
+    ),
     (None, &[], "README", Want::Payload("README")),
-    (None, &[], ".catalog-export.json", Want::Payload(".catalog-export.json")),
-    (None, &[], ".datastore-index.json", Want::Internal(".datastore-index.json")),
-    (None, &[], ".push-queue.json", Want::Internal(".push-queue.json")),
-    (None, &[], ".datastore.lock", Want::Internal(".datastore.lock")),
-    (None, &[], ".datastore-sync-state.json", Want::Internal(".datastore-sync-state.json")),
+    (
+        None,
+        &[],
+        ".catalog-export.json",
+        Want::Payload(".catalog-export.json"),
+    ),
+    (
+        None,
+        &[],
+        ".datastore-index.json",
+        Want::Internal(".datastore-index.json"),
+    ),
+    (
+        None,
+        &[],
+        ".push-queue.json",
+        Want::Internal(".push-queue.json"),
+    ),
+    (
+        None,
+        &[],
+        ".datastore.lock",
+        Want::Internal(".datastore.lock"),
+    ),
+    (
+        None,
+        &[],
+        ".datastore-sync-state.json",
+        Want::Internal(".datastore-sync-state.json"),
+    ),
     (None, &[], "_index", Want::Internal("_index")),
-    (None, &[], "_index/_meta.json", Want::Internal("_index/_meta.json")),
+    (
+        None,
+        &[],
+        "_index/_meta.json",
+        Want::Internal("_index/_meta.json"),
+    ),
     (None, &[], "_index/x.json", Want::Internal("_index/x.json")),
-    (None, &[], "_control/lease.json", Want::Internal("_control/lease.json")),
+    (
+        None,
+        &[],
+        "_control/lease.json",
+        Want::Internal("_control/lease.json"),
+    ),
     (None, &[], "data/a/.lock", Want::Internal("data/a/.lock")),
     (None, &[], ".lock", Want::Internal(".lock")),
-    (None, &[], ".namespace.json", Want::Internal(".namespace.json")),
-    (None, &[], "x/y/.namespace.json", Want::Internal("x/y/.namespace.json")),
+    (
+        None,
+        &[],
+        ".namespace.json",
+        Want::Internal(".namespace.json"),
+    ),
+    (
+        None,
+        &[],
+        "x/y/.namespace.json",
+        Want::Internal("x/y/.namespace.json"),
+    ),
     (None, &[], "_catalog.db", Want::Internal("_catalog.db")),
-    (None, &[], "_catalog.db-wal", Want::Internal("_catalog.db-wal")),
-    (None, &[], "data/_catalog.db-shm", Want::Internal("data/_catalog.db-shm")),
-    (None, &[], "data/.datastore-index.json", Want::Payload("data/.datastore-index.json")),
+    (
+        None,
+        &[],
+        "_catalog.db-wal",
+        Want::Internal("_catalog.db-wal"),
+    ),
+    (
+        None,
+        &[],
+        "data/_catalog.db-shm",
+        Want::Internal("data/_catalog.db-shm"),
+    ),
+    (
+        None,
+        &[],
+        "data/.datastore-index.json",
+        Want::Payload("data/.datastore-index.json"),
+    ),
     (None, &[], "secrets/vault.key", Want::Other),
     (None, &["other"], "other/data/x/raw", Want::Foreign("other")),
-    (None, &["other"], "other/.namespace.json", Want::Foreign("other")),
-    (None, &["other"], "otherwise/x", Want::Payload("otherwise/x")),
+    (
+        None,
+        &["other"],
+        "other/.namespace.json",
+        Want::Foreign("other"),
+    ),
+    (
+        None,
+        &["other"],
+        "otherwise/x",
+        Want::Payload("otherwise/x"),
+    ),
     (None, &["other"], "other", Want::Payload("other")),
     (None, &[], "../x", Want::Unsafe("path-dot-segment")),
     (None, &[], "/etc/passwd", Want::Unsafe("path-absolute")),
@@ -510,30 +591,100 @@ pub const CLASSIFY_CASES: &[(Option<&str>, &[&str], &str, Want)] = &[
     (None, &[], "data/c:", Want::Unsafe("path-drive-letter")),
     (None, &[], "data/CON", Want::Unsafe("path-reserved-name")),
     // Namespaced: `ns/` is the bound tree; the check runs on the rel after stripping it.
-    (Some("ns"), &[], "ns/data/x/y/m1/state/1/raw", Want::Payload("data/x/y/m1/state/1/raw")),
+    (
+        Some("ns"),
+        &[],
+        "ns/data/x/y/m1/state/1/raw",
+        Want::Payload("data/x/y/m1/state/1/raw"),
+    ),
     (Some("ns"), &[], "ns/README", Want::Payload("README")),
-    (Some("ns"), &[], "ns/.catalog-export.json", Want::Payload(".catalog-export.json")),
-    (Some("ns"), &[], "ns/_index/x.json", Want::Internal("_index/x.json")),
-    (Some("ns"), &[], "ns/_index/_meta.json", Want::Internal("_index/_meta.json")),
+    (
+        Some("ns"),
+        &[],
+        "ns/.catalog-export.json",
+        Want::Payload(".catalog-export.json"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "ns/_index/x.json",
+        Want::Internal("_index/x.json"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "ns/_index/_meta.json",
+        Want::Internal("_index/_meta.json"),
+    ),
     (Some("ns"), &[], "ns/_index", Want::Internal("_index")),
-    (Some("ns"), &[], "ns/_control/lease.json", Want::Internal("_control/lease.json")),
-    (Some("ns"), &[], "ns/data/a/.lock", Want::Internal("data/a/.lock")),
+    (
+        Some("ns"),
+        &[],
+        "ns/_control/lease.json",
+        Want::Internal("_control/lease.json"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "ns/data/a/.lock",
+        Want::Internal("data/a/.lock"),
+    ),
     (Some("ns"), &[], "ns/.lock", Want::Internal(".lock")),
-    (Some("ns"), &[], "ns/.namespace.json", Want::Internal(".namespace.json")),
-    (Some("ns"), &[], "ns/.datastore-index.json", Want::Internal(".datastore-index.json")),
-    (Some("ns"), &[], "ns/.push-queue.json", Want::Internal(".push-queue.json")),
-    (Some("ns"), &[], "ns/.datastore.lock", Want::Internal(".datastore.lock")),
+    (
+        Some("ns"),
+        &[],
+        "ns/.namespace.json",
+        Want::Internal(".namespace.json"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "ns/.datastore-index.json",
+        Want::Internal(".datastore-index.json"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "ns/.push-queue.json",
+        Want::Internal(".push-queue.json"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "ns/.datastore.lock",
+        Want::Internal(".datastore.lock"),
+    ),
     (
         Some("ns"),
         &[],
         "ns/.datastore-sync-state.json",
         Want::Internal(".datastore-sync-state.json"),
     ),
-    (Some("ns"), &[], "ns/_catalog.db", Want::Internal("_catalog.db")),
-    (Some("ns"), &[], "ns/_catalog.db-wal", Want::Internal("_catalog.db-wal")),
-    (Some("ns"), &[], "ns/data/_catalog.db-shm", Want::Internal("data/_catalog.db-shm")),
+    (
+        Some("ns"),
+        &[],
+        "ns/_catalog.db",
+        Want::Internal("_catalog.db"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "ns/_catalog.db-wal",
+        Want::Internal("_catalog.db-wal"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "ns/data/_catalog.db-shm",
+        Want::Internal("data/_catalog.db-shm"),
+    ),
     // The root's own bookkeeping (the local index and sidecar live at the cache root).
-    (Some("ns"), &[], ".datastore-index.json", Want::Internal(".datastore-index.json")),
+    (
+        Some("ns"),
+        &[],
+        ".datastore-index.json",
+        Want::Internal(".datastore-index.json"),
+    ),
     (
         Some("ns"),
         &[],
@@ -541,15 +692,50 @@ pub const CLASSIFY_CASES: &[(Option<&str>, &[&str], &str, Want)] = &[
         Want::Internal(".datastore-sync-state.json"),
     ),
     // The seed bug's layout: data trees at the root in namespaced mode.
-    (Some("ns"), &[], "data/x/y/m1/state/1/raw", Want::RootLayout("data/x/y/m1/state/1/raw")),
-    (Some("ns"), &[], "outputs/a/b", Want::RootLayout("outputs/a/b")),
-    (Some("ns"), &[], "workflow-runs/w/r.yaml", Want::RootLayout("workflow-runs/w/r.yaml")),
-    (Some("ns"), &[], "data/a/.lock", Want::Internal("data/a/.lock")),
-    (Some("ns"), &[], "data/x/CON", Want::Unsafe("path-reserved-name")),
+    (
+        Some("ns"),
+        &[],
+        "data/x/y/m1/state/1/raw",
+        Want::RootLayout("data/x/y/m1/state/1/raw"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "outputs/a/b",
+        Want::RootLayout("outputs/a/b"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "workflow-runs/w/r.yaml",
+        Want::RootLayout("workflow-runs/w/r.yaml"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "data/a/.lock",
+        Want::Internal("data/a/.lock"),
+    ),
+    (
+        Some("ns"),
+        &[],
+        "data/x/CON",
+        Want::Unsafe("path-reserved-name"),
+    ),
     (Some("ns"), &[], "data", Want::Other),
     // Outside the bound tree.
-    (Some("ns"), &["other"], "other/data/x/raw", Want::Foreign("other")),
-    (Some("ns"), &["other"], "other/.namespace.json", Want::Foreign("other")),
+    (
+        Some("ns"),
+        &["other"],
+        "other/data/x/raw",
+        Want::Foreign("other"),
+    ),
+    (
+        Some("ns"),
+        &["other"],
+        "other/.namespace.json",
+        Want::Foreign("other"),
+    ),
     (Some("ns"), &[], "nsx/data/x", Want::Other),
     (Some("ns"), &[], "NS/data/x", Want::Other),
     (Some("ns"), &[], "ns", Want::Other),
@@ -558,11 +744,21 @@ pub const CLASSIFY_CASES: &[(Option<&str>, &[&str], &str, Want)] = &[
     (Some("ns"), &[], "README", Want::Other),
     // Unsafe, judged on the whole path first.
     (Some("ns"), &[], "ns/../x", Want::Unsafe("path-dot-segment")),
-    (Some("ns"), &[], "ns/a//b", Want::Unsafe("path-empty-segment")),
+    (
+        Some("ns"),
+        &[],
+        "ns/a//b",
+        Want::Unsafe("path-empty-segment"),
+    ),
     (Some("ns"), &[], "ns/", Want::Unsafe("path-trailing-slash")),
     (Some("ns"), &[], "/ns/a", Want::Unsafe("path-absolute")),
     (Some("ns"), &[], "ns/a\\b", Want::Unsafe("path-backslash")),
-    (Some("ns"), &[], "ns/a\u{0}", Want::Unsafe("path-control-character")),
+    (
+        Some("ns"),
+        &[],
+        "ns/a\u{0}",
+        Want::Unsafe("path-control-character"),
+    ),
 ];
 
 fn foreign_set(folders: &[&str]) -> ForeignNamespaces {
@@ -600,7 +796,11 @@ pub fn check_classify() {
         } else {
             CachePlace::Payload(RelPath::parse(rel).unwrap())
         };
-        assert_eq!(solo.classify_cache_path(rel, &none), want_solo, "solo {rel:?}");
+        assert_eq!(
+            solo.classify_cache_path(rel, &none),
+            want_solo,
+            "solo {rel:?}"
+        );
         assert_eq!(
             namespaced.classify_cache_path(&format!("ns/{rel}"), &none),
             CachePlace::Payload(RelPath::parse(rel).unwrap()),
@@ -663,7 +863,10 @@ pub const PARTITION_CASES: &[(&str, Option<&str>)] = &[
     ("outputs/t/m/o/1/raw", Some("outputs--t--m")),
     ("outputs/a/b/c", Some("outputs--a--b")),
     ("outputs/a/b", None),
-    ("definitions-evaluated/a/b/c", Some("definitions-evaluated--a--b")),
+    (
+        "definitions-evaluated/a/b/c",
+        Some("definitions-evaluated--a--b"),
+    ),
     (
         "definitions-evaluated/a/b/c/d/e/f",
         Some("definitions-evaluated--a--b--c"),
@@ -674,7 +877,10 @@ pub const PARTITION_CASES: &[(&str, Option<&str>)] = &[
     ("workflow-runs/wf-1/a/b/c/d", Some("workflow-runs--wf-1")),
     ("workflow-runs/wf-1", None),
     // The single-shard trees partition by their name.
-    ("workflows-evaluated/runs/1/evaluated.yaml", Some("workflows-evaluated")),
+    (
+        "workflows-evaluated/runs/1/evaluated.yaml",
+        Some("workflows-evaluated"),
+    ),
     ("workflows-evaluated/x", Some("workflows-evaluated")),
     ("auto-definitions/x.yaml", Some("auto-definitions")),
     ("audit/2026/08/01.log", Some("audit")),
@@ -699,9 +905,15 @@ pub fn check_partition_keys() {
 }
 
 /// `(paths, expected collisions as (kind, sorted paths))`.
-pub fn collision_cases() -> Vec<(Vec<&'static str>, Vec<(CollisionKind, Vec<&'static str>)>)> {
+/// One collision case: the paths, and the collisions expected as (kind, sorted paths).
+pub type CollisionCase = (Vec<&'static str>, Vec<(CollisionKind, Vec<&'static str>)>);
+
+pub fn collision_cases() -> Vec<CollisionCase> {
     vec![
-        (vec!["a/B", "a/b"], vec![(CollisionKind::CaseFold, vec!["a/B", "a/b"])]),
+        (
+            vec!["a/B", "a/b"],
+            vec![(CollisionKind::CaseFold, vec!["a/B", "a/b"])],
+        ),
         (
             vec!["data/Model/raw", "data/model/raw", "DATA/MODEL/RAW"],
             vec![(
@@ -717,16 +929,25 @@ pub fn collision_cases() -> Vec<(Vec<&'static str>, Vec<(CollisionKind, Vec<&'st
         // Case and normalisation at once.
         (
             vec!["x/CAF\u{c9}", "x/cafe\u{301}"],
-            vec![(CollisionKind::CaseFold, vec!["x/CAF\u{c9}", "x/cafe\u{301}"])],
+            vec![(
+                CollisionKind::CaseFold,
+                vec!["x/CAF\u{c9}", "x/cafe\u{301}"],
+            )],
         ),
         // A file where another path needs a folder.
-        (vec!["a", "a/b"], vec![(CollisionKind::FileFolder, vec!["a", "a/b"])]),
+        (
+            vec!["a", "a/b"],
+            vec![(CollisionKind::FileFolder, vec!["a", "a/b"])],
+        ),
         (
             vec!["data/x", "data/x/y/z"],
             vec![(CollisionKind::FileFolder, vec!["data/x", "data/x/y/z"])],
         ),
         // ... also when only the folded names clash.
-        (vec!["A", "a/b"], vec![(CollisionKind::FileFolder, vec!["A", "a/b"])]),
+        (
+            vec!["A", "a/b"],
+            vec![(CollisionKind::FileFolder, vec!["A", "a/b"])],
+        ),
         // No clash.
         (vec!["x/y", "x/z", "xy", "x-y/z"], vec![]),
         (vec!["a", "a"], vec![]),
@@ -759,7 +980,11 @@ pub fn check_collisions() {
                 paths: paths.into_iter().map(str::to_string).collect(),
             })
             .collect();
-        assert_eq!(normalised(&got), normalised(&want), "find_collisions({paths:?})");
+        assert_eq!(
+            normalised(&got),
+            normalised(&want),
+            "find_collisions({paths:?})"
+        );
     }
     // Case and file/folder at once: both are reported.
     let got = find_collisions(["data/x", "data/x/raw", "data/X/raw"]);
@@ -787,7 +1012,10 @@ pub fn check_seed_mapping() {
     assert_eq!(model.remote_key(&rel), "ns/data/x/y/m1/state/1/raw");
     assert_eq!(model.cache_path(&rel), "ns/data/x/y/m1/state/1/raw");
     assert!(!model.cache_path(&rel).starts_with("data/"));
-    assert_eq!(model.under_binding("_index/_meta.json"), "ns/_index/_meta.json");
+    assert_eq!(
+        model.under_binding("_index/_meta.json"),
+        "ns/_index/_meta.json"
+    );
     // The prefix is the client's business: it never shows in the names.
     let prefixed = PathModel::new(Some("ns"), "team/swamp").unwrap();
     let rel = prefixed
@@ -805,7 +1033,11 @@ pub fn check_seed_mapping() {
 
 /// `(namespace, remote key, code)`: keys `rel_from_remote_key` refuses.
 pub const REMOTE_KEY_REFUSALS: &[(Option<&str>, &str, &str)] = &[
-    (Some("ns"), "data/x/y/m1/state/1/raw", "key-outside-namespace"),
+    (
+        Some("ns"),
+        "data/x/y/m1/state/1/raw",
+        "key-outside-namespace",
+    ),
     (Some("ns"), "nsx/data/x", "key-outside-namespace"),
     (Some("ns"), "NS/data/x", "key-outside-namespace"),
     (Some("ns"), "ns", "key-outside-namespace"),
@@ -843,5 +1075,8 @@ pub fn check_remote_key_refusals() {
             namespace: "ns".into()
         }
     );
-    assert_eq!(error.to_string(), "key \"data/x\" is outside namespace \"ns\"");
+    assert_eq!(
+        error.to_string(),
+        "key \"data/x\" is outside namespace \"ns\""
+    );
 }

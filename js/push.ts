@@ -1,0 +1,345 @@
+/**
+ * Push: upload the cache's new work, delete only on evidence, publish the index without lost
+ * updates.
+ *
+ * The sequence (the decisions are the core's): read the index (a 404 rebuilds it from a
+ * listing, unpublished); walk the cache; plan (hashing only the files the core asks for); every
+ * guard is decided in that plan, before the first request; upload; publish the index
+ * conditionally (`If-Match` the ETag read, re-read and re-merge on a lost race); only then delete
+ * the objects the published index no longer names.
+ *
+ * @module
+ */
+import {
+  encodeLocalListing,
+  Planner,
+  type PushOptions,
+  type PushPlan,
+  sidecarAfterPush,
+  sidecarLazyPullActive,
+  sidecarTombstones,
+  type Uploaded,
+} from "./core.ts";
+import {
+  hasExtras,
+  LOCAL_INDEX,
+  publishConditionally,
+  SIDECAR,
+  type SyncContext,
+} from "./context.ts";
+import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
+import { describe, SyncError } from "./errors.ts";
+import { loadRemoteIndex } from "./pull.ts";
+import { isNotFound, type ObjectStore } from "./s3.ts";
+
+/** How many times a lost publish race is re-read and re-merged before giving up. */
+export const PUBLISH_ATTEMPTS = 10;
+
+/** Options of a push. */
+export interface PushRequest
+  extends Omit<PushOptions, "walkErrors" | "listingErrors" | "lazyPullActive"> {
+  /** Plan only: nothing is uploaded, deleted or published. */
+  dryRun?: boolean;
+  /**
+   * Asked before any delete; deletes go only when it resolves true. Absent means deletes are
+   * confirmed (the library default; the CLI always passes one).
+   */
+  confirmDeletes?: (plan: PushPlan) => Promise<boolean>;
+  /** The plan must equal this one (a saved `plan --out`), else the push stops with `plan-stale`. */
+  expect?: SavedPlan;
+  /**
+   * Publish even when the server ignores conditional writes (lost updates become possible).
+   * Off by default; see the README.
+   */
+  allowUnconditional?: boolean;
+}
+
+/** A plan saved by `s3sync plan --out`, applied by `s3sync push --plan`. */
+export interface SavedPlan {
+  /** Format marker. */
+  kind: "s3sync-push-plan";
+  /** ETag of the remote index the plan was computed from (null: no index). */
+  remoteIndexEtag: string | null;
+  /** SHA-256 of the cache walk the plan was computed from. */
+  listingDigest: string;
+  /** The plan. */
+  plan: PushPlan;
+}
+
+/** What a push did. */
+export interface PushReport {
+  /** The final plan. */
+  plan: PushPlan;
+  /** True for `--dry-run` / `plan`. */
+  dryRun: boolean;
+  /** Files uploaded. */
+  uploaded: number;
+  /** Bytes uploaded. */
+  bytes: number;
+  /** Objects deleted. */
+  deleted: number;
+  /** Per-file failures. */
+  failures: ItemFailure[];
+  /** True when the index was published. */
+  published: boolean;
+  /** Publish races lost and re-merged. */
+  conflicts: number;
+  /** ETag of the index read (for saving a plan). */
+  remoteIndexEtag: string | null;
+  /** Digest of the cache walk (for saving a plan). */
+  listingDigest: string;
+}
+
+async function sha256Hex(data: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const probed = new WeakMap<object, boolean>();
+
+/**
+ * Checks once per store that the server honours conditional writes (`If-None-Match: *` and
+ * `If-Match`), with a probe object under the internal `_control/` folder.
+ */
+export async function conditionalWritesWork(
+  store: ObjectStore,
+  folder: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const known = probed.get(store);
+  if (known !== undefined) return known;
+  const key = `${folder}_control/s3sync-probe-${crypto.randomUUID()}`;
+  const body = new TextEncoder().encode("s3sync conditional-write probe\n");
+  let works = false;
+  try {
+    const created = await store.putObjectIfMatch(key, body, null, signal);
+    const again = await store.putObjectIfMatch(key, body, null, signal);
+    const wrongMatch = await store.putObjectIfMatch(key, body, '"s3sync-not-the-etag"', signal);
+    works = created !== null && again === null && wrongMatch === null;
+  } finally {
+    await store.deleteObject(key, signal).catch(() => {});
+  }
+  probed.set(store, works);
+  return works;
+}
+
+/**
+ * Pushes the cache's bound tree.
+ *
+ * @param ctx adapters, binding and engine settings
+ * @param request delete policy, confirmation, dry run
+ */
+export async function push(ctx: SyncContext, request: PushRequest = {}): Promise<PushReport> {
+  const planner = new Planner(ctx.namespace, ctx.prefix);
+  try {
+    return await pushWith(ctx, planner, request);
+  } finally {
+    planner.free();
+  }
+}
+
+async function pushWith(
+  ctx: SyncContext,
+  planner: Planner,
+  request: PushRequest,
+): Promise<PushReport> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
+  const tombstones = sidecarTombstones(sidecar)
+    .map((t) => planner.normalizeTombstone(t))
+    .filter((t): t is string => t !== undefined);
+  const lazyPullActive = sidecarLazyPullActive(sidecar);
+
+  const loaded = await loadRemoteIndex(ctx, planner, false);
+  let etag: string | null = loaded.exists ? loaded.etag ?? null : null;
+  const walk = await ctx.cache.walk(ctx.signal);
+  const listing = encodeLocalListing(walk.files);
+  const listingDigest = await sha256Hex(listing);
+  const options: PushOptions = {
+    deleteMissing: request.deleteMissing,
+    maxDeletes: request.maxDeletes,
+    maxDeletePercent: request.maxDeletePercent,
+    allowCatalogShrink: request.allowCatalogShrink,
+    walkErrors: walk.errors.length,
+    listingErrors: 0,
+    lazyPullActive,
+  };
+  let plan = planner.planPush(listing, tombstones, new Map(), options);
+  if (plan.needsHash.length > 0) {
+    const hashes = new Map<string, string>();
+    for (const path of plan.needsHash) {
+      const data = await ctx.cache.readFile(path);
+      // A file that vanished since the walk gets an impossible hash: it plans as changed and
+      // its upload then fails visibly, instead of being silently skipped.
+      hashes.set(path, data ? await sha256Hex(data) : "vanished");
+    }
+    plan = planner.planPush(listing, tombstones, hashes, options);
+  }
+  for (const error of walk.errors.slice(0, 5)) ctx.log?.(`walk error: ${error}`);
+  ctx.log?.(
+    `plan: ${plan.summary.upload} to upload, ${plan.summary.delete} to delete, ` +
+      `${plan.summary.missing} missing (not deleted), ${plan.summary.withheldDeletes} deletes withheld`,
+  );
+  const report: PushReport = {
+    plan,
+    dryRun: request.dryRun ?? false,
+    uploaded: 0,
+    bytes: 0,
+    deleted: 0,
+    failures: [],
+    published: false,
+    conflicts: 0,
+    remoteIndexEtag: etag,
+    listingDigest,
+  };
+  if (request.expect) checkSavedPlan(request.expect, report);
+  if (request.dryRun) return report;
+
+  let deletesConfirmed = plan.deletes.length > 0;
+  if (deletesConfirmed && request.confirmDeletes) {
+    deletesConfirmed = await request.confirmDeletes(plan);
+    if (!deletesConfirmed) {
+      plan.withheld.push(...plan.deletes);
+      plan.deletes = [];
+      plan.summary.withheldDeletes = plan.withheld.length;
+      plan.summary.delete = 0;
+      plan.blocked.push({
+        code: "confirmation-required",
+        message:
+          `${plan.withheld.length} deletes were not confirmed; review them with \`s3sync plan\`, then push with --yes`,
+      });
+    }
+  }
+
+  const uploaded: Uploaded[] = [];
+  report.failures.push(
+    ...(await runPool(plan.uploads, {
+      concurrency: ctx.concurrency ?? 25,
+      signal: ctx.signal,
+      phase: "upload",
+      onProgress: ctx.onProgress,
+      name: (u) => u.rel,
+      failureCode: "upload-failed",
+      sizeOf: (u) => u.size,
+    }, async (u) => {
+      const data = await ctx.cache.readFile(u.cachePath);
+      if (data === null) throw new SyncError("upload-failed", "the file vanished after the walk");
+      const sha256 = await sha256Hex(data);
+      await withRetry(() => ctx.store.putObject(u.remoteKey, data, ctx.signal), retry, ctx.signal);
+      const stat = await ctx.cache.stat(u.cachePath);
+      uploaded.push({ rel: u.rel, size: data.length, mtimeMs: stat?.mtimeMs, sha256 });
+      report.bytes += data.length;
+    })),
+  );
+  report.uploaded = uploaded.length;
+
+  const now = ctx.now?.() ?? new Date();
+  const mustPublish = planner.recordPush(uploaded, now, deletesConfirmed);
+  if (mustPublish) {
+    etag = await publishIndex(ctx, planner, etag, request, report);
+    report.published = true;
+  }
+  if (deletesConfirmed) {
+    // The published index no longer names these; a crash from here on leaves orphan objects,
+    // never an index entry pointing at nothing.
+    const deleteFailures = await runPool(plan.deletes, {
+      concurrency: ctx.concurrency ?? 25,
+      signal: ctx.signal,
+      phase: "delete",
+      onProgress: ctx.onProgress,
+      name: (d) => d.rel,
+      failureCode: "delete-failed",
+    }, async (d) => {
+      await withRetry(() => ctx.store.deleteObject(d.remoteKey, ctx.signal), retry, ctx.signal);
+      report.deleted++;
+    });
+    report.failures.push(...deleteFailures);
+  }
+
+  await ctx.cache.writeAtomic(LOCAL_INDEX, planner.indexJson(true));
+  // Tombstones stay while any delete they support is withheld: the evidence is still needed.
+  const consumed = plan.withheld.length === 0 ? tombstones : [];
+  const verified = report.failures.length === 0 && plan.blocked.length === 0 &&
+    plan.missing.length === 0 && !lazyPullActive;
+  const fresh = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
+  await ctx.cache.writeAtomic(
+    SIDECAR,
+    sidecarAfterPush(fresh, etag ?? undefined, now, consumed, verified),
+  );
+  return report;
+}
+
+function checkSavedPlan(saved: SavedPlan, report: PushReport): void {
+  const stale = saved.remoteIndexEtag !== report.remoteIndexEtag ||
+    saved.listingDigest !== report.listingDigest ||
+    JSON.stringify(saved.plan.deletes) !== JSON.stringify(report.plan.deletes) ||
+    JSON.stringify(saved.plan.uploads.map((u) => u.rel)) !==
+      JSON.stringify(report.plan.uploads.map((u) => u.rel));
+  if (stale) {
+    throw new SyncError(
+      "plan-stale",
+      "the bucket or the cache changed since the plan was made; make a new plan with `s3sync plan`",
+    );
+  }
+}
+
+/**
+ * Publishes the planner's index over `etag`; on a lost race re-reads, re-merges and retries.
+ *
+ * @returns the ETag of the published index
+ */
+async function publishIndex(
+  ctx: SyncContext,
+  planner: Planner,
+  etag: string | null,
+  request: PushRequest,
+  report: PushReport,
+): Promise<string | null> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const key = planner.remoteIndexKey;
+  if (hasExtras(ctx.store) && !request.allowUnconditional) {
+    const store = ctx.store;
+    const works = await withRetry(
+      () => conditionalWritesWork(store, planner.listingPrefix, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    if (!works) {
+      throw new SyncError(
+        "conditional-writes-unsupported",
+        "this server ignores conditional writes, so a concurrent writer could silently drop this push's index entries; " +
+          "the data objects are uploaded but the index was not published. Re-run with --allow-unconditional when you are the only writer",
+      );
+    }
+  }
+  for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
+    const body = planner.indexJson(false);
+    const put = await withRetry(
+      () =>
+        request.allowUnconditional
+          ? ctx.store.putObject(key, body, ctx.signal)
+          : publishConditionally(ctx.store, key, body, etag, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    if (put) return put.etag ?? null;
+    report.conflicts++;
+    ctx.log?.(
+      `another writer published the index first: re-reading and merging (attempt ${attempt})`,
+    );
+    try {
+      const newer = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
+      planner.rebasePush(newer.data);
+      etag = newer.etag ?? null;
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      throw new SyncError("index-vanished", `the remote index ${key} was deleted during the push`);
+    }
+    await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
+  }
+  throw new SyncError(
+    "publish-conflict",
+    `lost the race to publish the index ${PUBLISH_ATTEMPTS} times; the uploads are in the bucket, run push again to index them`,
+    { details: describe(report.conflicts) },
+  );
+}

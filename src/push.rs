@@ -1,0 +1,365 @@
+//! The push diff: what to upload, what may be deleted (and on what evidence), what is merely
+//! missing, and which guards withhold what.
+//!
+//! Content comparison follows the extension (size, then mtime, then sha256), in two steps so no
+//! file is hashed needlessly: [`plan_push`] returns the rels whose hash it needs, the shim hashes
+//! just those, and [`plan_push`] runs again with the hashes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::index::{Index, IndexEntry};
+use crate::layout::{LayoutFindings, Survey};
+use crate::paths::{is_internal, is_never_synced, PathModel};
+use crate::pull::{MtimeUpdate, Transfer};
+use crate::safety::{
+    catalog_shrinks, covering_tombstone, delete_verdicts, DeletePolicy, Evidence, GuardInput,
+    RunFacts, Verdict, CATALOG_EXPORT,
+};
+use crate::time::{format_iso_millis, parse_iso_millis};
+
+/// Why a file is uploaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UploadReason {
+    /// The index has no entry for it.
+    New,
+    /// Its size differs from the entry's.
+    SizeChanged,
+    /// Its hash differs from the entry's.
+    ContentChanged,
+    /// Its mtime differs and the entry has no hash to compare.
+    MtimeChanged,
+}
+
+/// One upload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Upload {
+    /// The transfer, with all three names.
+    #[serde(flatten)]
+    pub transfer: Transfer,
+    /// Why.
+    pub reason: UploadReason,
+}
+
+/// One delete and its evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delete {
+    /// Index key.
+    pub rel: String,
+    /// Remote key relative to the prefix.
+    pub remote_key: String,
+    /// Why the delete is allowed.
+    pub evidence: Evidence,
+}
+
+/// Counts of a push plan (the CLI contract's `summary`, minus `download`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushSummary {
+    /// Files to upload.
+    pub upload: u64,
+    /// Bytes to upload.
+    pub upload_bytes: u64,
+    /// Objects to delete (after the guards).
+    pub delete: u64,
+    /// Deletes the evidence supported but a guard withheld.
+    pub withheld_deletes: u64,
+    /// Index entries absent locally without evidence (reported, never deleted).
+    pub missing: u64,
+    /// Files unchanged.
+    pub unchanged: u64,
+    /// Files held back by a guard (the catalog export).
+    pub held_back: u64,
+}
+
+/// The push plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushPlan {
+    /// Counts.
+    pub summary: PushSummary,
+    /// When non-empty, hash these cache paths' files and plan again; nothing else is final.
+    pub needs_hash: Vec<String>,
+    /// Uploads, sorted by rel.
+    pub uploads: Vec<Upload>,
+    /// Deletes that may go (empty whenever a verdict withholds deletes).
+    pub deletes: Vec<Delete>,
+    /// Deletes the evidence supported but a guard withheld.
+    pub withheld: Vec<Delete>,
+    /// Index entries absent locally without evidence.
+    pub missing: Vec<String>,
+    /// `localMtime` values to record for files whose hash matched.
+    pub mtime_updates: Vec<MtimeUpdate>,
+    /// Guards that fired.
+    pub blocked: Vec<Verdict>,
+    /// Internal entries dropped from the index.
+    pub prune: Vec<String>,
+    /// Layout findings of the walk.
+    pub layout: LayoutFindings,
+}
+
+/// Inputs of a push plan beyond the index and the walk.
+#[derive(Debug, Clone, Default)]
+pub struct PushInput {
+    /// Cache-relative tombstones (normalised with `safety::normalize_tombstone`).
+    pub tombstones: BTreeSet<String>,
+    /// SHA-256 (lowercase hex) of files the previous step asked for, by cache path.
+    pub hashes: BTreeMap<String, String>,
+    /// Delete settings.
+    pub policy: DeletePolicy,
+    /// Run facts.
+    pub facts: RunFacts,
+}
+
+/// What the comparison of one local file with its entry concluded.
+enum Compared {
+    Unchanged,
+    Upload(UploadReason),
+    NeedsHash,
+    HashMatched,
+}
+
+fn compare(
+    entry: Option<&IndexEntry>,
+    size: u64,
+    mtime: Option<i64>,
+    hash: Option<&String>,
+) -> Compared {
+    let Some(entry) = entry else {
+        return Compared::Upload(UploadReason::New);
+    };
+    if entry.size != size {
+        return Compared::Upload(UploadReason::SizeChanged);
+    }
+    let recorded = entry.local_mtime.as_deref().and_then(parse_iso_millis);
+    if recorded.is_some() && recorded == mtime {
+        // Same size and the mtime we recorded when it last matched: unchanged, no hashing
+        // (the rclone default, and far cheaper than the extension's hash-on-equal-mtime).
+        return Compared::Unchanged;
+    }
+    match (&entry.sha256, hash) {
+        (Some(expected), Some(actual)) if expected.eq_ignore_ascii_case(actual) => {
+            Compared::HashMatched
+        }
+        (Some(_), Some(_)) => Compared::Upload(UploadReason::ContentChanged),
+        (Some(_), None) => Compared::NeedsHash,
+        // Nothing recorded to compare against: the extension leaves such a file alone.
+        (None, _) if recorded.is_none() => Compared::Unchanged,
+        (None, _) => Compared::Upload(UploadReason::MtimeChanged),
+    }
+}
+
+/// Plans a push of the cache described by `survey` against `index`.
+pub fn plan_push(model: &PathModel, index: &Index, survey: &Survey, input: &PushInput) -> PushPlan {
+    let mut plan = PushPlan {
+        layout: survey.findings.clone(),
+        ..PushPlan::default()
+    };
+    let mut payload: Vec<(&String, _)> = survey.payload.iter().collect();
+    payload.sort_by(|a, b| a.0.cmp(b.0));
+    for (rel_text, stat) in payload {
+        let Ok(rel) = model.rel(rel_text) else {
+            continue;
+        };
+        let cache_path = model.cache_path(&rel);
+        let entry = index.entries.get(rel_text);
+        match compare(
+            entry,
+            stat.size,
+            stat.mtime_ms,
+            input.hashes.get(&cache_path),
+        ) {
+            Compared::Unchanged => plan.summary.unchanged += 1,
+            Compared::HashMatched => {
+                plan.summary.unchanged += 1;
+                if let Some(mtime) = stat.mtime_ms {
+                    plan.mtime_updates.push(MtimeUpdate {
+                        rel: rel_text.clone(),
+                        local_mtime: format_iso_millis(mtime),
+                    });
+                }
+            }
+            Compared::NeedsHash => plan.needs_hash.push(cache_path),
+            Compared::Upload(reason) => {
+                let remote_size = entry.map_or(0, |e| e.size);
+                if rel_text == CATALOG_EXPORT
+                    && entry.is_some()
+                    && !input.policy.allow_catalog_shrink
+                    && catalog_shrinks(stat.size, remote_size)
+                {
+                    plan.summary.held_back += 1;
+                    plan.blocked.push(Verdict {
+                        code: "catalog-shrink".into(),
+                        message: format!(
+                            "{cache_path} would replace a remote copy of {remote_size} bytes with {} bytes; \
+                             it is held back (restore the catalog, or pass --allow-catalog-shrink if the removal is intended)",
+                            stat.size
+                        ),
+                    });
+                    continue;
+                }
+                plan.summary.upload_bytes += stat.size;
+                plan.uploads.push(Upload {
+                    transfer: Transfer {
+                        rel: rel_text.clone(),
+                        remote_key: model.remote_key(&rel),
+                        cache_path,
+                        size: stat.size,
+                    },
+                    reason,
+                });
+            }
+        }
+    }
+
+    let mut candidates = Vec::new();
+    for key in index.entries.keys() {
+        if is_internal(key) {
+            plan.prune.push(key.clone());
+            continue;
+        }
+        if survey.payload.contains_key(key) || is_never_synced(key) {
+            continue;
+        }
+        // An entry whose key breaks the path rules cannot name a local file: never evidence.
+        let Ok(rel) = model.rel(key) else {
+            plan.missing.push(key.clone());
+            continue;
+        };
+        let cache_path = model.cache_path(&rel);
+        let evidence = match covering_tombstone(&input.tombstones, &cache_path) {
+            Some(path) => Evidence::Tombstone { path: path.clone() },
+            None if input.policy.delete_missing => Evidence::DeleteMissing,
+            None => {
+                plan.missing.push(key.clone());
+                continue;
+            }
+        };
+        candidates.push(Delete {
+            rel: key.clone(),
+            remote_key: model.remote_key(&rel),
+            evidence,
+        });
+    }
+
+    let verdicts = delete_verdicts(&GuardInput {
+        model,
+        index_entries: index.entries.len() as u64,
+        payload_files: survey.payload.len() as u64,
+        root_layout_trees: &survey.findings.root_layout_trees,
+        root_layout_files: survey.findings.root_layout_files,
+        deletes: candidates.len() as u64,
+        facts: input.facts,
+        policy: input.policy,
+    });
+    if verdicts.is_empty() {
+        plan.deletes = candidates;
+    } else {
+        plan.withheld = candidates;
+        plan.blocked.extend(verdicts);
+    }
+    plan.summary.upload = plan.uploads.len() as u64;
+    plan.summary.delete = plan.deletes.len() as u64;
+    plan.summary.withheld_deletes = plan.withheld.len() as u64;
+    plan.summary.missing = plan.missing.len() as u64;
+    plan
+}
+
+/// One uploaded file, as the shim reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Uploaded {
+    /// Index key.
+    pub rel: String,
+    /// Bytes uploaded.
+    pub size: u64,
+    /// Local mtime (epoch ms) read after the upload.
+    pub mtime_ms: Option<i64>,
+    /// SHA-256 of the bytes uploaded.
+    pub sha256: String,
+}
+
+/// A push's changes to the index, kept so they can be re-applied over a newer index when a
+/// conditional publish loses a race.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PushChanges {
+    /// New or replaced entries.
+    pub upserts: BTreeMap<String, IndexEntry>,
+    /// Deleted rels, with the entry they deleted (a delete is re-applied only over that same
+    /// entry, so a peer's newer upload of the same rel is never dropped).
+    pub deletes: BTreeMap<String, IndexEntry>,
+    /// `localMtime` updates of unchanged files.
+    pub mtimes: BTreeMap<String, String>,
+    /// Internal entries to drop.
+    pub prune: BTreeSet<String>,
+}
+
+impl PushChanges {
+    /// True when the remote index must be written.
+    pub fn touches_remote(&self) -> bool {
+        !self.upserts.is_empty() || !self.deletes.is_empty() || !self.prune.is_empty()
+    }
+}
+
+/// Collects the changes a push made: uploads done, deletes decided (published before the
+/// objects are removed), mtimes learned, internal entries pruned.
+pub fn push_changes(
+    index: &Index,
+    plan: &PushPlan,
+    uploaded: &[Uploaded],
+    now_iso: &str,
+) -> PushChanges {
+    let mut changes = PushChanges::default();
+    for up in uploaded {
+        let extra = index.entries.get(&up.rel).and_then(|e| e.extra.clone());
+        changes.upserts.insert(
+            up.rel.clone(),
+            IndexEntry {
+                size: up.size,
+                last_modified: Some(now_iso.to_string()),
+                local_mtime: up.mtime_ms.map(format_iso_millis),
+                sha256: Some(up.sha256.clone()),
+                extra,
+            },
+        );
+    }
+    for delete in &plan.deletes {
+        if let Some(entry) = index.entries.get(&delete.rel) {
+            changes.deletes.insert(delete.rel.clone(), entry.clone());
+        }
+    }
+    for update in &plan.mtime_updates {
+        changes
+            .mtimes
+            .insert(update.rel.clone(), update.local_mtime.clone());
+    }
+    changes.prune = plan.prune.iter().cloned().collect();
+    changes
+}
+
+/// Applies `changes` to `index` (the one read, or a newer one after a lost race).
+pub fn apply_changes(index: &mut Index, changes: &PushChanges) {
+    for (rel, entry) in &changes.upserts {
+        index.entries.insert(rel.clone(), entry.clone());
+    }
+    for (rel, deleted) in &changes.deletes {
+        let same = index.entries.get(rel).is_some_and(|current| {
+            current.size == deleted.size && current.last_modified == deleted.last_modified
+        });
+        if same {
+            index.entries.remove(rel);
+        }
+    }
+    for (rel, mtime) in &changes.mtimes {
+        if let Some(entry) = index.entries.get_mut(rel) {
+            entry.local_mtime = Some(mtime.clone());
+        }
+    }
+    for rel in &changes.prune {
+        index.entries.remove(rel);
+    }
+}
