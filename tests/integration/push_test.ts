@@ -1,0 +1,255 @@
+/**
+ * Push against real S3 servers through the CLI: the first seed's state end to end, every delete
+ * guard, the catalog guard, concurrent writers with and without conditional writes, and saved
+ * plans.
+ */
+import { assert, assertEquals } from "../harness/assert.ts";
+import { commonFlags, runCli, runCliJson, spawnCli } from "../harness/cli.ts";
+import {
+  bucketKeys,
+  remoteIndexKeys,
+  seedBucketWithIndex,
+  writeCacheFiles,
+  writeExtensionSidecar,
+} from "../harness/datastore.ts";
+import { contentOf, datastoreRels } from "../harness/seed.ts";
+import { SERVER_KINDS, startServer } from "../harness/servers.ts";
+
+type Summary = {
+  upload: number;
+  download: number;
+  delete: number;
+  missing: number;
+  blocked: { code: string; message: string }[];
+};
+
+for (const kind of SERVER_KINDS) {
+  Deno.test(`seed 1 on ${kind}: a mixed layout uploads the new work, deletes nothing, exits 3 with mixed-layout`, async () => {
+    const server = await startServer(kind);
+    const store = await server.bucket("seed-one", { prefix: "swamp" });
+    const cache = await Deno.makeTempDir({ prefix: "s3sync-seed1-" });
+    try {
+      const live = datastoreRels(7431);
+      await seedBucketWithIndex(store, live, "ns");
+      // The bug's layout: the bulk pull wrote every object to the cache root...
+      await writeCacheFiles(cache, live.map((rel) => [rel, contentOf(rel)]));
+      // ...while 348 new files of local run history sit where push looks.
+      const fresh = datastoreRels(348, "new-");
+      await writeCacheFiles(cache, fresh.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+      // More than 200 dirty paths, the extension's overflow flag set: its full walk would now
+      // delete every index entry missing under <cache>/ns/, i.e. all 7,431.
+      await writeExtensionSidecar(cache, {
+        dirtyPaths: live.slice(0, 250).map((rel) => `ns/${rel}`),
+        dirtyPathsOverflowed: true,
+        bulkInvalidated: true,
+      });
+
+      const run = await runCliJson([
+        "push",
+        ...commonFlags(server, "seed-one", cache, { prefix: "swamp", namespace: "ns" }),
+        "--yes",
+      ]);
+      const summary = run.json.summary as Summary;
+      assertEquals(run.code, 3, run.stderr);
+      assertEquals(summary.upload, 348);
+      assertEquals(summary.delete, 0);
+      assert(
+        summary.blocked.some((b) => b.code === "mixed-layout"),
+        JSON.stringify(summary.blocked),
+      );
+      const keys = await bucketKeys(store, "ns/");
+      for (const rel of live) assert(keys.includes(`ns/${rel}`), `ns/${rel} was deleted`);
+      for (const rel of fresh) assert(keys.includes(`ns/${rel}`), `ns/${rel} was not uploaded`);
+      assertEquals((await remoteIndexKeys(store, "ns")).length, 7431 + 348);
+    } finally {
+      store.destroy();
+      await server.stop();
+      await Deno.remove(cache, { recursive: true });
+    }
+  });
+}
+
+Deno.test("guards on moto: an emptied namespace folder, the delete cap, and deletes within the caps", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("guards");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-guards-" });
+  const flags = commonFlags(server, "guards", cache, { namespace: "ns" });
+  try {
+    const rels = datastoreRels(100);
+    await seedBucketWithIndex(store, rels, "ns");
+    assertEquals((await runCli(["pull", ...flags])).code, 0);
+
+    // Emptied namespace folder: even --delete-missing deletes nothing.
+    await Deno.rename(`${cache}/ns`, `${cache}/ns-aside`);
+    const emptied = await runCliJson(["push", ...flags, "--delete-missing", "--yes"]);
+    assertEquals(emptied.code, 3);
+    assertEquals((emptied.json.summary as Summary).delete, 0);
+    assert(
+      (emptied.json.summary as Summary).blocked.some((b) => b.code === "namespace-tree-missing"),
+    );
+    assertEquals(
+      (await bucketKeys(store, "ns/data/")).length,
+      rels.filter((r) => r.startsWith("data/")).length,
+    );
+    await Deno.rename(`${cache}/ns-aside`, `${cache}/ns`);
+
+    // 60 % deleted on purpose (tombstones) trips the cap.
+    const doomed = rels.slice(0, 60);
+    for (const rel of doomed) await Deno.remove(`${cache}/ns/${rel}`);
+    const marked = await runCli(["mark-deleted", ...flags, ...doomed.map((r) => `ns/${r}`)]);
+    assertEquals(marked.code, 0, marked.stderr);
+    const capped = await runCliJson(["push", ...flags, "--yes"]);
+    assertEquals(capped.code, 3);
+    assertEquals((capped.json.summary as Summary).delete, 0);
+    assert((capped.json.summary as Summary).blocked.some((b) => b.code === "delete-cap"));
+    assertEquals((await remoteIndexKeys(store, "ns")).length, 100);
+
+    // Within raised caps the tombstoned deletes happen, and only those.
+    const allowed = await runCliJson(["push", ...flags, "--yes", "--max-delete-percent", "70"]);
+    assertEquals(allowed.code, 0, allowed.stderr);
+    assertEquals((allowed.json.summary as Summary).delete, 60);
+    const remaining = await remoteIndexKeys(store, "ns");
+    assertEquals(remaining, rels.slice(60).sort());
+    const objects = await bucketKeys(store, "ns/");
+    for (const rel of doomed) assert(!objects.includes(`ns/${rel}`), `ns/${rel} still exists`);
+    for (const rel of rels.slice(60)) assert(objects.includes(`ns/${rel}`), `ns/${rel} lost`);
+
+    // Without a terminal and without --yes, deletes wait for confirmation (exit 3).
+    const more = rels.slice(60, 62);
+    for (const rel of more) await Deno.remove(`${cache}/ns/${rel}`);
+    await runCli(["mark-deleted", ...flags, ...more]);
+    const unconfirmed = await runCliJson(["push", ...flags]);
+    assertEquals(unconfirmed.code, 3);
+    assert(
+      (unconfirmed.json.summary as Summary).blocked.some((b) => b.code === "confirmation-required"),
+    );
+    assertEquals((await remoteIndexKeys(store, "ns")).length, 40);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("an emptied catalog export is held back over a remote one with 1,000 rows", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("catalog");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-catalog-" });
+  const flags = commonFlags(server, "catalog", cache, { namespace: "ns" });
+  try {
+    const rows = Array.from(
+      { length: 1000 },
+      (_, i) => ({ relPath: `data/a/b/m-${i}/state/1/raw`, size: i }),
+    );
+    const catalog = new TextEncoder().encode(JSON.stringify(rows, null, 2) + "\n");
+    await writeCacheFiles(cache, [["ns/.catalog-export.json", catalog], [
+      "ns/logs/a.log",
+      new Uint8Array([1]),
+    ]]);
+    assertEquals((await runCli(["push", ...flags, "--yes"])).code, 0);
+    await Deno.writeTextFile(`${cache}/ns/.catalog-export.json`, "[]\n");
+    const run = await runCliJson(["push", ...flags, "--yes"]);
+    assertEquals(run.code, 3);
+    assert((run.json.summary as Summary).blocked.some((b) => b.code === "catalog-shrink"));
+    assertEquals((await store.getObject("ns/.catalog-export.json")).data, catalog);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+async function concurrentPushes(
+  conditional: boolean,
+): Promise<{ expected: number; indexed: number }> {
+  const server = await startServer("moto");
+  const store = await server.bucket("writers");
+  const caches: string[] = [];
+  try {
+    await seedBucketWithIndex(store, datastoreRels(20), "ns");
+    const runs = [];
+    let expected = 20;
+    for (let p = 0; p < 4; p++) {
+      const cache = await Deno.makeTempDir({ prefix: `s3sync-writer-${p}-` });
+      caches.push(cache);
+      const files = datastoreRels(40, `w${p}-`);
+      expected += files.length;
+      await writeCacheFiles(cache, files.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    }
+    for (const cache of caches) {
+      runs.push(
+        spawnCli([
+          "push",
+          ...commonFlags(server, "writers", cache, { namespace: "ns" }),
+          "--yes",
+          ...(conditional ? [] : ["--allow-unconditional"]),
+        ]).output(),
+      );
+    }
+    const outputs = await Promise.all(runs);
+    for (const out of outputs) assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+    return { expected, indexed: (await remoteIndexKeys(store, "ns")).length };
+  } finally {
+    store.destroy();
+    await server.stop();
+    for (const cache of caches) await Deno.remove(cache, { recursive: true });
+  }
+}
+
+Deno.test("four processes pushing disjoint files at once: the index holds every file", async () => {
+  const { expected, indexed } = await concurrentPushes(true);
+  console.log(`conditional writes on: ${indexed} of ${expected} files indexed`);
+  assertEquals(indexed, expected);
+});
+
+Deno.test("the same race with conditional writes switched off loses entries (the test can fail)", async () => {
+  const { expected, indexed } = await concurrentPushes(false);
+  console.log(`conditional writes off: ${indexed} of ${expected} files indexed`);
+  assert(
+    indexed < expected,
+    `expected lost entries without conditional writes, got all ${indexed}`,
+  );
+});
+
+Deno.test("push --plan refuses a saved plan once the bucket changed", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("saved-plan");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-plan-" });
+  const other = await Deno.makeTempDir({ prefix: "s3sync-plan-other-" });
+  const flags = commonFlags(server, "saved-plan", cache);
+  try {
+    await seedBucketWithIndex(store, datastoreRels(10));
+    assertEquals((await runCli(["pull", ...flags])).code, 0);
+    await writeCacheFiles(cache, [["logs/mine.log", new Uint8Array([1, 2, 3])]]);
+    const planFile = `${cache}-plan.json`;
+    const planned = await runCli(["plan", ...flags, "--out", planFile]);
+    assertEquals(planned.code, 0, planned.stderr);
+    assert(
+      planned.stdout.includes("Plan: 1 to upload, 0 to delete, 0 missing (not deleted)."),
+      planned.stdout,
+    );
+
+    // Someone else pushes in between.
+    await writeCacheFiles(other, [["logs/theirs.log", new Uint8Array([9])]]);
+    assertEquals(
+      (await runCli(["push", ...commonFlags(server, "saved-plan", other), "--yes"])).code,
+      0,
+    );
+
+    const stale = await runCli(["push", ...flags, "--plan", planFile, "--yes"]);
+    assertEquals(stale.code, 3, stale.stderr);
+    assert(stale.stderr.includes("plan-stale"), stale.stderr);
+    assert(!(await remoteIndexKeys(store)).includes("logs/mine.log"));
+
+    // A fresh plan applies.
+    assertEquals((await runCli(["plan", ...flags, "--out", planFile])).code, 0);
+    assertEquals((await runCli(["push", ...flags, "--plan", planFile, "--yes"])).code, 0);
+    assert((await remoteIndexKeys(store)).includes("logs/mine.log"));
+    await Deno.remove(planFile);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+    await Deno.remove(other, { recursive: true });
+  }
+});
