@@ -2,12 +2,16 @@
  * The main job, narrated for a newcomer: an embedded S3 server holding a namespaced swamp
  * datastore in the state of the second seed bug (data, but no index), and a pull that rebuilds
  * the index, publishes it and hydrates the cache under `<cache>/<namespace>/` (the first seed
- * bug's fix), then a second pull that costs one request.
+ * bug's fix), then a second pull that costs one request; a push with a previewed, evidenced
+ * delete; and the first bug's broken cache pushed without losing a byte.
  *
  * @module
  */
 import { DenoCacheFs } from "../js/cache_fs.ts";
+import { describePlan } from "../js/cli.ts";
+import { markDirty } from "../js/dirty.ts";
 import { pull } from "../js/pull.ts";
+import { push } from "../js/push.ts";
 import { contentOf, datastoreRels, listTree, putAll } from "../tests/harness/seed.ts";
 import { startServer } from "../tests/harness/servers.ts";
 
@@ -92,6 +96,49 @@ try {
     } (a HEAD of the index, compared with`,
   );
   say("   the ETag recorded in .datastore-sync-state.json; nothing walked, nothing listed).");
+
+  step(6, "Local work: two new files, one deleted on purpose");
+  const ctx = { store, cache: new DenoCacheFs(cachePath), namespace: "prod", prefix: "team/repo" };
+  await Deno.writeTextFile(`${cachePath}/prod/logs/run-demo-1.log`, "a new run\n");
+  await Deno.writeTextFile(`${cachePath}/prod/logs/run-demo-2.log`, "another run\n");
+  await Deno.remove(`${cachePath}/prod/logs/run-5.log`);
+  await markDirty(ctx.cache, "prod", "prod/logs/run-5.log");
+  say(
+    '   swamp calls markDirty("prod/logs/run-5.log") when it deletes a file: that tombstone is the',
+  );
+  say("   evidence a remote delete needs. Preview first (s3sync plan):");
+  const preview = await push(ctx, { dryRun: true });
+  for (const line of describePlan(preview.plan)) say(`     ${line}`);
+  const pushed = await push(ctx, {});
+  say(
+    `   Pushed: ${pushed.uploaded} uploaded, ${pushed.deleted} deleted; the index was published with If-Match,`,
+  );
+  say(
+    "   so a concurrent writer's entries are never overwritten (a lost race re-reads and re-merges).",
+  );
+
+  step(7, "Reproduce the first bug report's broken cache, and push it");
+  for await (const entry of Deno.readDir(`${cachePath}/prod`)) {
+    if (entry.isDirectory && entry.name !== "logs") {
+      await Deno.rename(`${cachePath}/prod/${entry.name}`, `${cachePath}/${entry.name}`);
+    }
+  }
+  await Deno.writeTextFile(`${cachePath}/prod/logs/run-demo-3.log`, "work done while wedged\n");
+  say(
+    "   The buggy pull left data/, outputs/, workflow-runs/, ... at the cache ROOT; only logs/ and a",
+  );
+  say(
+    "   new run log are under prod/. With >200 dirty paths the extension's next full-walk push would",
+  );
+  say("   delete every indexed file missing under prod/: nearly the whole datastore. Here:");
+  const wedged = await push(ctx, { dryRun: true });
+  for (const line of describePlan(wedged.plan, 3)) say(`     ${line}`);
+  const safe = await push(ctx, {});
+  const remaining = (await store.listAllObjects("prod/")).length;
+  say(
+    `   Pushed: ${safe.uploaded} uploaded (new work is never stranded), ${safe.deleted} deleted.`,
+  );
+  say(`   The bucket still holds ${remaining} objects under prod/. Absence is not deletion.`);
 
   say(
     `\n${

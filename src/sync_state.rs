@@ -14,6 +14,11 @@ pub struct SyncState {
     /// 1 or 2 (this core writes 2).
     pub version: u64,
     /// The unquoted ETag of the remote index the cache was last verified against.
+    // The extension spells it `remoteIndexETag`; `rename_all = "camelCase"` alone gives
+    // `remoteIndexEtag`, which made every extension sidecar unreadable here (so its
+    // `lazyPullActive` and `dirtyPaths` were silently dropped) and ours unreadable there. The
+    // alias still reads sidecars written under the old spelling.
+    #[serde(rename = "remoteIndexETag", alias = "remoteIndexEtag")]
     pub remote_index_etag: String,
     /// When that verification happened (ISO-8601).
     pub last_verified_at: String,

@@ -99,7 +99,11 @@ impl Planner {
     /// plan as JSON.
     #[wasm_bindgen(js_name = planPull)]
     pub fn plan_pull(&mut self, listing: &[u8], opts: JsValue) -> Result<String, JsValue> {
-        let opts: PullOptions = options(opts)?;
+        let opts: PullOptionsJs = options(opts)?;
+        let opts = PullOptions {
+            metadata_only: opts.metadata_only.unwrap_or(false),
+            case_insensitive: opts.case_insensitive.unwrap_or(false),
+        };
         to_json(self.inner.plan_pull(listing, opts).map_err(to_js_error)?)
     }
 
@@ -144,17 +148,17 @@ impl Planner {
             tombstones: tombstones.into_iter().collect(),
             hashes: hash_paths.into_iter().zip(hash_values).collect(),
             policy: DeletePolicy {
-                delete_missing: opts.delete_missing,
+                delete_missing: opts.delete_missing.unwrap_or(false),
                 max_deletes: opts.max_deletes.unwrap_or(DEFAULT_MAX_DELETES),
                 max_delete_percent: opts
                     .max_delete_percent
                     .unwrap_or(DEFAULT_MAX_DELETE_PERCENT),
-                allow_catalog_shrink: opts.allow_catalog_shrink,
+                allow_catalog_shrink: opts.allow_catalog_shrink.unwrap_or(false),
             },
             facts: RunFacts {
-                walk_errors: opts.walk_errors,
-                listing_errors: opts.listing_errors,
-                lazy_pull_active: opts.lazy_pull_active,
+                walk_errors: opts.walk_errors.unwrap_or(0),
+                listing_errors: opts.listing_errors.unwrap_or(0),
+                lazy_pull_active: opts.lazy_pull_active.unwrap_or(false),
             },
         };
         to_json(self.inner.plan_push(listing, &input).map_err(to_js_error)?)
@@ -321,14 +325,24 @@ pub fn sidecar_lazy_pull_active(sidecar: Option<Vec<u8>>) -> bool {
 /// Options of `Planner.planPush`, flat for JS.
 #[derive(Default, serde::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
+// Every field is an Option: JS callers pass `{flag: undefined}`, which serde-wasm-bindgen reads
+// as a present unit value, not as a missing field.
 struct PushOptions {
-    delete_missing: bool,
+    delete_missing: Option<bool>,
     max_deletes: Option<u64>,
     max_delete_percent: Option<f64>,
-    allow_catalog_shrink: bool,
-    walk_errors: u64,
-    listing_errors: u64,
-    lazy_pull_active: bool,
+    allow_catalog_shrink: Option<bool>,
+    walk_errors: Option<u64>,
+    listing_errors: Option<u64>,
+    lazy_pull_active: Option<bool>,
+}
+
+/// Options of `Planner.planPull`, flat for JS (see `PushOptions` on why every field is optional).
+#[derive(Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct PullOptionsJs {
+    metadata_only: Option<bool>,
+    case_insensitive: Option<bool>,
 }
 
 /// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.

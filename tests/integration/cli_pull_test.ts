@@ -1,0 +1,134 @@
+/**
+ * The CLI's pull: killed half way it leaves no partial file under a final name and the next run
+ * completes; the JSON contract; usage errors; rebuild-index dry and applied.
+ */
+import { assert, assertEquals } from "../harness/assert.ts";
+import { commonFlags, runCli, runCliJson, spawnCli } from "../harness/cli.ts";
+import { remoteIndexKeys } from "../harness/datastore.ts";
+import { contentOf, datastoreRels, listTree, putAll } from "../harness/seed.ts";
+import { startServer } from "../harness/servers.ts";
+
+async function countFiles(root: string): Promise<number> {
+  return (await listTree(root)).filter((f) => f.startsWith("ns/")).length;
+}
+
+Deno.test("kill -9 during a CLI pull leaves no partial file under a final name; the re-run completes", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("kill-pull");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-kill-" });
+  const flags = commonFlags(server, "kill-pull", cache, { namespace: "ns" });
+  try {
+    const rels = datastoreRels(1500);
+    await putAll(store, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    const child = spawnCli(["pull", ...flags, "--concurrency", "4"]);
+    for (let i = 0; i < 600 && (await countFiles(cache)) < 100; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill("SIGKILL");
+    const status = await child.status;
+    await child.stdout.cancel();
+    await child.stderr.cancel();
+    assert(!status.success, "the pull was killed before it finished");
+    const partial = (await listTree(cache)).filter((f) => f.startsWith("ns/"));
+    assert(
+      partial.length >= 100 && partial.length < rels.length,
+      `${partial.length} files after the kill`,
+    );
+    for (const file of partial) {
+      if (file.split("/").pop()!.startsWith(".s3sync-tmp-")) continue; // never a final name
+      assertEquals(await Deno.readFile(`${cache}/${file}`), contentOf(file.slice(3)), file);
+    }
+    const rerun = await runCliJson(["pull", ...flags]);
+    assertEquals(rerun.code, 0, rerun.stderr);
+    const finals = (await listTree(cache))
+      .filter((f) => f.startsWith("ns/") && !f.split("/").pop()!.startsWith(".s3sync-tmp-"));
+    assertEquals(finals.sort(), rels.map((r) => `ns/${r}`).sort());
+    assertEquals(await remoteIndexKeys(store, "ns"), [...rels].sort());
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("pull --json prints the contract's summary; a second run is a no-op", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("json-pull");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-json-" });
+  const flags = commonFlags(server, "json-pull", cache);
+  try {
+    const rels = datastoreRels(30);
+    await putAll(store, rels.map((rel) => [rel, contentOf(rel)]));
+    const first = await runCliJson(["pull", ...flags]);
+    assertEquals(first.code, 0, first.stderr);
+    assertEquals(first.json.summary, {
+      upload: 0,
+      download: 30,
+      delete: 0,
+      missing: 0,
+      blocked: [],
+    });
+    const second = await runCliJson(["pull", ...flags]);
+    assertEquals((second.json.summary as { download: number }).download, 0);
+    assertEquals((second.json.report as { noop: boolean }).noop, true);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("usage errors exit 2 with a clear message and send nothing", async () => {
+  const noBucket = await runCli(["pull", "--cache", "/tmp/never"]);
+  assertEquals(noBucket.code, 2);
+  assert(noBucket.stderr.includes("--bucket is required"), noBucket.stderr);
+  const badNamespace = await runCliJson([
+    "pull",
+    "--bucket",
+    "b",
+    "--cache",
+    "/tmp/never",
+    "--namespace",
+    "../x",
+  ]);
+  assertEquals(badNamespace.code, 2);
+  assertEquals((badNamespace.json.error as { code: string }).code, "path-dot-segment");
+  const unknown = await runCli(["frobnicate"]);
+  assertEquals(unknown.code, 2);
+  const badFlag = await runCli(["pull", "--bucket", "b", "--cache", "c", "--max-deletes", "-1"]);
+  assertEquals(badFlag.code, 2);
+});
+
+Deno.test("rebuild-index is dry by default, publishes with --apply, and replaces only a corrupt index", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("rebuild-cli");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-rebuild-" });
+  const flags = commonFlags(server, "rebuild-cli", cache, { namespace: "ns" });
+  try {
+    const rels = datastoreRels(25);
+    await putAll(store, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    await putAll(store, [["ns/data/bad\\name/x/y/raw", new Uint8Array([1])]]);
+    const dry = await runCliJson(["rebuild-index", ...flags]);
+    assertEquals(dry.code, 0, dry.stderr);
+    assertEquals((dry.json.report as { kept: number; skippedUnsafe: number }).kept, 25);
+    assertEquals((dry.json.report as { skippedUnsafe: number }).skippedUnsafe, 1);
+    assertEquals((await store.headObject("ns/.datastore-index.json")).exists, false);
+
+    assertEquals((await runCli(["rebuild-index", ...flags, "--apply"])).code, 0);
+    assertEquals(await remoteIndexKeys(store, "ns"), [...rels].sort());
+
+    const again = await runCli(["rebuild-index", ...flags, "--apply"]);
+    assertEquals(again.code, 3, "a valid index is not replaced without --force");
+
+    await store.putObject("ns/.datastore-index.json", new TextEncoder().encode("{not json"));
+    const pullCorrupt = await runCliJson(["pull", ...flags]);
+    assertEquals(pullCorrupt.code, 1);
+    assertEquals((pullCorrupt.json.error as { code: string }).code, "index-corrupt");
+    assertEquals((await runCli(["rebuild-index", ...flags, "--apply"])).code, 0);
+    assertEquals(await remoteIndexKeys(store, "ns"), [...rels].sort());
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
