@@ -13,6 +13,7 @@ import { describe, SyncError } from "./errors.ts";
 import { pull, type PullReport, rebuildIndex } from "./pull.ts";
 import { S3Store } from "./s3.ts";
 import { markDirty } from "./dirty.ts";
+import { doctor, repair } from "./repair.ts";
 import { push, type SavedPlan } from "./push.ts";
 import type { PushPlan } from "./core.ts";
 import { progressPrinter } from "./progress.ts";
@@ -28,6 +29,8 @@ commands:
   push                 upload new work, delete on evidence only, publish the index
   mark-deleted REL...  record that these files (or folders) were deleted on purpose
   rebuild-index        list the bucket and rebuild the index (dry run; --apply publishes)
+  doctor               find layout problems (exit 3 when there are any)
+  repair               plan the layout repair (--apply carries it out; never writes the bucket)
 
 common options:
   --bucket B           bucket name (required)
@@ -169,6 +172,12 @@ export async function main(args: string[]): Promise<number> {
         case "rebuild-index":
           outcome = await runRebuild(ctx, values.apply ?? false, values.force ?? false);
           break;
+        case "doctor":
+          outcome = await runDoctor(ctx);
+          break;
+        case "repair":
+          outcome = await runRepair(ctx, values.apply ?? false);
+          break;
         case "mark-deleted":
           outcome = await runMarkDeleted(ctx, positionals.slice(1));
           break;
@@ -211,7 +220,7 @@ export async function main(args: string[]): Promise<number> {
   }
 }
 
-const COMMANDS = ["pull", "plan", "push", "mark-deleted", "rebuild-index"];
+const COMMANDS = ["pull", "plan", "push", "mark-deleted", "rebuild-index", "doctor", "repair"];
 
 function nonNegative(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
@@ -482,6 +491,69 @@ async function runPush(ctx: SyncContext, planOnly: boolean, flags: PushFlags): P
     ? EXIT.attention
     : EXIT.ok;
   return { code, json: { summary, report: { ...report, plan: undefined }, plan }, lines };
+}
+
+async function runDoctor(ctx: SyncContext): Promise<Outcome> {
+  const problems = await doctor(ctx);
+  const lines = problems.length === 0 ? ["Doctor: healthy."] : [
+    `Doctor: ${problems.length} problems.`,
+    ...problems.map((p) => `  [${p.code}] ${p.message}`),
+  ];
+  return { code: problems.length ? EXIT.attention : EXIT.ok, json: { problems }, lines };
+}
+
+async function runRepair(ctx: SyncContext, apply: boolean): Promise<Outcome> {
+  const report = await repair(ctx, apply);
+  const p = report.plan;
+  const lines = [
+    `Repair plan: ${
+      count(p.summary.moveIntoNamespace)
+    } root-level files moved into the namespace folder (the only copy), ` +
+    `${count(p.summary.removeRedundant)} removed as byte-identical to the kept copy, ` +
+    `${count(p.summary.backup)} moved to .s3sync-repair/backup/ (a different copy is kept)` +
+    (p.removeTrees.length
+      ? `; then the root-level trees ${p.removeTrees.join(", ")} are removed`
+      : "") +
+    ".",
+    ...p.backup.slice(0, 20).map((m) => `  back up ${m.from} -> ${m.to}`),
+    ...(p.backup.length > 20 ? [`  ... and ${count(p.backup.length - 20)} more backups`] : []),
+  ];
+  if (!apply) {
+    lines.push(
+      "Nothing changed. Run `s3sync repair --apply` to carry it out (the bucket is never written).",
+    );
+    return { code: EXIT.ok, json: { plan: p, applied: false }, lines };
+  }
+  if (report.resumed) lines.push("An interrupted repair was rolled forward.");
+  const h = report.hydration;
+  if (h) {
+    lines.push(
+      `Hydrated the namespace folder: ${
+        count(h.downloaded)
+      } downloaded, ${h.failures.length} failed (local files were never overwritten).`,
+    );
+  }
+  for (const tree of report.leftTrees) {
+    lines.push(`  left ${tree}/: new files appeared in it; run \`s3sync repair --apply\` again`);
+  }
+  const failed = (h?.failures.length ?? 0) > 0;
+  const code = failed ? EXIT.failed : report.leftTrees.length ? EXIT.attention : EXIT.ok;
+  if (code === EXIT.ok) {
+    lines.push(
+      "Repaired. `s3sync doctor` should now be clean; `s3sync push` uploads the local work.",
+    );
+  }
+  return {
+    code,
+    json: {
+      plan: p,
+      applied: true,
+      resumed: report.resumed,
+      hydration: h,
+      leftTrees: report.leftTrees,
+    },
+    lines,
+  };
 }
 
 async function runMarkDeleted(ctx: SyncContext, paths: string[]): Promise<Outcome> {

@@ -88,6 +88,7 @@ export interface PullPlan {
     lazy: number;
     refused: number;
     pruned: number;
+    keptLocal: number;
   };
   /** Objects to download. */
   downloads: Transfer[];
@@ -109,6 +110,8 @@ export interface PullOptions {
   metadataOnly?: boolean;
   /** The cache is on a case-insensitive file system. */
   caseInsensitive?: boolean;
+  /** Download only absent files; keep local files that differ. */
+  keepExisting?: boolean;
 }
 
 /** A guard that withheld something. */
@@ -198,6 +201,40 @@ export interface Uploaded {
   mtimeMs?: number;
   /** SHA-256 (hex) of the bytes uploaded. */
   sha256: string;
+}
+
+/** A problem the doctor found. */
+export interface Problem {
+  /** Stable code (`mixed-layout`, `foreign-namespace-dir`, `internal-file-in-tree`,
+   * `case-collision`, `index-drift`, `unsafe-path`, and the shim's `index-corrupt`,
+   * `walk-error`). */
+  code: string;
+  /** What is wrong and the command that fixes it. */
+  message: string;
+}
+
+/** A move inside the cache. */
+export interface Move {
+  /** Cache-relative source. */
+  from: string;
+  /** Cache-relative target. */
+  to: string;
+}
+
+/** The repair plan computed by the core. */
+export interface RepairPlan {
+  /** Counts. */
+  summary: { moveIntoNamespace: number; removeRedundant: number; backup: number };
+  /** Cache paths whose SHA-256 the core needs before the plan is final. */
+  needsHash: string[];
+  /** Root-level files that are the only copy, moved into the namespace folder. */
+  moveIntoNamespace: Move[];
+  /** Root-level copies byte-identical to the kept copy, removed. */
+  removeRedundant: { path: string; sameAs: string }[];
+  /** Files moved to the backup folder. */
+  backup: Move[];
+  /** Root-level data trees removed once empty. */
+  removeTrees: string[];
 }
 
 /** The report of an index rebuilt from a listing. */
@@ -387,9 +424,36 @@ export class Planner {
     core(() => this.#inner.rebasePush(newer));
   }
 
+  /** Rels of this push's deletes that the current index no longer names (safe to delete). */
+  deletesStillApplying(): string[] {
+    return core(() => this.#inner.deletesStillApplying());
+  }
+
   /** A `markDirty` path as a tombstone inside the bound tree, or undefined. */
   normalizeTombstone(path: string): string | undefined {
     return this.#inner.normalizeTombstone(path);
+  }
+
+  /**
+   * Diagnoses a cache walk against the loaded index (if any).
+   *
+   * @param listing the walk, encoded with {@link encodeLocalListing}
+   * @param lazyPullActive a metadata-only pull left files remote
+   */
+  diagnose(listing: Uint8Array, lazyPullActive: boolean): Problem[] {
+    return core(() => this.#inner.diagnose(listing, lazyPullActive));
+  }
+
+  /**
+   * Plans a layout repair against the loaded index.
+   *
+   * @param listing the walk
+   * @param hashes SHA-256 of the files an earlier call listed in `needsHash`
+   */
+  planRepair(listing: Uint8Array, hashes: Map<string, string>): RepairPlan {
+    const paths = [...hashes.keys()];
+    const values = paths.map((p) => hashes.get(p)!);
+    return JSON.parse(core(() => this.#inner.planRepair(listing, paths, values)));
   }
 
   /** Sets the index's `lastPulled`. */

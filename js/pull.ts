@@ -33,6 +33,10 @@ export interface PullRequest {
   metadataOnly?: boolean;
   /** Treat the cache as case-insensitive (default: true on macOS and Windows). */
   caseInsensitive?: boolean;
+  /** Download only absent files, keeping local files that differ (the repair's hydration). */
+  keepExisting?: boolean;
+  /** Skip the no-op fast path: walk and compare even if the index is unchanged. */
+  verify?: boolean;
 }
 
 /** What a pull did. */
@@ -175,7 +179,7 @@ async function pullWith(
     ctx.signal,
   );
   if (
-    head.exists &&
+    !request.verify && head.exists &&
     pullIsNoop(sidecar ?? undefined, head.etag, localIndexExists, request.metadataOnly ?? false)
   ) {
     ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
@@ -207,6 +211,7 @@ async function pullWith(
     {
       metadataOnly: request.metadataOnly ?? false,
       caseInsensitive: request.caseInsensitive ?? defaultCaseInsensitive(),
+      keepExisting: request.keepExisting ?? false,
     },
   );
   ctx.log?.(

@@ -241,8 +241,11 @@ async function pushWith(
   }
   if (deletesConfirmed) {
     // The published index no longer names these; a crash from here on leaves orphan objects,
-    // never an index entry pointing at nothing.
-    const deleteFailures = await runPool(plan.deletes, {
+    // never an index entry pointing at nothing. A rel another writer re-uploaded while we
+    // merged keeps its entry, so its object stays.
+    const applying = new Set(planner.deletesStillApplying());
+    const deletes = plan.deletes.filter((d) => applying.has(d.rel));
+    const deleteFailures = await runPool(deletes, {
       concurrency: ctx.concurrency ?? 25,
       signal: ctx.signal,
       phase: "delete",

@@ -19,6 +19,7 @@
 //! - [`listing`]: compact listing buffers that cross the WASM boundary.
 //! - [`rebuild`]: an index from a bucket listing.
 //! - [`layout`]: what a cache walk says about the layout.
+//! - [`repair`]: the layout doctor and the repair (and migrate) planner.
 //! - [`pull`]: the pull diff.
 //! - [`push`]: the push diff, and the changes a push makes to the index.
 //! - [`safety`]: evidence for deletes and the guards that withhold them.
@@ -36,6 +37,7 @@ pub mod paths;
 pub mod pull;
 pub mod push;
 pub mod rebuild;
+pub mod repair;
 pub mod safety;
 pub mod session;
 pub mod sync_state;

@@ -33,7 +33,8 @@ pub const DATA_TREES: &[&str] = &[
 ///
 /// The datastore reference names `secrets` and bundle folders; only `secrets` has a fixed name,
 /// so it is the only one refused here (the extension itself excludes neither).
-pub const NEVER_SYNCED_TREES: &[&str] = &["secrets"];
+/// `.s3sync-repair` is where repair keeps backups and its journal.
+pub const NEVER_SYNCED_TREES: &[&str] = &["secrets", ".s3sync-repair"];
 
 /// Files at the root of a rel that are internal bookkeeping, never payload.
 const INTERNAL_EXACT: &[&str] = &[
@@ -417,9 +418,6 @@ impl PathModel {
                 if foreign.contains(first) && path.contains('/') {
                     return CachePlace::ForeignNamespace(first.to_string());
                 }
-                if NEVER_SYNCED_TREES.contains(&first) && path.contains('/') {
-                    return CachePlace::Other;
-                }
                 self.place_in_bound_tree(path)
             }
         }
@@ -428,6 +426,9 @@ impl PathModel {
     fn place_in_bound_tree(&self, rel: &str) -> CachePlace {
         if is_internal(rel) {
             return CachePlace::Internal(rel.to_string());
+        }
+        if is_never_synced(rel) {
+            return CachePlace::Other;
         }
         match self.rel(rel) {
             Ok(rel) => CachePlace::Payload(rel),

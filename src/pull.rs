@@ -24,6 +24,9 @@ pub struct PullOptions {
     /// The cache lives on a case-insensitive file system (macOS, Windows): entries that differ
     /// only in case are refused instead of overwriting each other.
     pub case_insensitive: bool,
+    /// Download only what is absent: a local file whose size differs is kept (the repair's
+    /// hydration must never overwrite local work).
+    pub keep_existing: bool,
 }
 
 /// One object to copy, with all three of its names.
@@ -76,6 +79,8 @@ pub struct PullSummary {
     pub refused: u64,
     /// Internal entries to drop from the index.
     pub pruned: u64,
+    /// Local files that differ but were kept (`keep_existing`).
+    pub kept_local: u64,
 }
 
 /// The pull plan.
@@ -147,6 +152,7 @@ pub fn plan_pull(
                     }
                 }
             }
+            Some(_) if options.keep_existing => plan.summary.kept_local += 1,
             None if options.metadata_only && is_lazy_skippable(key) => {
                 plan.summary.lazy += 1;
                 if let Some((folder, _)) = cache_path.rsplit_once('/') {

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::paths::{CachePlace, ForeignNamespaces, PathModel};
+use crate::paths::{is_internal, CachePlace, ForeignNamespaces, PathModel};
 
 /// Default cap on deletes in one push.
 pub const DEFAULT_MAX_DELETES: u64 = 500;
@@ -100,10 +100,19 @@ pub fn normalize_tombstone(model: &PathModel, path: &str) -> Option<String> {
     let foreign = ForeignNamespaces::new();
     match model.classify_cache_path(path, &foreign) {
         CachePlace::Payload(rel) => Some(model.cache_path(&rel)),
-        // A folder named by its bare name, or a bare rel in namespaced mode.
+        // Bookkeeping is never evidence. Without this arm, namespaced, `<ns>/_index/x` fell
+        // through to the bare-rel reading below and became the tombstone `<ns>/<ns>/_index/x`,
+        // which covers the index entry `<ns>/_index/x` that the seed bug leaves behind.
+        CachePlace::Internal(_) => None,
+        // A folder named by its bare name, or a bare rel in namespaced mode (never an internal
+        // one, such as another namespace's `other/.namespace.json`).
         _ => match model.namespace() {
             Some(ns) if path == ns.as_str() => None,
-            Some(_) => model.rel(path).ok().map(|rel| model.cache_path(&rel)),
+            Some(_) => model
+                .rel(path)
+                .ok()
+                .filter(|rel| !is_internal(rel.as_str()))
+                .map(|rel| model.cache_path(&rel)),
             None => None,
         },
     }

@@ -4,6 +4,8 @@
 //! outcome back; the session keeps the parsed index and the last plan so nothing crosses the
 //! boundary twice. It is plain Rust, so native tests drive exactly what the WASM handle wraps.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::error::{CoreError, CoreResult};
@@ -16,6 +18,7 @@ use crate::push::{
     apply_changes, plan_push, push_changes, PushChanges, PushInput, PushPlan, Uploaded,
 };
 use crate::rebuild::{RebuildBuilder, RebuildReport};
+use crate::repair::{diagnose, plan_repair, DoctorFacts, Problem, RepairPlan};
 
 /// What loading an index found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -173,6 +176,48 @@ impl Session {
         apply_changes(&mut index, changes);
         self.index = Some(index);
         Ok(())
+    }
+
+    /// Diagnoses the cache in `listing` (against the loaded index, if any).
+    pub fn diagnose(&self, listing: &[u8], facts: DoctorFacts) -> CoreResult<Vec<Problem>> {
+        let files = decode_local(listing)?;
+        let surveyed = survey(&self.model, &files);
+        Ok(diagnose(&self.model, &surveyed, self.index.as_ref(), facts))
+    }
+
+    /// Plans a layout repair of the cache in `listing` against the loaded index.
+    pub fn plan_repair(
+        &self,
+        listing: &[u8],
+        hashes: &BTreeMap<String, String>,
+    ) -> CoreResult<RepairPlan> {
+        let files = decode_local(listing)?;
+        let surveyed = survey(&self.model, &files);
+        Ok(plan_repair(
+            &self.model,
+            &surveyed,
+            &files,
+            self.index()?,
+            hashes,
+        ))
+    }
+
+    /// The deletes of this push that the current index still agrees with: those whose entry is
+    /// gone from it. After a rebase, a rel another writer re-uploaded keeps its entry, and its
+    /// object must then not be deleted.
+    pub fn deletes_still_applying(&self) -> CoreResult<Vec<String>> {
+        let index = self.index()?;
+        Ok(self
+            .changes
+            .as_ref()
+            .map(|c| {
+                c.deletes
+                    .keys()
+                    .filter(|rel| !index.entries.contains_key(*rel))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default())
     }
 
     /// Sets the index's `lastPulled` time.

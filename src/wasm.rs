@@ -14,6 +14,7 @@ use crate::paths::{
 };
 use crate::pull::{PullOptions, PullOutcome};
 use crate::push::{PushInput, Uploaded};
+use crate::repair::DoctorFacts;
 use crate::safety::{
     self, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
 };
@@ -103,6 +104,7 @@ impl Planner {
         let opts = PullOptions {
             metadata_only: opts.metadata_only.unwrap_or(false),
             case_insensitive: opts.case_insensitive.unwrap_or(false),
+            keep_existing: opts.keep_existing.unwrap_or(false),
         };
         to_json(self.inner.plan_pull(listing, opts).map_err(to_js_error)?)
     }
@@ -187,11 +189,48 @@ impl Planner {
         self.inner.rebase_push(newer).map_err(to_js_error)
     }
 
+    /// The rels of this push's deletes whose entries the current index no longer holds (after a
+    /// rebase, a rel another writer re-uploaded is left out: its object must stay).
+    #[wasm_bindgen(js_name = deletesStillApplying)]
+    pub fn deletes_still_applying(&self) -> Result<Vec<String>, JsValue> {
+        self.inner.deletes_still_applying().map_err(to_js_error)
+    }
+
     /// A `markDirty` path as a cache-relative tombstone inside the bound tree, or `undefined`
     /// when it cannot be evidence (outside the tree, internal, unsafe).
     #[wasm_bindgen(js_name = normalizeTombstone)]
     pub fn normalize_tombstone(&self, path: &str) -> Option<String> {
         safety::normalize_tombstone(self.inner.model(), path)
+    }
+
+    /// Diagnoses the cache in `listing` against the loaded index (if any); returns
+    /// `[{code, message}]`.
+    #[wasm_bindgen]
+    pub fn diagnose(&self, listing: &[u8], lazy_pull_active: bool) -> Result<JsValue, JsValue> {
+        let facts = DoctorFacts { lazy_pull_active };
+        to_js(&self.inner.diagnose(listing, facts).map_err(to_js_error)?)
+    }
+
+    /// Plans a layout repair; returns the plan as JSON.
+    #[wasm_bindgen(js_name = planRepair)]
+    pub fn plan_repair(
+        &self,
+        listing: &[u8],
+        hash_paths: Vec<String>,
+        hash_values: Vec<String>,
+    ) -> Result<String, JsValue> {
+        if hash_paths.len() != hash_values.len() {
+            return Err(to_js_error(CoreError::input(
+                "hashPaths and hashValues differ in length",
+            )));
+        }
+        let hashes = hash_paths.into_iter().zip(hash_values).collect();
+        to_json(
+            &self
+                .inner
+                .plan_repair(listing, &hashes)
+                .map_err(to_js_error)?,
+        )
     }
 
     /// Sets the index's `lastPulled`.
@@ -343,6 +382,7 @@ struct PushOptions {
 struct PullOptionsJs {
     metadata_only: Option<bool>,
     case_insensitive: Option<bool>,
+    keep_existing: Option<bool>,
 }
 
 /// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.

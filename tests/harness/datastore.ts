@@ -18,15 +18,19 @@ export async function seedBucketWithIndex(
   rels: string[],
   namespace?: string,
   version = 0,
+  options: { sha256?: boolean } = {},
 ): Promise<string | undefined> {
   const under = (rel: string) => namespace ? `${namespace}/${rel}` : rel;
   await putAll(store, rels.map((rel) => [under(rel), contentOf(rel, version)]));
   const entries: Record<string, unknown> = {};
   for (const rel of rels) {
+    const data = contentOf(rel, version);
     entries[rel] = {
       key: rel,
-      size: contentOf(rel, version).length,
+      size: data.length,
       lastModified: "2026-08-01T12:00:00.000Z",
+      // The extension records the hash on every upload.
+      ...(options.sha256 ? { sha256: await sha256Hex(data) } : {}),
     };
   }
   const body = encoder.encode(
@@ -86,4 +90,25 @@ export async function remoteIndexKeys(store: S3Store, namespace?: string): Promi
 /** Every key in the bucket (relative to the store's prefix). */
 export async function bucketKeys(store: S3Store, subPrefix = ""): Promise<string[]> {
   return (await store.listAllObjects(subPrefix)).map((o) => o.key).sort();
+}
+
+/** Lowercase hex SHA-256. */
+export async function sha256Hex(data: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Every file under `root` with its SHA-256, by relative path. */
+export async function treeHashes(root: string): Promise<Map<string, string>> {
+  const { listTree } = await import("./seed.ts");
+  const out = new Map<string, string>();
+  for (const path of await listTree(root)) {
+    out.set(path, await sha256Hex(await Deno.readFile(`${root}/${path}`)));
+  }
+  return out;
+}
+
+/** Every object in the bucket with its ETag, for before/after comparisons. */
+export async function bucketState(store: S3Store): Promise<string[]> {
+  return (await store.listAllObjects()).map((o) => `${o.key} ${o.size} ${o.etag ?? ""}`).sort();
 }

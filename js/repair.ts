@@ -1,0 +1,200 @@
+/**
+ * Doctor and repair: see the layout problems of a cache, and fix the first seed's mixed layout
+ * (which is also the solo → namespaced migrate) in one safe, resumable command.
+ *
+ * Repair order: plan (the core proves each root-level copy redundant, the only copy, or a
+ * differing copy, hashing only what it must); move the only copies into the namespace folder;
+ * remove proven-redundant copies; move differing copies, other namespaces' folders and stray
+ * bookkeeping to `.s3sync-repair/backup/`; remove the emptied root-level trees; then hydrate
+ * the namespace folder download-only (never overwriting a local file). Every step is an atomic
+ * rename or unlink, and the plan is recomputed from the cache on every run, so a killed repair
+ * rolls forward when run again. It never writes to the bucket.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import {
+  encodeLocalListing,
+  Planner,
+  type Problem,
+  type RepairPlan,
+  sidecarLazyPullActive,
+} from "./core.ts";
+import { SIDECAR, type SyncContext } from "./context.ts";
+import { describe, SyncError } from "./errors.ts";
+import { loadRemoteIndex, pull, type PullReport } from "./pull.ts";
+
+/** Where repair keeps its journal (inside the never-synced repair folder). */
+export const JOURNAL = ".s3sync-repair/journal.json";
+
+async function sha256Hex(data: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Finds the layout problems of the cache.
+ *
+ * @returns problems with stable codes; empty when healthy
+ */
+export async function doctor(ctx: SyncContext): Promise<Problem[]> {
+  const planner = new Planner(ctx.namespace, ctx.prefix);
+  try {
+    const problems: Problem[] = [];
+    try {
+      await loadRemoteIndex(ctx, planner, false);
+    } catch (error) {
+      if (!(error instanceof SyncError && error.code === "index-corrupt")) throw error;
+      problems.push({
+        code: "index-corrupt",
+        message:
+          `${error.message}; nothing syncs until it is fixed: \`s3sync rebuild-index --apply\` replaces it from a listing`,
+      });
+    }
+    const walk = await ctx.cache.walk(ctx.signal);
+    if (walk.errors.length > 0) {
+      problems.push({
+        code: "walk-error",
+        message: `${walk.errors.length} errors reading the cache (e.g. ${
+          walk.errors[0]
+        }); fix the permissions, then run \`s3sync doctor\` again`,
+      });
+    }
+    const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
+    problems.push(
+      ...planner.diagnose(encodeLocalListing(walk.files), sidecarLazyPullActive(sidecar)),
+    );
+    return problems;
+  } finally {
+    planner.free();
+  }
+}
+
+/** What a repair did (or, dry, would do). */
+export interface RepairReport {
+  /** The plan. */
+  plan: RepairPlan;
+  /** True when it was carried out. */
+  applied: boolean;
+  /** True when an interrupted repair was found and rolled forward. */
+  resumed: boolean;
+  /** The hydration pull that followed (applied only). */
+  hydration?: PullReport;
+  /** Root-level folders left because something new appeared in them meanwhile. */
+  leftTrees: string[];
+}
+
+/**
+ * Plans, and with `apply` carries out, the layout repair.
+ *
+ * @param ctx adapters and binding (a namespace is required: repair makes the namespaced layout)
+ * @param apply carry it out (otherwise only plan)
+ */
+export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairReport> {
+  if (!ctx.namespace) {
+    throw new SyncError(
+      "usage",
+      "repair needs --namespace: it moves root-level data into the namespace folder",
+    );
+  }
+  const planner = new Planner(ctx.namespace, ctx.prefix);
+  try {
+    await loadRemoteIndex(ctx, planner, false);
+    const journal = await ctx.cache.readFile(JOURNAL);
+    const resumed = journal !== null &&
+      JSON.parse(new TextDecoder().decode(journal)).status === "running";
+    const plan = await planWithHashes(ctx, planner);
+    const report: RepairReport = { plan, applied: false, resumed, leftTrees: [] };
+    if (!apply) return report;
+
+    await writeJournal(ctx, {
+      status: "running",
+      startedAt: (ctx.now?.() ?? new Date()).toISOString(),
+      plan: plan.summary,
+    });
+    if (resumed) ctx.log?.("an interrupted repair was found: rolling it forward");
+    const root = ctx.cache.root;
+    for (const move of plan.moveIntoNamespace) await moveFile(root, move.from, move.to);
+    for (const r of plan.removeRedundant) await ctx.cache.remove(r.path);
+    for (const move of plan.backup) await moveFile(root, move.from, move.to);
+    for (const tree of plan.removeTrees) {
+      if (!(await removeEmptyTree(join(root, tree)))) report.leftTrees.push(tree);
+    }
+    report.hydration = await pull(ctx, { keepExisting: true, verify: true });
+    report.applied = true;
+    if (report.hydration.failures.length === 0 && report.leftTrees.length === 0) {
+      await writeJournal(ctx, {
+        status: "complete",
+        finishedAt: (ctx.now?.() ?? new Date()).toISOString(),
+        plan: plan.summary,
+      });
+    }
+    return report;
+  } finally {
+    planner.free();
+  }
+}
+
+async function planWithHashes(ctx: SyncContext, planner: Planner): Promise<RepairPlan> {
+  const walk = await ctx.cache.walk(ctx.signal);
+  if (walk.errors.length > 0) {
+    throw new SyncError(
+      "walk-error",
+      `cannot repair while the cache cannot be read: ${walk.errors[0]}`,
+    );
+  }
+  const listing = encodeLocalListing(walk.files);
+  let plan = planner.planRepair(listing, new Map());
+  if (plan.needsHash.length > 0) {
+    const hashes = new Map<string, string>();
+    for (const path of plan.needsHash) {
+      const data = await ctx.cache.readFile(path);
+      if (data === null) {
+        throw new SyncError("walk-error", `${path} vanished while planning the repair`);
+      }
+      hashes.set(path, await sha256Hex(data));
+    }
+    plan = planner.planRepair(listing, hashes);
+  }
+  return plan;
+}
+
+async function writeJournal(ctx: SyncContext, body: Record<string, unknown>): Promise<void> {
+  await ctx.cache.writeAtomic(
+    JOURNAL,
+    new TextEncoder().encode(JSON.stringify(body, null, 2) + "\n"),
+  );
+}
+
+/** Renames `from` to `to` inside the cache; a rename never copies, so it is atomic. */
+async function moveFile(root: string, from: string, to: string): Promise<void> {
+  const target = join(root, ...to.split("/"));
+  await Deno.mkdir(join(target, ".."), { recursive: true });
+  try {
+    // Never replace: a file at the target would be bytes the plan did not prove redundant.
+    await Deno.lstat(target);
+    throw new SyncError(
+      "repair-conflict",
+      `${to} appeared while repairing; run \`s3sync repair\` again`,
+    );
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  await Deno.rename(join(root, ...from.split("/")), target);
+}
+
+/** Removes a folder tree that holds no files (bottom-up); returns false if a file remains. */
+async function removeEmptyTree(folder: string): Promise<boolean> {
+  let empty = true;
+  try {
+    for await (const entry of Deno.readDir(folder)) {
+      if (entry.isDirectory) empty = (await removeEmptyTree(join(folder, entry.name))) && empty;
+      else empty = false;
+    }
+    if (empty) await Deno.remove(folder);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return true;
+    throw new SyncError("repair-failed", `cannot remove ${folder}: ${describe(error)}`);
+  }
+  return empty;
+}
