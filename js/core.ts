@@ -112,6 +112,8 @@ export interface PullOptions {
   caseInsensitive?: boolean;
   /** Download only absent files; keep local files that differ. */
   keepExisting?: boolean;
+  /** Scoped pull: only rels under these folders (empty: everything). */
+  scope?: string[];
 }
 
 /** A guard that withheld something. */

@@ -26,6 +26,18 @@ export const DEFAULT_RETRY: RetryPolicy = {
   jitter: 0.25,
 };
 
+/** Error names that no retry can fix (S3's codes, as the SDK and the extension name them). */
+const PERMANENT = new Set([
+  "NotFound",
+  "NoSuchKey",
+  "NoSuchBucket",
+  "PreconditionFailed",
+  "AccessDenied",
+  "InvalidAccessKeyId",
+  "SignatureDoesNotMatch",
+  "InvalidBucketName",
+]);
+
 /**
  * True for failures worth retrying: timeouts, 5xx, 429 and transport errors. Never for a
  * caller's abort, a 4xx, or a missing object.
@@ -37,6 +49,7 @@ export function isTransient(error: unknown, signal?: AbortSignal): boolean {
   if (signal?.aborted) return false;
   if (!(error instanceof Error)) return false;
   if (error instanceof SyncError) return false;
+  if (PERMANENT.has(error.name)) return false;
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   if (status !== undefined) return status === 429 || status >= 500;
   // Our per-request timeout aborts the SDK call: a timeout, so transient.

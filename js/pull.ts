@@ -37,6 +37,8 @@ export interface PullRequest {
   keepExisting?: boolean;
   /** Skip the no-op fast path: walk and compare even if the index is unchanged. */
   verify?: boolean;
+  /** Scoped pull: only rels under these folders (the sidecar is then not marked synced). */
+  scope?: string[];
 }
 
 /** What a pull did. */
@@ -212,6 +214,7 @@ async function pullWith(
       metadataOnly: request.metadataOnly ?? false,
       caseInsensitive: request.caseInsensitive ?? defaultCaseInsensitive(),
       keepExisting: request.keepExisting ?? false,
+      scope: request.scope ?? [],
     },
   );
   ctx.log?.(
@@ -280,7 +283,8 @@ async function pullWith(
   await ctx.cache.writeAtomic(LOCAL_INDEX, planner.indexJson(true));
   // The sidecar vouches for the cache only when every planned file arrived and the remote
   // index is the one we read (or our pruned copy of it).
-  const complete = failures.length === 0 && (applied.removed === 0 || indexPublished);
+  const complete = failures.length === 0 && (applied.removed === 0 || indexPublished) &&
+    !(request.scope && request.scope.length > 0);
   if (complete) {
     await ctx.cache.writeAtomic(
       SIDECAR,

@@ -16,9 +16,12 @@ use crate::paths::{
 use crate::time::{format_iso_millis, parse_iso_millis};
 
 /// Options of a pull plan.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PullOptions {
+    /// Scoped pull: only rels under one of these folder prefixes (e.g. `data/aws/ec2/vpc/m-1`)
+    /// are considered; empty means everything.
+    pub scope: Vec<String>,
     /// Lazy hydration: skip the bytes of `data/**/raw` files, creating their folders instead.
     pub metadata_only: bool,
     /// The cache lives on a case-insensitive file system (macOS, Windows): entries that differ
@@ -108,7 +111,7 @@ pub fn plan_pull(
     model: &PathModel,
     index: &Index,
     survey: &Survey,
-    options: PullOptions,
+    options: &PullOptions,
 ) -> PullPlan {
     let mut plan = PullPlan {
         layout: survey.findings.clone(),
@@ -123,6 +126,9 @@ pub fn plan_pull(
         }
         if is_never_synced(key) {
             // An old writer indexed it; it stays in the index but never comes down.
+            continue;
+        }
+        if !options.scope.is_empty() && !options.scope.iter().any(|s| in_folder(key, s)) {
             continue;
         }
         let rel = match model.rel(key) {
@@ -175,6 +181,12 @@ pub fn plan_pull(
     plan.summary.refused = plan.refused.len() as u64;
     plan.summary.pruned = plan.prune.len() as u64;
     plan
+}
+
+/// True when `rel` is `folder` itself or lies under it.
+fn in_folder(rel: &str, folder: &str) -> bool {
+    let folder = folder.trim_end_matches('/');
+    rel == folder || rel.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Rels that clash with another rel in one cache folder, each recorded as refused once.

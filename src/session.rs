@@ -109,7 +109,7 @@ impl Session {
     }
 
     /// Plans a pull against a local listing buffer and keeps the plan for [`Session::apply_pull`].
-    pub fn plan_pull(&mut self, listing: &[u8], options: PullOptions) -> CoreResult<&PullPlan> {
+    pub fn plan_pull(&mut self, listing: &[u8], options: &PullOptions) -> CoreResult<&PullPlan> {
         let files = decode_local(listing)?;
         let surveyed = survey(&self.model, &files);
         let plan = plan_pull(&self.model, self.index()?, &surveyed, options);

@@ -105,8 +105,9 @@ impl Planner {
             metadata_only: opts.metadata_only.unwrap_or(false),
             case_insensitive: opts.case_insensitive.unwrap_or(false),
             keep_existing: opts.keep_existing.unwrap_or(false),
+            scope: opts.scope.unwrap_or_default(),
         };
-        to_json(self.inner.plan_pull(listing, opts).map_err(to_js_error)?)
+        to_json(self.inner.plan_pull(listing, &opts).map_err(to_js_error)?)
     }
 
     /// Records the outcome of the last pull plan: `downloaded` as `rel\0size\0mtimeMs\0`
@@ -383,6 +384,7 @@ struct PullOptionsJs {
     metadata_only: Option<bool>,
     case_insensitive: Option<bool>,
     keep_existing: Option<bool>,
+    scope: Option<Vec<String>>,
 }
 
 /// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.

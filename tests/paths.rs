@@ -138,7 +138,7 @@ fn seed_bug_namespaced_pull_writes_only_under_the_namespace() {
         },
     ];
     let surveyed = survey(&model, &local);
-    let plan = plan_pull(&model, &index, &surveyed, PullOptions::default());
+    let plan = plan_pull(&model, &index, &surveyed, &PullOptions::default());
 
     assert_eq!(plan.downloads.len(), 4, "{plan:#?}");
     assert_eq!(plan.summary.download, 4);
@@ -175,7 +175,7 @@ fn namespaced_pull_is_up_to_date_from_the_namespace_tree() {
         &model,
         &index,
         &survey(&model, &local),
-        PullOptions::default(),
+        &PullOptions::default(),
     );
     assert!(plan.downloads.is_empty(), "{plan:#?}");
     assert_eq!(plan.summary.up_to_date, 1);

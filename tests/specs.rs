@@ -147,7 +147,7 @@ fn run(path: &Path) -> Result<(), String> {
             .map(|(path, size, mtime)| (path.as_str(), *size, *mtime)),
     );
     let plan = session
-        .plan_pull(&listing, options)
+        .plan_pull(&listing, &options)
         .map_err(|e| format!("plan_pull: {e}"))?;
     let plan = serde_json::to_value(plan).unwrap();
 

@@ -208,7 +208,7 @@ fn a_failed_load_never_reads_as_empty() {
     );
     let listing = encode_local([("ns/data/a/b/c/raw", 1, Some(0))]);
     let error = session
-        .plan_pull(&listing, PullOptions::default())
+        .plan_pull(&listing, &PullOptions::default())
         .unwrap_err();
     assert_eq!(error.code(), "invalid-input");
 }
@@ -229,7 +229,7 @@ fn namespaced_pull_plan_under_wasm() {
     assert_eq!(loaded.internal_entries, 1);
     let listing = encode_local([("data/x/y/m1/state/1/raw", 812, Some(0))]);
     let plan = session
-        .plan_pull(&listing, PullOptions::default())
+        .plan_pull(&listing, &PullOptions::default())
         .unwrap()
         .clone();
     assert_eq!(plan.downloads.len(), 1);

@@ -112,7 +112,7 @@ pub const REL_ACCEPTED_EXTRA: &[(&str, &str)] = &[
         "internal, but a safe path: internal-ness is a separate rule",
     ),
     (".datastore-index.json", "internal, but a safe path"),
-    ("secrets/x", "never synced in solo mode, but a safe path"),
+    ("secrets/x", "never synced (solo or namespaced), but a safe path"),
     ("a%2F..%2Fb", "percent-encoding is not decoded"),
     ("a\u{a0}b", "a no-break space is not a control character"),
     (
@@ -791,19 +791,20 @@ pub fn check_classify() {
         );
     }
     for rel in PAYLOAD_RELS {
-        let want_solo = if rel.starts_with("secrets/") {
+        // `secrets/` never syncs, in the cache root (solo) or inside the namespace folder.
+        let want = if rel.starts_with("secrets/") {
             CachePlace::Other
         } else {
             CachePlace::Payload(RelPath::parse(rel).unwrap())
         };
         assert_eq!(
             solo.classify_cache_path(rel, &none),
-            want_solo,
+            want,
             "solo {rel:?}"
         );
         assert_eq!(
             namespaced.classify_cache_path(&format!("ns/{rel}"), &none),
-            CachePlace::Payload(RelPath::parse(rel).unwrap()),
+            want,
             "namespaced ns/{rel:?}"
         );
     }

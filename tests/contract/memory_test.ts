@@ -1,0 +1,15 @@
+/** The service contract against the in-memory client with the extension's methods. */
+import { MemoryClient } from "../harness/memory_client.ts";
+import { serviceContract } from "./service_contract.ts";
+
+serviceContract({
+  name: "an in-memory client",
+  client() {
+    const client = new MemoryClient();
+    return Promise.resolve({
+      client,
+      keys: () => Promise.resolve([...client.objects.keys()].sort()),
+      close: () => Promise.resolve(),
+    });
+  },
+});

@@ -1,0 +1,218 @@
+/**
+ * The sync service's contract, run against any client with the extension's methods: an
+ * in-memory one (unit level) and the adapter on a real S3 server (moto).
+ *
+ * @module
+ */
+import { S3SyncService } from "../../js/service.ts";
+import type { ObjectStoreClient } from "../../js/s3.ts";
+import { SyncError } from "../../js/errors.ts";
+import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
+import { contentOf, datastoreRels, listTree } from "../harness/seed.ts";
+import { writeCacheFiles } from "../harness/datastore.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A fresh client per test, and how to read what it holds. */
+export interface ContractTarget {
+  /** A name for test titles. */
+  name: string;
+  /** A fresh, empty bucket behind a client with the extension's methods. */
+  client(): Promise<
+    { client: ObjectStoreClient; keys(): Promise<string[]>; close(): Promise<void> }
+  >;
+}
+
+async function seed(client: ObjectStoreClient, ns: string, rels: string[]): Promise<void> {
+  const entries: Record<string, unknown> = {};
+  for (const rel of rels) {
+    await client.putObject(`${ns}/${rel}`, contentOf(rel));
+    entries[rel] = {
+      key: rel,
+      size: contentOf(rel).length,
+      lastModified: "2026-08-01T12:00:00.000Z",
+    };
+  }
+  await client.putObject(
+    `${ns}/.datastore-index.json`,
+    encoder.encode(JSON.stringify({ version: 1, entries })),
+  );
+}
+
+async function indexKeys(client: ObjectStoreClient, ns: string): Promise<string[]> {
+  const { data } = await client.getObject(`${ns}/.datastore-index.json`);
+  return Object.keys(JSON.parse(decoder.decode(data)).entries).sort();
+}
+
+/** Registers the contract's tests for `target`. */
+export function serviceContract(target: ContractTarget): void {
+  const test = (
+    name: string,
+    body: (
+      client: ObjectStoreClient,
+      cache: string,
+      keys: () => Promise<string[]>,
+    ) => Promise<void>,
+  ) =>
+    Deno.test(`service contract on ${target.name}: ${name}`, async () => {
+      const { client, keys, close } = await target.client();
+      const cache = await Deno.makeTempDir({ prefix: "s3sync-contract-" });
+      try {
+        await body(client, cache, keys);
+      } finally {
+        await close();
+        await Deno.remove(cache, { recursive: true });
+      }
+    });
+
+  test("pull then push of an unchanged cache uploads nothing", async (client, cache) => {
+    const rels = datastoreRels(12);
+    await seed(client, "ns", rels);
+    const service = new S3SyncService(client, cache);
+    assertEquals(await service.pullChanged({ namespace: "ns" }), 12);
+    assertEquals(await service.pushChanged({ namespace: "ns" }), 0);
+    assertEquals(await service.pullChanged({ namespace: "ns" }), 0);
+  });
+
+  test(
+    "a file deleted after markDirty({relPath}) is deleted remotely, and only it",
+    async (client, cache, keys) => {
+      const rels = datastoreRels(12);
+      await seed(client, "ns", rels);
+      const service = new S3SyncService(client, cache);
+      await service.pullChanged({ namespace: "ns" });
+      await Deno.remove(`${cache}/ns/${rels[3]}`);
+      await Deno.remove(`${cache}/ns/${rels[4]}`); // absent without evidence: kept remotely
+      await service.markDirty({ relPath: `ns/${rels[3]}`, namespace: "ns" });
+      assertEquals(await service.pushChanged({ namespace: "ns" }), 1);
+      const remaining = await keys();
+      assert(!remaining.includes(`ns/${rels[3]}`));
+      assert(remaining.includes(`ns/${rels[4]}`));
+      assertEquals(await indexKeys(client, "ns"), rels.filter((r) => r !== rels[3]).sort());
+    },
+  );
+
+  test("no deletes while lazy hydration is active", async (client, cache, keys) => {
+    const rels = datastoreRels(12);
+    await seed(client, "ns", rels);
+    const service = new S3SyncService(client, cache);
+    await service.pullChanged({ namespace: "ns", metadataOnly: true });
+    const present = rels.find((r) => !r.endsWith("/raw"))!;
+    await Deno.remove(`${cache}/ns/${present}`);
+    await service.markDirty({ relPath: `ns/${present}` });
+    const error = await assertRejects(() => service.pushChanged({ namespace: "ns" }), SyncError);
+    assertEquals((error as SyncError).code, "lazy-hydration");
+    assert((await keys()).includes(`ns/${present}`));
+  });
+
+  test("a second namespace on the same instance throws", async (client, cache) => {
+    await seed(client, "ns", datastoreRels(3));
+    const service = new S3SyncService(client, cache);
+    await service.pullChanged({ namespace: "ns" });
+    const error = await assertRejects(() => service.pullChanged({ namespace: "other" }), SyncError);
+    assertEquals((error as SyncError).code, "namespace-mismatch");
+    assert(error.message.includes("Namespace mismatch"));
+  });
+
+  test("hydrateFile of a namespaced rel lands under <cache>/<ns>/", async (client, cache) => {
+    const rels = datastoreRels(6);
+    await seed(client, "ns", rels);
+    const service = new S3SyncService(client, cache);
+    await service.pullChanged({ namespace: "ns", metadataOnly: true });
+    const lazy = rels.find((r) => r.endsWith("/raw"))!;
+    assertEquals(await service.hydrateFile(`ns/${lazy}`), true);
+    assertEquals(await Deno.readFile(`${cache}/ns/${lazy}`), contentOf(lazy));
+    assert(
+      !(await listTree(cache)).some((f) => f.startsWith("data/")),
+      "nothing at the cache root",
+    );
+    assertEquals(await service.hydrateFile("ns/data/none/x/y/raw"), false);
+  });
+
+  test("previewPush returns the plan pushChanged then executes", async (client, cache, keys) => {
+    const rels = datastoreRels(12);
+    await seed(client, "ns", rels);
+    const service = new S3SyncService(client, cache);
+    await service.pullChanged({ namespace: "ns" });
+    await writeCacheFiles(cache, [["ns/logs/new.log", encoder.encode("new")]]);
+    await Deno.remove(`${cache}/ns/${rels[1]}`);
+    await service.markDirty({ relPath: `ns/${rels[1]}` });
+    const preview = await service.previewPush({ namespace: "ns" });
+    assertEquals(preview.uploads.map((u) => u.rel), ["logs/new.log"]);
+    assertEquals(preview.deletes.map((d) => d.rel), [rels[1]]);
+    assertEquals(
+      await service.pushChanged({ namespace: "ns" }),
+      preview.uploads.length + preview.deletes.length,
+    );
+    const after = await keys();
+    assert(after.includes("ns/logs/new.log") && !after.includes(`ns/${rels[1]}`));
+  });
+
+  test(
+    "a mixed layout uploads the namespace tree and throws mixed-layout without deleting",
+    async (client, cache, keys) => {
+      const rels = datastoreRels(12);
+      await seed(client, "ns", rels);
+      await writeCacheFiles(cache, rels.map((rel) => [rel, contentOf(rel)]));
+      await writeCacheFiles(cache, [["ns/logs/fresh.log", encoder.encode("fresh")]]);
+      for (const rel of rels.slice(0, 5)) {
+        await new S3SyncService(client, cache).markDirty({
+          relPath: `ns/${rel}`,
+        });
+      }
+      const service = new S3SyncService(client, cache);
+      const error = await assertRejects(() => service.pushChanged({ namespace: "ns" }), SyncError);
+      assertEquals((error as SyncError).code, "mixed-layout");
+      const after = await keys();
+      assert(after.includes("ns/logs/fresh.log"), "the namespace tree was uploaded");
+      for (const rel of rels) assert(after.includes(`ns/${rel}`), `ns/${rel} was deleted`);
+    },
+  );
+
+  test(
+    "a cache in the extension's formats is picked up without re-downloading or re-uploading",
+    async (client, cache) => {
+      const rels = datastoreRels(10);
+      await seed(client, "ns", rels);
+      // What the extension leaves: files under ns/, its pretty local index with localMtime and
+      // sha256 at the cache root, and a v2 sidecar with dirty paths.
+      await writeCacheFiles(cache, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+      const entries: Record<string, unknown> = {};
+      for (const rel of rels) {
+        const stat = await Deno.stat(`${cache}/ns/${rel}`);
+        entries[rel] = {
+          key: rel,
+          size: stat.size,
+          lastModified: "2026-08-01T12:00:00.000Z",
+          localMtime: stat.mtime!.toISOString(),
+        };
+      }
+      await Deno.writeTextFile(
+        `${cache}/.datastore-index.json`,
+        JSON.stringify({ version: 1, lastPulled: "2026-08-07T10:00:00.000Z", entries }, null, 2),
+      );
+      const head = await client.headObject("ns/.datastore-index.json");
+      await Deno.writeTextFile(
+        `${cache}/.datastore-sync-state.json`,
+        JSON.stringify(
+          {
+            version: 2,
+            remoteIndexETag: head.etag!.replaceAll('"', ""),
+            lastVerifiedAt: new Date().toISOString(),
+            localDirty: true,
+            dirtyPaths: [`ns/${rels[0]}`],
+            bulkInvalidated: false,
+            lazyPullActive: false,
+          },
+          null,
+          2,
+        ),
+      );
+      const service = new S3SyncService(client, cache);
+      assertEquals(await service.pullChanged({ namespace: "ns" }), 0);
+      assertEquals(await service.pushChanged({ namespace: "ns" }), 0);
+      assertEquals((await listTree(cache)).filter((f) => f.startsWith("ns/")).length, 10);
+    },
+  );
+}
