@@ -186,7 +186,10 @@ pub fn plan_pull(
 /// True when `rel` is `folder` itself or lies under it.
 fn in_folder(rel: &str, folder: &str) -> bool {
     let folder = folder.trim_end_matches('/');
-    rel == folder || rel.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'))
+    rel == folder
+        || rel
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Rels that clash with another rel in one cache folder, each recorded as refused once.

@@ -112,7 +112,10 @@ pub const REL_ACCEPTED_EXTRA: &[(&str, &str)] = &[
         "internal, but a safe path: internal-ness is a separate rule",
     ),
     (".datastore-index.json", "internal, but a safe path"),
-    ("secrets/x", "never synced (solo or namespaced), but a safe path"),
+    (
+        "secrets/x",
+        "never synced (solo or namespaced), but a safe path",
+    ),
     ("a%2F..%2Fb", "percent-encoding is not decoded"),
     ("a\u{a0}b", "a no-break space is not a control character"),
     (
@@ -797,11 +800,7 @@ pub fn check_classify() {
         } else {
             CachePlace::Payload(RelPath::parse(rel).unwrap())
         };
-        assert_eq!(
-            solo.classify_cache_path(rel, &none),
-            want,
-            "solo {rel:?}"
-        );
+        assert_eq!(solo.classify_cache_path(rel, &none), want, "solo {rel:?}");
         assert_eq!(
             namespaced.classify_cache_path(&format!("ns/{rel}"), &none),
             want,
