@@ -16,7 +16,7 @@ step "cargo fmt --check";            cargo fmt --check
 step "cargo clippy (native)";        cargo clippy --all-targets --quiet -- -D warnings
 step "cargo clippy (wasm32)";        cargo clippy --target wasm32-unknown-unknown --quiet -- -D warnings
 step "cargo test";                   cargo test --quiet 2>&1 | tee -a "$log"
-step "wasm-pack test --node";        wasm-pack --quiet test --node 2>&1 | tee -a "$log"
+step "wasm-pack test --node";        wasm-pack test --node 2>&1 | tee -a "$log"
 step "deno fmt --check";             deno fmt --check
 step "deno lint";                    deno lint
 step "deno check";                   deno check js/ tests/ bench/ scripts/
