@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { DenoCacheFs } from "./cache_fs.ts";
 import { Planner } from "./core.ts";
 import { publishConditionally, type SyncContext } from "./context.ts";
+import { forceRelease, inspectLock, LOCK_KEY, underPublishLock } from "./lock.ts";
 import { describe, SyncError } from "./errors.ts";
 import { pull, type PullReport, rebuildIndex } from "./pull.ts";
 import { S3Store } from "./s3.ts";
@@ -30,6 +31,8 @@ commands:
   mark-deleted REL...  record that these files (or folders) were deleted on purpose
   rebuild-index        list the bucket and rebuild the index (dry run; --apply publishes)
   doctor               find layout problems (exit 3 when there are any)
+  lock status          show who holds the datastore lock, since when, and whether it is stale
+  lock release --force NONCE  delete a stuck lock, only if it still carries NONCE
   repair               plan the layout repair (--apply carries it out; never writes the bucket)
 
 common options:
@@ -43,6 +46,8 @@ common options:
   --concurrency N      transfers in flight (default 50)
   --page-size N        keys per listing request (default 1000)
   --json               print one JSON object on stdout
+  --no-lock            do not take the datastore lock around publishing (single-writer buckets only)
+  --lock-wait S        wait at most S seconds for the datastore lock (default 60)
 
 pull options:
   --metadata-only      lazy hydration: leave data/**/raw bytes remote
@@ -116,6 +121,8 @@ export async function main(args: string[]): Promise<number> {
         "allow-unconditional": { type: "boolean" },
         out: { type: "string" },
         plan: { type: "string" },
+        "no-lock": { type: "boolean" },
+        "lock-wait": { type: "string" },
         apply: { type: "boolean" },
         force: { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -138,7 +145,7 @@ export async function main(args: string[]): Promise<number> {
       usageError(`unknown command ${JSON.stringify(command)}`);
     }
     if (!values.bucket) usageError("--bucket is required");
-    if (!values.cache) usageError("--cache is required");
+    if (!values.cache && command !== "lock") usageError("--cache is required");
     // Validate the binding before any request: a bad namespace is a usage error, not a fault.
     new Planner(values.namespace, values.prefix).free();
     store = new S3Store({
@@ -154,7 +161,7 @@ export async function main(args: string[]): Promise<number> {
     Deno.addSignalListener("SIGTERM", onSignal);
     const ctx: SyncContext = {
       store,
-      cache: new DenoCacheFs(values.cache),
+      cache: new DenoCacheFs(values.cache ?? "."),
       namespace: values.namespace,
       prefix: values.prefix,
       concurrency: positiveInt(values.concurrency, "--concurrency"),
@@ -162,6 +169,9 @@ export async function main(args: string[]): Promise<number> {
       signal: controller.signal,
       onProgress: json ? undefined : progressPrinter(),
       log: json ? undefined : (line) => console.error(`s3sync: ${line}`),
+      lock: values["no-lock"] ? false : {
+        maxWaitMs: (nonNegative(values["lock-wait"], "--lock-wait") ?? 60) * 1000,
+      },
     };
     let outcome: Outcome;
     try {
@@ -171,6 +181,9 @@ export async function main(args: string[]): Promise<number> {
           break;
         case "rebuild-index":
           outcome = await runRebuild(ctx, values.apply ?? false, values.force ?? false);
+          break;
+        case "lock":
+          outcome = await runLock(ctx, positionals.slice(1), values.force ?? false);
           break;
         case "doctor":
           outcome = await runDoctor(ctx);
@@ -220,7 +233,16 @@ export async function main(args: string[]): Promise<number> {
   }
 }
 
-const COMMANDS = ["pull", "plan", "push", "mark-deleted", "rebuild-index", "doctor", "repair"];
+const COMMANDS = [
+  "pull",
+  "plan",
+  "push",
+  "mark-deleted",
+  "rebuild-index",
+  "doctor",
+  "repair",
+  "lock",
+];
 
 function nonNegative(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
@@ -351,13 +373,14 @@ async function runRebuild(ctx: SyncContext, apply: boolean, force: boolean): Pro
     } else {
       const body = planner.indexJson(false);
       const etag = existing === "absent" ? null : head.etag ?? null;
-      const put = await publishConditionally(
-        ctx.store,
-        planner.remoteIndexKey,
-        body,
-        etag,
-        ctx.signal,
-      );
+      const put = await underPublishLock(ctx, () =>
+        publishConditionally(
+          ctx.store,
+          planner.remoteIndexKey,
+          body,
+          etag,
+          ctx.signal,
+        ));
       published = put !== null;
       lines.push(
         published
@@ -491,6 +514,50 @@ async function runPush(ctx: SyncContext, planOnly: boolean, flags: PushFlags): P
     ? EXIT.attention
     : EXIT.ok;
   return { code, json: { summary, report: { ...report, plan: undefined }, plan }, lines };
+}
+
+async function runLock(ctx: SyncContext, args: string[], force: boolean): Promise<Outcome> {
+  const [action, nonce] = args;
+  if (action === "status") {
+    const current = await inspectLock(ctx.store, LOCK_KEY, ctx.signal);
+    if (!current) {
+      return { code: EXIT.ok, json: { lock: null }, lines: ["No datastore lock is held."] };
+    }
+    const ageMs = current.lastModified ? Date.now() - current.lastModified.getTime() : undefined;
+    const ttl = current.body?.ttlMs ?? 30_000;
+    const stale = ageMs !== undefined && ageMs > ttl;
+    const b = current.body;
+    return {
+      code: EXIT.ok,
+      json: { lock: b ?? null, ageMs, stale },
+      lines: [
+        b
+          ? `Held by ${b.holder} (host ${b.hostname}, pid ${b.pid}, nonce ${b.nonce}), taken ${b.acquiredAt}.`
+          : "A lock object exists but its body is unreadable.",
+        ageMs === undefined
+          ? "Its age is unknown."
+          : `Last refreshed ${Math.round(ageMs / 1000)} s ago; lease ${Math.round(ttl / 1000)} s: ${
+            stale ? "STALE (the next writer takes it over)" : "live"
+          }.`,
+      ],
+    };
+  }
+  if (action === "release") {
+    if (!force || !nonce) {
+      usageError("lock release needs --force and the lock's NONCE (see `s3sync lock status`)");
+    }
+    const released = await forceRelease(ctx.store, nonce, LOCK_KEY);
+    return {
+      code: released ? EXIT.ok : EXIT.attention,
+      json: { released },
+      lines: [
+        released
+          ? "Released the datastore lock."
+          : "Not released: the lock is gone or carries another nonce.",
+      ],
+    };
+  }
+  usageError("lock takes `status` or `release --force NONCE`");
 }
 
 async function runDoctor(ctx: SyncContext): Promise<Outcome> {

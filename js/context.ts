@@ -6,6 +6,7 @@
 import type { CacheStore } from "./cache_fs.ts";
 import type { ListedObject } from "./core.ts";
 import type { Progress, RetryPolicy } from "./engine.ts";
+import type { LockOptions } from "./lock.ts";
 import type { ObjectStore, ObjectStoreClient } from "./s3.ts";
 
 /** The inputs of one sync operation. */
@@ -32,6 +33,11 @@ export interface SyncContext {
   log?: (line: string) => void;
   /** The clock (tests pass a fixed one). */
   now?: () => Date;
+  /**
+   * The datastore lock held around every publish (default: on, the extension's settings).
+   * `false` turns it off: only for buckets with a single writer.
+   */
+  lock?: LockOptions | false;
 }
 
 /** Local bookkeeping files at the cache root (both modes, as the extension keeps them). */

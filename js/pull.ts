@@ -25,6 +25,7 @@ import {
 } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { describe, SyncError } from "./errors.ts";
+import { underPublishLock } from "./lock.ts";
 import { isNotFound } from "./s3.ts";
 
 /** Options of a pull. */
@@ -133,10 +134,14 @@ export async function rebuildIndex(
   if (!publish || report.kept === 0) return { rebuilt };
   const key = planner.remoteIndexKey;
   const body = planner.indexJson(false);
-  const put = await withRetry(
-    () => publishConditionally(ctx.store, key, body, null, ctx.signal),
-    retry,
-    ctx.signal,
+  const put = await underPublishLock(
+    ctx,
+    () =>
+      withRetry(
+        () => publishConditionally(ctx.store, key, body, null, ctx.signal),
+        retry,
+        ctx.signal,
+      ),
   );
   if (put) return { etag: put.etag, rebuilt: { ...rebuilt, published: true } };
   // Another peer published between our GET and PUT: theirs wins, we read it.
@@ -272,11 +277,12 @@ async function pullWith(
     // Prune vanished and internal entries remotely too, but only over the copy we read.
     const body = planner.indexJson(false);
     const key = planner.remoteIndexKey;
-    const put = await withRetry(
-      () => publishConditionally(ctx.store, key, body, etag ?? null, ctx.signal),
-      retry,
-      ctx.signal,
-    );
+    const put = await underPublishLock(ctx, () =>
+      withRetry(
+        () => publishConditionally(ctx.store, key, body, etag ?? null, ctx.signal),
+        retry,
+        ctx.signal,
+      ));
     indexPublished = put !== null;
     etag = put?.etag;
   }

@@ -29,6 +29,7 @@ import {
 } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { describe, SyncError } from "./errors.ts";
+import { underPublishLock } from "./lock.ts";
 import { loadRemoteIndex } from "./pull.ts";
 import { isNotFound, type ObjectStore } from "./s3.ts";
 
@@ -315,31 +316,43 @@ async function publishIndex(
       );
     }
   }
-  for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
-    const body = planner.indexJson(false);
-    const put = await withRetry(
-      () =>
-        request.allowUnconditional
-          ? ctx.store.putObject(key, body, ctx.signal)
-          : publishConditionally(ctx.store, key, body, etag, ctx.signal),
-      retry,
-      ctx.signal,
-    );
-    if (put) return put.etag ?? null;
-    report.conflicts++;
-    ctx.log?.(
-      `another writer published the index first: re-reading and merging (attempt ${attempt})`,
-    );
-    try {
-      const newer = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
-      planner.rebasePush(newer.data);
-      etag = newer.etag ?? null;
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      throw new SyncError("index-vanished", `the remote index ${key} was deleted during the push`);
+  const published = await underPublishLock(ctx, async (lost) => {
+    for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
+      lost.throwIfAborted();
+      const body = planner.indexJson(false);
+      const put = await withRetry(
+        () =>
+          request.allowUnconditional
+            ? ctx.store.putObject(key, body, ctx.signal)
+            : publishConditionally(ctx.store, key, body, etag, ctx.signal),
+        retry,
+        ctx.signal,
+      );
+      if (put) return { etag: put.etag ?? null };
+      report.conflicts++;
+      ctx.log?.(
+        `another writer published the index first: re-reading and merging (attempt ${attempt})`,
+      );
+      try {
+        const newer = await withRetry(
+          () => ctx.store.getObject(key, ctx.signal),
+          retry,
+          ctx.signal,
+        );
+        planner.rebasePush(newer.data);
+        etag = newer.etag ?? null;
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        throw new SyncError(
+          "index-vanished",
+          `the remote index ${key} was deleted during the push`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
     }
-    await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
-  }
+    return undefined;
+  });
+  if (published) return published.etag;
   throw new SyncError(
     "publish-conflict",
     `lost the race to publish the index ${PUBLISH_ATTEMPTS} times; the uploads are in the bucket, run push again to index them`,

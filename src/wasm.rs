@@ -9,6 +9,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::CoreError;
 use crate::listing::decode_local;
+use crate::lock;
 use crate::paths::{
     find_collisions, is_internal, partition_key, CachePlace, PathModel, INDEX_FILE,
 };
@@ -360,6 +361,91 @@ pub fn sidecar_lazy_pull_active(sidecar: Option<Vec<u8>>) -> bool {
         .as_deref()
         .and_then(SyncState::parse)
         .is_some_and(|s| s.lazy_pull_active)
+}
+
+/// Epoch milliseconds from JS (a number) as an integer; NaN and infinities are refused.
+fn millis(value: f64, what: &str) -> Result<i64, JsValue> {
+    if value.is_finite() && value.abs() < 9.0e15 {
+        Ok(value.trunc() as i64)
+    } else {
+        Err(to_js_error(CoreError::input(format!(
+            "{what} is not a time in epoch milliseconds"
+        ))))
+    }
+}
+
+/// A duration in ms from JS as an integer.
+fn duration(value: f64, what: &str) -> Result<u64, JsValue> {
+    if value.is_finite() && (0.0..9.0e15).contains(&value) {
+        Ok(value.trunc() as u64)
+    } else {
+        Err(to_js_error(CoreError::input(format!(
+            "{what} is not a duration in milliseconds"
+        ))))
+    }
+}
+
+/// Classifies the lock object (see `lock::assess`): `{state: "free" | "ours" | "held" | "stale",
+/// ...}`.
+#[wasm_bindgen(js_name = lockAssess)]
+pub fn lock_assess(
+    body: Option<Vec<u8>>,
+    last_modified_ms: Option<f64>,
+    our_nonce: &str,
+    now_ms: f64,
+) -> Result<JsValue, JsValue> {
+    let last = last_modified_ms
+        .map(|m| millis(m, "lastModified"))
+        .transpose()?;
+    to_js(&lock::assess(
+        body.as_deref(),
+        last,
+        our_nonce,
+        millis(now_ms, "now")?,
+    ))
+}
+
+/// Whether to keep waiting for a held lock: `{action: "retry", delayMs}` or `{action: "giveUp"}`.
+#[wasm_bindgen(js_name = lockWaitDecision)]
+pub fn lock_wait_decision(
+    started_ms: f64,
+    now_ms: f64,
+    max_wait_ms: f64,
+    retry_ms: f64,
+) -> Result<JsValue, JsValue> {
+    to_js(&lock::wait_decision(
+        millis(started_ms, "started")?,
+        millis(now_ms, "now")?,
+        duration(max_wait_ms, "maxWaitMs")?,
+        duration(retry_ms, "retryMs")?,
+    ))
+}
+
+/// How often a holder refreshes a lease of `ttl_ms`.
+#[wasm_bindgen(js_name = lockHeartbeatMs)]
+pub fn lock_heartbeat_ms(ttl_ms: f64) -> Result<f64, JsValue> {
+    Ok(lock::heartbeat_interval_ms(duration(ttl_ms, "ttlMs")?) as f64)
+}
+
+/// The lock body the extension writes, as pretty JSON bytes.
+#[wasm_bindgen(js_name = lockBody)]
+pub fn lock_body(
+    holder: String,
+    hostname: String,
+    pid: f64,
+    acquired_at_iso: String,
+    ttl_ms: f64,
+    nonce: String,
+) -> Result<Vec<u8>, JsValue> {
+    Ok(lock::LockBody {
+        holder,
+        hostname,
+        pid: duration(pid, "pid")?,
+        acquired_at: acquired_at_iso,
+        ttl_ms: duration(ttl_ms, "ttlMs")?,
+        nonce,
+    }
+    .to_json())
 }
 
 /// Options of `Planner.planPush`, flat for JS.

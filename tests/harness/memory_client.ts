@@ -26,6 +26,12 @@ export class MemoryClient implements ObjectStoreClient {
   /** Calls per method, to assert on request counts. */
   readonly calls: Record<string, number> = {};
   #version = 0;
+  readonly #clock: () => number;
+
+  /** @param clock epoch ms for LastModified (tests slow it down); defaults to the real clock */
+  constructor(clock: () => number = Date.now) {
+    this.#clock = clock;
+  }
 
   #count(method: string): void {
     this.calls[method] = (this.calls[method] ?? 0) + 1;
@@ -33,7 +39,7 @@ export class MemoryClient implements ObjectStoreClient {
 
   #store(key: string, body: Uint8Array): string {
     const etag = `"mem-${++this.#version}"`;
-    this.objects.set(key, { data: body.slice(), etag, lastModified: new Date() });
+    this.objects.set(key, { data: body.slice(), etag, lastModified: new Date(this.#clock()) });
     return etag;
   }
 

@@ -1,0 +1,305 @@
+/**
+ * The extension-compatible distributed lock, held only around publishing the index.
+ *
+ * Same object, body and rules as the extension's writers (`.datastore.lock` under the prefix,
+ * created with `If-None-Match: *`, `{holder, hostname, pid, acquiredAt, ttlMs, nonce}`, a lease
+ * refreshed every third of its length, stale once `LastModified + ttlMs` has passed). Holding it
+ * while we publish is what stops the extension's unconditional index write from dropping our
+ * entries. Every decision comes from the core (`lockAssess`, `lockWaitDecision`); this file does
+ * the requests, with the clock and the sleeping injectable so tests can slow time down.
+ *
+ * @module
+ */
+import * as wasm from "../pkg/s3sync_core.js";
+import { hasExtras, type SyncContext } from "./context.ts";
+import { core, describe, SyncError } from "./errors.ts";
+import { isNotFound, type ObjectStore, type ObjectStoreClient } from "./s3.ts";
+
+/** The lock's key, relative to the prefix (not namespaced, as in the extension). */
+export const LOCK_KEY = ".datastore.lock";
+
+/** The body of a lock object. */
+export interface LockBody {
+  /** `user@host`. */
+  holder: string;
+  /** Host name. */
+  hostname: string;
+  /** Process id. */
+  pid: number;
+  /** When taken or last refreshed (ISO-8601). */
+  acquiredAt: string;
+  /** Lease in ms. */
+  ttlMs: number;
+  /** Identifies one acquisition. */
+  nonce: string;
+}
+
+/** How the core reads the current lock object. */
+export type LockState =
+  | { state: "free" }
+  | { state: "ours" }
+  | {
+    state: "held";
+    holder: string;
+    hostname: string;
+    pid: number;
+    ageMs: number;
+    expiresInMs: number;
+  }
+  | { state: "stale"; holder: string; ageMs: number };
+
+/** Settings of the lock. */
+export interface LockOptions {
+  /** Lock key (default `.datastore.lock`). */
+  key?: string;
+  /** Lease length (default 30 s). */
+  ttlMs?: number;
+  /** Wait between attempts while held (default 1 s). */
+  retryMs?: number;
+  /** Longest wait before giving up with `lock-timeout` (default 60 s). */
+  maxWaitMs?: number;
+  /** The clock, epoch ms (tests slow it down). */
+  clock?: () => number;
+  /** Sleeping (tests advance a fake clock instead). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Do not start the heartbeat timer; the caller calls `beat()` (tests). */
+  manualHeartbeat?: boolean;
+  /** Narration (takeovers are reported here). */
+  log?: (line: string) => void;
+  /** Aborts the wait. */
+  signal?: AbortSignal;
+}
+
+/** A held lock. */
+export interface LockHandle {
+  /** Our acquisition's nonce. */
+  readonly nonce: string;
+  /** Set when the lease was lost (someone else's nonce appeared): stop publishing. */
+  readonly lost: AbortSignal;
+  /** The stale holder we took over from, if any. */
+  readonly tookOverFrom?: string;
+  /** Refreshes the lease now (the timer calls this every third of the lease). */
+  beat(): Promise<void>;
+  /** Stops the heartbeat and deletes the lock if it is still ours. */
+  release(): Promise<void>;
+}
+
+function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+function identity(): { holder: string; hostname: string; pid: number } {
+  let hostname = "unknown";
+  try {
+    hostname = Deno.hostname();
+  } catch {
+    // no --allow-sys: keep "unknown"
+  }
+  const user = Deno.env.get("USER") ?? Deno.env.get("USERNAME") ?? "unknown";
+  return { holder: `${user}@${hostname}`, hostname, pid: Deno.pid };
+}
+
+/** Reads the lock object: body (if readable), LastModified, ETag; null when there is none. */
+export async function inspectLock(
+  store: ObjectStoreClient,
+  key = LOCK_KEY,
+  signal?: AbortSignal,
+): Promise<{ body?: LockBody; raw: Uint8Array; lastModified?: Date; etag?: string } | null> {
+  const head = await store.headObject(key, signal);
+  if (!head.exists) return null;
+  let raw: Uint8Array;
+  try {
+    raw = (await store.getObject(key, signal)).data;
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+  let body: LockBody | undefined;
+  try {
+    body = JSON.parse(new TextDecoder().decode(raw));
+  } catch {
+    body = undefined;
+  }
+  return { body, raw, lastModified: head.lastModified, etag: head.etag };
+}
+
+/**
+ * Takes the lock, waiting while a live holder has it and taking over a stale one.
+ *
+ * @throws SyncError `lock-timeout` naming the holder when the wait runs out
+ */
+export async function acquireLock(
+  store: ObjectStore | ObjectStoreClient,
+  options: LockOptions = {},
+): Promise<LockHandle> {
+  const key = options.key ?? LOCK_KEY;
+  const ttlMs = options.ttlMs ?? 30_000;
+  const clock = options.clock ?? Date.now;
+  const sleep = options.sleep ?? defaultSleep;
+  const nonce = crypto.randomUUID();
+  const me = identity();
+  const bodyNow = () =>
+    core(() =>
+      wasm.lockBody(me.holder, me.hostname, me.pid, new Date(clock()).toISOString(), ttlMs, nonce)
+    );
+  const started = clock();
+  let tookOverFrom: string | undefined;
+  // Set after deleting a stale lock (clients without If-Match): the create that follows is
+  // the takeover.
+  let deletedStale: string | undefined;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    if (await store.putObjectConditional(key, bodyNow(), options.signal)) {
+      tookOverFrom = deletedStale;
+      break;
+    }
+    deletedStale = undefined;
+    const current = await inspectLock(store, key, options.signal);
+    const state: LockState = core(() =>
+      wasm.lockAssess(current?.raw, current?.lastModified?.getTime(), nonce, clock())
+    );
+    if (state.state === "free") continue;
+    if (state.state === "ours") break;
+    if (state.state === "stale") {
+      // Take over atomically where we can: overwrite only the stale object we looked at, so of
+      // two takers exactly one wins.
+      if (hasExtras(store) && current?.etag) {
+        if ((await store.putObjectIfMatch(key, bodyNow(), current.etag, options.signal)) !== null) {
+          tookOverFrom = state.holder;
+          break;
+        }
+      } else {
+        // Without If-Match (the extension's client) a second taker that saw the same stale lock
+        // can delete the first taker's fresh one: the extension has the same window. This
+        // project's S3Store takes over with If-Match above instead.
+        await store.deleteObject(key, options.signal);
+        deletedStale = state.holder;
+      }
+      continue;
+    }
+    const decision = core(() =>
+      wasm.lockWaitDecision(started, clock(), options.maxWaitMs ?? 60_000, options.retryMs ?? 1_000)
+    ) as { action: "retry"; delayMs: number } | { action: "giveUp" };
+    if (decision.action === "giveUp") {
+      const b = current?.body;
+      throw new SyncError(
+        "lock-timeout",
+        `the datastore lock ${key} is held by ${state.holder}${
+          b ? ` (host ${b.hostname}, pid ${b.pid}, nonce ${b.nonce})` : ""
+        }, ` +
+          `taken ${Math.round(state.ageMs / 1000)} s ago; waited ${
+            Math.round((clock() - started) / 1000)
+          } s. ` +
+          `If that process is gone, the lock turns stale after its lease; to clear it now: \`s3sync lock release --force ${
+            b?.nonce ?? "<nonce>"
+          }\``,
+      );
+    }
+    await sleep(decision.delayMs, options.signal);
+  }
+  if (tookOverFrom) options.log?.(`took over a stale datastore lock held by ${tookOverFrom}`);
+
+  const lost = new AbortController();
+  const beat = async () => {
+    if (lost.signal.aborted) return;
+    const current = await inspectLock(store, key);
+    if (current?.body?.nonce !== nonce) {
+      lost.abort(
+        new SyncError(
+          "lock-lost",
+          `the datastore lock ${key} was taken by ${current?.body?.holder ?? "someone else"}`,
+        ),
+      );
+      return;
+    }
+    const fresh = bodyNow();
+    if (hasExtras(store) && current.etag) {
+      if ((await store.putObjectIfMatch(key, fresh, current.etag)) === null) {
+        lost.abort(
+          new SyncError("lock-lost", `the datastore lock ${key} changed hands during a refresh`),
+        );
+      }
+    } else {
+      await store.putObject(key, fresh);
+    }
+  };
+  const interval = core(() => wasm.lockHeartbeatMs(ttlMs));
+  const timer = options.manualHeartbeat ? undefined : setInterval(() => {
+    beat().catch((error) => options.log?.(`lock heartbeat failed: ${describe(error)}`));
+  }, interval);
+  return {
+    nonce,
+    lost: lost.signal,
+    tookOverFrom,
+    beat,
+    async release() {
+      if (timer !== undefined) clearInterval(timer);
+      try {
+        const current = await inspectLock(store, key);
+        if (current?.body?.nonce === nonce) await store.deleteObject(key);
+        else options.log?.(`the datastore lock was no longer ours at release; left it alone`);
+      } catch (error) {
+        options.log?.(
+          `releasing the datastore lock failed: ${
+            describe(error)
+          }; it turns stale after ${ttlMs} ms`,
+        );
+      }
+    },
+  };
+}
+
+/**
+ * Runs `fn` while holding the lock; always releases (success, failure, abort).
+ *
+ * @param fn receives a signal that aborts when the lease is lost
+ */
+export async function withLock<T>(
+  store: ObjectStore | ObjectStoreClient,
+  options: LockOptions,
+  fn: (lost: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const handle = await acquireLock(store, options);
+  try {
+    return await fn(handle.lost);
+  } finally {
+    await handle.release();
+  }
+}
+
+/**
+ * Deletes the lock only if it still carries `nonce` (for people clearing a stuck lock).
+ *
+ * @returns true when it was deleted
+ */
+export async function forceRelease(
+  store: ObjectStoreClient,
+  nonce: string,
+  key = LOCK_KEY,
+): Promise<boolean> {
+  const current = await inspectLock(store, key);
+  if (!current || current.body?.nonce !== nonce) return false;
+  await store.deleteObject(key);
+  return true;
+}
+
+/**
+ * Runs a publish under the datastore lock as `ctx` configures it (on by default). The lock is
+ * never held during bulk transfers: callers wrap only the index write.
+ *
+ * @param fn the publish; receives a signal that aborts when the lease is lost
+ */
+export async function underPublishLock<T>(
+  ctx: SyncContext,
+  fn: (lost: AbortSignal) => Promise<T>,
+): Promise<T> {
+  if (ctx.lock === false) return await fn(new AbortController().signal);
+  return await withLock(ctx.store, { log: ctx.log, signal: ctx.signal, ...ctx.lock }, fn);
+}

@@ -1,0 +1,76 @@
+/**
+ * A writer that follows the extension's documented protocol (datastore-formats.md, "The
+ * distributed lock"): take `.datastore.lock` with a create-only write (taking over a lock whose
+ * `LastModified + ttlMs` has passed), upload its files, read the index, add its entries, write
+ * the index UNCONDITIONALLY, release the lock if it still holds its nonce. Written for this
+ * project from that description; it is the peer our lock must interoperate with.
+ *
+ * @module
+ */
+import type { S3Store } from "../../js/s3.ts";
+import { isNotFound } from "../../js/s3.ts";
+import { contentOf } from "./seed.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * Pushes `rels` into namespace `ns` the extension's way.
+ *
+ * @param retryMs wait between lock attempts (the extension waits 1 s; tests may go faster)
+ */
+export async function extensionPush(
+  store: S3Store,
+  ns: string,
+  rels: string[],
+  retryMs = 1000,
+): Promise<void> {
+  const nonce = crypto.randomUUID();
+  const body = encoder.encode(JSON.stringify(
+    {
+      holder: "ext@test",
+      hostname: "test",
+      pid: 1,
+      acquiredAt: new Date().toISOString(),
+      ttlMs: 30_000,
+      nonce,
+    },
+    null,
+    2,
+  ));
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (await store.putObjectConditional(".datastore.lock", body)) break;
+    const head = await store.headObject(".datastore.lock");
+    if (head.exists && head.lastModified && Date.now() - head.lastModified.getTime() > 30_000) {
+      await store.deleteObject(".datastore.lock");
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error("extension writer: lock wait timed out");
+    await new Promise((r) => setTimeout(r, retryMs * (0.5 + Math.random())));
+  }
+  try {
+    for (const rel of rels) await store.putObject(`${ns}/${rel}`, contentOf(rel));
+    const key = `${ns}/.datastore-index.json`;
+    let index: { version: number; lastPulled?: string; entries: Record<string, unknown> };
+    try {
+      index = JSON.parse(decoder.decode((await store.getObject(key)).data));
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      index = { version: 1, entries: {} };
+    }
+    for (const rel of rels) {
+      index.entries[rel] = {
+        key: rel,
+        size: contentOf(rel).length,
+        lastModified: new Date().toISOString(),
+      };
+    }
+    await store.putObject(key, encoder.encode(JSON.stringify(index)));
+  } finally {
+    const current = await store.getObject(".datastore.lock").catch(() => null);
+    if (current && JSON.parse(decoder.decode(current.data)).nonce === nonce) {
+      await store.deleteObject(".datastore.lock");
+    }
+  }
+}

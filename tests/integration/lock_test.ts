@@ -1,0 +1,128 @@
+/**
+ * Sharing a bucket with the extension's writers: our CLI and protocol-following extension
+ * writers push disjoint files into one namespace at once; with our lock nothing is lost, without
+ * it entries are. A killed holder's lock is taken over after its lease.
+ */
+import { assert, assertEquals } from "../harness/assert.ts";
+import { commonFlags, runCli, spawnCli } from "../harness/cli.ts";
+import { remoteIndexKeys, writeCacheFiles } from "../harness/datastore.ts";
+import { extensionPush } from "../harness/extension_writer.ts";
+import { contentOf, datastoreRels } from "../harness/seed.ts";
+import { type S3Server, startServer } from "../harness/servers.ts";
+
+async function mixedRound(
+  server: S3Server,
+  round: number,
+  ourLock: boolean,
+): Promise<{ expected: number; indexed: number }> {
+  const bucket = `mixed-${ourLock ? "lock" : "nolock"}-${round}`;
+  const store = await server.bucket(bucket);
+  const caches: string[] = [];
+  try {
+    const expected: string[] = [];
+    const runs: Promise<unknown>[] = [];
+    for (let p = 0; p < 4; p++) {
+      const cache = await Deno.makeTempDir({ prefix: `s3sync-mixed-${p}-` });
+      caches.push(cache);
+      const ours = datastoreRels(15, `ours${p}-`);
+      expected.push(...ours);
+      await writeCacheFiles(cache, ours.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    }
+    for (const cache of caches) {
+      runs.push(
+        spawnCli([
+          "push",
+          ...commonFlags(server, bucket, cache, { namespace: "ns" }),
+          "--yes",
+          ...(ourLock ? [] : ["--no-lock"]),
+        ]).output().then((out) => {
+          if (out.code !== 0) throw new Error(new TextDecoder().decode(out.stderr));
+        }),
+      );
+    }
+    for (let p = 0; p < 4; p++) {
+      const theirs = datastoreRels(15, `ext${p}-`);
+      expected.push(...theirs);
+      runs.push(extensionPush(store, "ns", theirs, 100));
+    }
+    await Promise.all(runs);
+    const indexed = await remoteIndexKeys(store, "ns");
+    return {
+      expected: expected.length,
+      indexed: indexed.filter((k) => expected.includes(k)).length,
+    };
+  } finally {
+    store.destroy();
+    for (const cache of caches) await Deno.remove(cache, { recursive: true });
+  }
+}
+
+Deno.test("our CLI and extension-protocol writers, 4 each, 10 rounds: the index holds every file", async () => {
+  const server = await startServer("moto");
+  try {
+    for (let round = 0; round < 10; round++) {
+      const { expected, indexed } = await mixedRound(server, round, true);
+      assertEquals(indexed, expected, `round ${round}`);
+    }
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("the same mix with our lock switched off loses entries (the test can fail)", async () => {
+  const server = await startServer("moto");
+  try {
+    let lost = 0;
+    let rounds = 0;
+    for (; rounds < 6 && lost === 0; rounds++) {
+      const { expected, indexed } = await mixedRound(server, rounds, false);
+      lost += expected - indexed;
+    }
+    console.log(`without our lock: ${lost} entries lost within ${rounds} rounds`);
+    assert(lost > 0, "expected lost entries without the lock");
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("a killed holder's lock is taken over after its lease, and the takeover is reported", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("stale-lock");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-stale-" });
+  try {
+    // What a holder killed mid-publish leaves: its lock, with a 2 s lease nobody refreshes.
+    await store.putObject(
+      ".datastore.lock",
+      new TextEncoder().encode(JSON.stringify({
+        holder: "gone@elsewhere",
+        hostname: "elsewhere",
+        pid: 4242,
+        acquiredAt: new Date().toISOString(),
+        ttlMs: 2000,
+        nonce: "dead-nonce",
+      })),
+    );
+    const status = await runCli(["lock", "status", ...commonFlags(server, "stale-lock", cache)]);
+    assert(
+      status.stdout.includes("gone@elsewhere") && status.stdout.includes("dead-nonce"),
+      status.stdout,
+    );
+    await writeCacheFiles(cache, [["logs/a.log", new Uint8Array([1])]]);
+    const pushed = await runCli(["push", ...commonFlags(server, "stale-lock", cache), "--yes"]);
+    assertEquals(pushed.code, 0, pushed.stderr);
+    assert(
+      pushed.stderr.includes("took over a stale datastore lock held by gone@elsewhere"),
+      pushed.stderr,
+    );
+    assertEquals(
+      (await store.headObject(".datastore.lock")).exists,
+      false,
+      "released after the publish",
+    );
+    assertEquals(await remoteIndexKeys(store), ["logs/a.log"]);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
