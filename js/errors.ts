@@ -82,3 +82,14 @@ export function describe(error: unknown): string {
   }
   return String(error);
 }
+
+/**
+ * Gives any failure that escaped the engine a stable code: `SyncError`s pass through, anything
+ * else (an SDK or transport error that outlived its retries) becomes `s3-error`.
+ *
+ * @param what the operation, for the message
+ */
+export function asSyncError(error: unknown, what: string): SyncError {
+  if (error instanceof SyncError) return error;
+  return new SyncError("s3-error", `${what} failed: ${describe(error)}`, { cause: error });
+}

@@ -12,6 +12,7 @@
  */
 import * as wasm from "../pkg/s3sync_core.js";
 import { hasExtras, type SyncContext } from "./context.ts";
+import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { core, describe, SyncError } from "./errors.ts";
 import { isNotFound, type ObjectStore, type ObjectStoreClient } from "./s3.ts";
 
@@ -156,12 +157,13 @@ export async function acquireLock(
   let deletedStale: string | undefined;
   for (;;) {
     options.signal?.throwIfAborted();
-    if (await store.putObjectConditional(key, bodyNow(), options.signal)) {
+    const retry = <T>(call: () => Promise<T>) => withRetry(call, DEFAULT_RETRY, options.signal);
+    if (await retry(() => store.putObjectConditional(key, bodyNow(), options.signal))) {
       tookOverFrom = deletedStale;
       break;
     }
     deletedStale = undefined;
-    const current = await inspectLock(store, key, options.signal);
+    const current = await retry(() => inspectLock(store, key, options.signal));
     const state: LockState = core(() =>
       wasm.lockAssess(current?.raw, current?.lastModified?.getTime(), nonce, clock())
     );
@@ -171,7 +173,10 @@ export async function acquireLock(
       // Take over atomically where we can: overwrite only the stale object we looked at, so of
       // two takers exactly one wins.
       if (hasExtras(store) && current?.etag) {
-        if ((await store.putObjectIfMatch(key, bodyNow(), current.etag, options.signal)) !== null) {
+        const etag = current.etag;
+        if (
+          (await retry(() => store.putObjectIfMatch(key, bodyNow(), etag, options.signal))) !== null
+        ) {
           tookOverFrom = state.holder;
           break;
         }
@@ -179,7 +184,7 @@ export async function acquireLock(
         // Without If-Match (the extension's client) a second taker that saw the same stale lock
         // can delete the first taker's fresh one: the extension has the same window. This
         // project's S3Store takes over with If-Match above instead.
-        await store.deleteObject(key, options.signal);
+        await retry(() => store.deleteObject(key, options.signal));
         deletedStale = state.holder;
       }
       continue;
@@ -242,8 +247,8 @@ export async function acquireLock(
     async release() {
       if (timer !== undefined) clearInterval(timer);
       try {
-        const current = await inspectLock(store, key);
-        if (current?.body?.nonce === nonce) await store.deleteObject(key);
+        const current = await withRetry(() => inspectLock(store, key));
+        if (current?.body?.nonce === nonce) await withRetry(() => store.deleteObject(key));
         else options.log?.(`the datastore lock was no longer ours at release; left it alone`);
       } catch (error) {
         options.log?.(

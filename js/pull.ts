@@ -24,7 +24,7 @@ import {
   type SyncContext,
 } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
-import { describe, SyncError } from "./errors.ts";
+import { asSyncError, describe, SyncError } from "./errors.ts";
 import { underPublishLock } from "./lock.ts";
 import { isNotFound } from "./s3.ts";
 
@@ -167,6 +167,8 @@ export async function pull(ctx: SyncContext, request: PullRequest = {}): Promise
   const planner = new Planner(ctx.namespace, ctx.prefix);
   try {
     return await pullWith(ctx, planner, request);
+  } catch (error) {
+    throw asSyncError(error, "pull");
   } finally {
     planner.free();
   }

@@ -28,7 +28,7 @@ import {
   type SyncContext,
 } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
-import { describe, SyncError } from "./errors.ts";
+import { asSyncError, describe, SyncError } from "./errors.ts";
 import { underPublishLock } from "./lock.ts";
 import { loadRemoteIndex } from "./pull.ts";
 import { isNotFound, type ObjectStore } from "./s3.ts";
@@ -134,6 +134,8 @@ export async function push(ctx: SyncContext, request: PushRequest = {}): Promise
   const planner = new Planner(ctx.namespace, ctx.prefix);
   try {
     return await pushWith(ctx, planner, request);
+  } catch (error) {
+    throw asSyncError(error, "push");
   } finally {
     planner.free();
   }

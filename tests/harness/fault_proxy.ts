@@ -1,0 +1,258 @@
+/**
+ * A fault-injecting S3 proxy on loopback, between the adapter and a real S3 server (moto, which
+ * does not check request signatures, so the proxy can forward them as they are).
+ *
+ * Faults per request: a 500/503/429 answered without forwarding, the same answered after the
+ * request reached the server (an ambiguous failure: the write may have happened), a connection
+ * reset with no answer, a truncated body, a latency spike, and a listing that fails on page k.
+ * Decisions come from a hash of (seed, method, path, n-th time this request was seen), not from
+ * arrival order, so a failing run replays with the same seed whatever the concurrency.
+ *
+ * @module
+ */
+
+/** What to inject, and how often. Rates are per request, in [0, 1]. */
+export interface FaultPlan {
+  /** Seed of every decision. */
+  seed: number;
+  /** 500/503/429 before forwarding. */
+  errorRate?: number;
+  /** 500 after forwarding (the server did the work; the client sees a failure). */
+  ambiguousRate?: number;
+  /** Close the connection without answering. */
+  resetRate?: number;
+  /** Answer with a body cut short of its Content-Length. */
+  truncateRate?: number;
+  /** Delay the answer by `latencyMs`. */
+  latencyRate?: number;
+  /** The delay of a latency spike (default 300 ms). */
+  latencyMs?: number;
+  /** Fail the k-th ListObjectsV2 request (1-based) with a 500, every time it is asked. */
+  failListPage?: number;
+  /** Only inject on requests whose method is in this list (default: all). */
+  methods?: string[];
+}
+
+/** Counts of what the proxy did. */
+export interface FaultStats {
+  /** Requests received. */
+  requests: number;
+  /** Faults injected, by kind. */
+  injected: Record<string, number>;
+  /** Requests received, by HTTP method (a DELETE counts even when a fault ate it). */
+  byMethod: Record<string, number>;
+}
+
+/** A running proxy. */
+export interface FaultProxy {
+  /** `http://127.0.0.1:PORT`. */
+  endpoint: string;
+  /** What it did so far. */
+  stats: FaultStats;
+  /** Changes the plan (e.g. to heal the network between runs). */
+  setPlan(plan: FaultPlan): void;
+  /** Stops it. */
+  stop(): Promise<void>;
+}
+
+/** FNV-1a over a string, mixed with the seed: a stable per-request random number in [0, 1). */
+function unit(seed: number, text: string): number {
+  let h = 0x811c9dc5 ^ seed;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  return (h >>> 0) / 4294967296;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
+  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+async function readRequest(conn: Deno.Conn): Promise<{ head: string; body: Uint8Array } | null> {
+  let buffer = new Uint8Array(0);
+  const chunk = new Uint8Array(64 * 1024);
+  const separator = encoder.encode("\r\n\r\n");
+  let headEnd = -1;
+  while (headEnd < 0) {
+    const n = await conn.read(chunk);
+    if (n === null) return null;
+    const next = new Uint8Array(buffer.length + n);
+    next.set(buffer);
+    next.set(chunk.subarray(0, n), buffer.length);
+    buffer = next;
+    headEnd = indexOf(buffer, separator);
+  }
+  const head = decoder.decode(buffer.subarray(0, headEnd));
+  const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? "0");
+  let body = buffer.subarray(headEnd + 4);
+  while (body.length < length) {
+    const n = await conn.read(chunk);
+    if (n === null) break;
+    const next = new Uint8Array(body.length + n);
+    next.set(body);
+    next.set(chunk.subarray(0, n), body.length);
+    body = next;
+  }
+  return { head, body: body.subarray(0, length) };
+}
+
+async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < data.length) written += await conn.write(data.subarray(written));
+}
+
+function errorResponse(status: number): Uint8Array {
+  const code = status === 429
+    ? "SlowDown"
+    : status === 503
+    ? "ServiceUnavailable"
+    : "InternalError";
+  const body =
+    `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>injected</Message></Error>`;
+  return encoder.encode(
+    `HTTP/1.1 ${status} Injected\r\ncontent-type: application/xml\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Starts a proxy in front of `upstream`.
+ *
+ * @param upstream the real server, `http://127.0.0.1:PORT`
+ * @param initial the fault plan
+ */
+export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProxy {
+  let plan = initial;
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const stats: FaultStats = { requests: 0, injected: {}, byMethod: {} };
+  const seen = new Map<string, number>();
+  let listPages = 0;
+  const count = (kind: string) => (stats.injected[kind] = (stats.injected[kind] ?? 0) + 1);
+  const open = new Set<Deno.Conn>();
+
+  const handle = async (conn: Deno.Conn) => {
+    open.add(conn);
+    try {
+      const request = await readRequest(conn);
+      if (!request) return;
+      stats.requests++;
+      const [requestLine, ...headerLines] = request.head.split("\r\n");
+      const [method, target] = requestLine.split(" ");
+      stats.byMethod[method] = (stats.byMethod[method] ?? 0) + 1;
+      const nth = (seen.get(`${method} ${target}`) ?? 0) + 1;
+      seen.set(`${method} ${target}`, nth);
+      const roll = unit(plan.seed, `${method} ${target} #${nth}`);
+      const eligible = !plan.methods || plan.methods.includes(method);
+      const isList = method === "GET" && /[?&]list-type=2/.test(target);
+      if (isList) listPages++;
+      if (isList && plan.failListPage !== undefined && listPages === plan.failListPage) {
+        count("list-page");
+        await writeAll(conn, errorResponse(500));
+        return;
+      }
+      let edge = 0;
+      const hit = (rate = 0) => eligible && roll >= edge && roll < (edge += rate);
+      if (hit(plan.errorRate)) {
+        const status = [500, 503, 429][Math.floor(unit(plan.seed + 1, target) * 3)];
+        count(`error-${status}`);
+        await writeAll(conn, errorResponse(status));
+        return;
+      }
+      if (hit(plan.resetRate)) {
+        count("reset");
+        return; // closing without a word
+      }
+      const ambiguous = hit(plan.ambiguousRate);
+      const truncate = !ambiguous && hit(plan.truncateRate);
+      const slow = !ambiguous && !truncate && hit(plan.latencyRate);
+
+      const headers = new Headers();
+      for (const line of headerLines) {
+        const at = line.indexOf(":");
+        const name = line.slice(0, at).trim().toLowerCase();
+        if (
+          ["host", "connection", "content-length", "transfer-encoding", "expect"].includes(name)
+        ) continue;
+        headers.append(name, line.slice(at + 1).trim());
+      }
+      const response = await fetch(`${upstream}${target}`, {
+        method,
+        headers,
+        body: ["GET", "HEAD"].includes(method) ? undefined : (request.body as BufferSource),
+      });
+      const body = new Uint8Array(await response.arrayBuffer());
+      if (ambiguous) {
+        count("ambiguous-500");
+        await writeAll(conn, errorResponse(500));
+        return;
+      }
+      if (slow) {
+        count("latency");
+        await new Promise((r) => setTimeout(r, plan.latencyMs ?? 300));
+      }
+      let head = `HTTP/1.1 ${response.status} ${response.statusText || "OK"}\r\n`;
+      response.headers.forEach((value, name) => {
+        if (
+          !["content-length", "transfer-encoding", "connection", "content-encoding"].includes(name)
+        ) {
+          head += `${name}: ${value}\r\n`;
+        }
+      });
+      const length = method === "HEAD"
+        ? Number(response.headers.get("content-length") ?? 0)
+        : body.length;
+      head += `content-length: ${length}\r\nconnection: close\r\n\r\n`;
+      await writeAll(conn, encoder.encode(head));
+      if (method === "HEAD") return;
+      if (truncate && body.length > 1) {
+        count("truncate");
+        await writeAll(conn, body.subarray(0, Math.floor(body.length / 2)));
+        return;
+      }
+      await writeAll(conn, body);
+    } catch {
+      // a client that went away mid-answer: nothing to do
+    } finally {
+      open.delete(conn);
+      try {
+        conn.close();
+      } catch {
+        // already closed
+      }
+    }
+  };
+
+  const serving = (async () => {
+    for await (const conn of listener) handle(conn);
+  })().catch(() => {});
+
+  return {
+    endpoint: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    stats,
+    setPlan(next) {
+      plan = next;
+      listPages = 0;
+    },
+    async stop() {
+      listener.close();
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch {
+          // already closed
+        }
+      }
+      await serving;
+    },
+  };
+}

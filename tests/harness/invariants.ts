@@ -1,0 +1,108 @@
+/**
+ * The invariants every fault, crash and hostile-input run must keep, as reusable checks. Each
+ * throws an `InvariantViolation` naming what broke; the planted-bug tests prove each one fires.
+ *
+ * @module
+ */
+import type { ObjectStoreClient } from "../../js/s3.ts";
+import { isNotFound } from "../../js/s3.ts";
+import { listTree } from "./seed.ts";
+
+/** A broken invariant. */
+export class InvariantViolation extends Error {
+  /** @param message what broke */
+  constructor(message: string) {
+    super(message);
+    this.name = "InvariantViolation";
+  }
+}
+
+const decoder = new TextDecoder();
+
+function same(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/**
+ * No partial file under a final name: every file of the bound tree is byte-identical to its
+ * remote object, unless the run reported it as failed.
+ *
+ * @param direct a fault-free client on the bucket
+ * @param reportedFailed rels the run reported as failed
+ */
+export async function checkCacheMatchesRemote(
+  cache: string,
+  direct: ObjectStoreClient,
+  namespace: string,
+  reportedFailed: Set<string>,
+): Promise<number> {
+  let checked = 0;
+  for (const path of await listTree(`${cache}/${namespace}`)) {
+    if (path.split("/").pop()!.startsWith(".s3sync-tmp-")) continue; // never a final name
+    if (reportedFailed.has(path)) continue;
+    let remote: Uint8Array;
+    try {
+      remote = (await direct.getObject(`${namespace}/${path}`)).data;
+    } catch (error) {
+      if (isNotFound(error)) {
+        throw new InvariantViolation(`${namespace}/${path} is in the cache but not in the bucket`);
+      }
+      throw error;
+    }
+    const local = await Deno.readFile(`${cache}/${namespace}/${path}`);
+    if (!same(local, remote)) {
+      throw new InvariantViolation(
+        `${namespace}/${path}: ${local.length} local bytes differ from the ${remote.length}-byte object`,
+      );
+    }
+    checked++;
+  }
+  return checked;
+}
+
+/**
+ * The remote index names no absent object (every entry's object exists with its size) and has
+ * lost no entry (it holds every rel in `mustHold`).
+ *
+ * @returns the index's rels
+ */
+export async function checkIndexSound(
+  direct: ObjectStoreClient,
+  namespace: string,
+  mustHold: Iterable<string>,
+): Promise<string[]> {
+  let index: { entries: Record<string, { size: number }> };
+  try {
+    index = JSON.parse(
+      decoder.decode((await direct.getObject(`${namespace}/.datastore-index.json`)).data),
+    );
+  } catch (error) {
+    if (isNotFound(error)) index = { entries: {} };
+    else throw new InvariantViolation(`the remote index is unreadable: ${error}`);
+  }
+  const objects = new Map(
+    (await direct.listAllObjects(`${namespace}/`)).map((o) => [o.key, o.size]),
+  );
+  for (const [rel, entry] of Object.entries(index.entries)) {
+    const size = objects.get(`${namespace}/${rel}`);
+    if (size === undefined) {
+      throw new InvariantViolation(`the index names ${rel}, whose object is absent`);
+    }
+    if (size !== entry.size) {
+      throw new InvariantViolation(
+        `the index says ${rel} has ${entry.size} bytes; the object has ${size}`,
+      );
+    }
+  }
+  for (const rel of mustHold) {
+    if (!(rel in index.entries)) throw new InvariantViolation(`the index lost the entry ${rel}`);
+  }
+  return Object.keys(index.entries);
+}
+
+/** No delete after a listing or walk error. */
+export function checkNoDeletes(deletesSent: number, why: string): void {
+  if (deletesSent > 0) {
+    throw new InvariantViolation(`${deletesSent} deletes were sent after ${why}`);
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * Pull, push, rebuild and repair through a fault-injecting proxy at 10 % and 30 % fault rates,
+ * with every invariant checked after every run; then the network heals and a re-run converges.
+ * `RELIABILITY_SCALE=N` multiplies the runs; `RELIABILITY_SEED=S` replays one.
+ */
+import { type CacheStore, DenoCacheFs } from "../../js/cache_fs.ts";
+import type { SyncContext } from "../../js/context.ts";
+import { markDirty } from "../../js/dirty.ts";
+import { SyncError } from "../../js/errors.ts";
+import { pull } from "../../js/pull.ts";
+import { push } from "../../js/push.ts";
+import { repair } from "../../js/repair.ts";
+import { S3Store } from "../../js/s3.ts";
+import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
+import { seedBucketWithIndex, writeCacheFiles } from "../harness/datastore.ts";
+import { type FaultPlan, startFaultProxy } from "../harness/fault_proxy.ts";
+import { checkCacheMatchesRemote, checkIndexSound, checkNoDeletes } from "../harness/invariants.ts";
+import { seeds } from "../harness/scale.ts";
+import { contentOf, datastoreRels, putAll } from "../harness/seed.ts";
+import { type S3Server, startServer } from "../harness/servers.ts";
+
+/** Fast retries: the faults are dense, the clock is not what is under test. */
+const RETRY = { attempts: 3, baseDelayMs: 20, factor: 3, jitter: 0.25 };
+
+function plan(seed: number, rate: number): FaultPlan {
+  return {
+    seed,
+    errorRate: rate * 0.4,
+    ambiguousRate: rate * 0.2,
+    resetRate: rate * 0.15,
+    truncateRate: rate * 0.15,
+    latencyRate: rate * 0.1,
+    latencyMs: 50,
+  };
+}
+
+interface Rig {
+  server: S3Server;
+  direct: S3Store;
+  faulty: S3Store;
+  proxy: ReturnType<typeof startFaultProxy>;
+  cache: string;
+  ctx: SyncContext;
+  close(): Promise<void>;
+}
+
+async function rig(server: S3Server, bucket: string, faults: FaultPlan): Promise<Rig> {
+  const direct = await server.bucket(bucket);
+  const proxy = startFaultProxy(server.endpoint, faults);
+  const faulty = new S3Store({
+    ...server.storeOptions(bucket),
+    endpoint: proxy.endpoint,
+    requestTimeoutMs: 5_000,
+  });
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-fault-" });
+  return {
+    server,
+    direct,
+    faulty,
+    proxy,
+    cache,
+    ctx: {
+      store: faulty,
+      cache: new DenoCacheFs(cache),
+      namespace: "ns",
+      retry: RETRY,
+      concurrency: 16,
+    },
+    async close() {
+      direct.destroy();
+      faulty.destroy();
+      await proxy.stop();
+      await Deno.remove(cache, { recursive: true });
+    },
+  };
+}
+
+const totals = { runs: 0, faults: 0, requests: 0, lost: 0 };
+function tally(r: Rig): void {
+  totals.runs++;
+  totals.requests += r.proxy.stats.requests;
+  totals.faults += Object.values(r.proxy.stats.injected).reduce((a, b) => a + b, 0);
+}
+
+for (const rate of [0.1, 0.3]) {
+  Deno.test(`pull under ${rate * 100} % faults keeps every invariant and converges once healed`, async () => {
+    const server = await startServer("moto");
+    try {
+      for (const seed of seeds(1000 + rate * 100, 2)) {
+        const r = await rig(server, `pull-${seed}`, plan(seed, rate));
+        try {
+          const rels = datastoreRels(150);
+          await seedBucketWithIndex(r.direct, rels, "ns");
+          let failed = new Set<string>();
+          try {
+            const report = await pull(r.ctx);
+            failed = new Set(report.failures.map((f) => f.item));
+          } catch (error) {
+            // Index reads failing past the retries abort the pull with a code, writing nothing.
+            assert(error instanceof SyncError, `seed ${seed}: ${error}`);
+          }
+          await checkCacheMatchesRemote(r.cache, r.direct, "ns", failed);
+          await checkIndexSound(r.direct, "ns", rels);
+          tally(r);
+          r.proxy.setPlan({ seed });
+          const healed = await pull(r.ctx);
+          assertEquals(healed.failures, [], `seed ${seed}`);
+          assertEquals(
+            await checkCacheMatchesRemote(r.cache, r.direct, "ns", new Set()),
+            rels.length,
+          );
+        } finally {
+          await r.close();
+        }
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  Deno.test(`push under ${rate * 100} % faults never loses an entry nor names an absent object`, async () => {
+    const server = await startServer("moto");
+    try {
+      for (const seed of seeds(2000 + rate * 100, 2)) {
+        const r = await rig(server, `push-${seed}`, { seed });
+        try {
+          const rels = datastoreRels(120);
+          await seedBucketWithIndex(r.direct, rels, "ns");
+          await pull(r.ctx);
+          const fresh = datastoreRels(80, `fresh${seed}-`);
+          await writeCacheFiles(r.cache, fresh.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+          const doomed = rels.slice(0, 8);
+          for (const rel of doomed) {
+            await Deno.remove(`${r.cache}/ns/${rel}`);
+            await markDirty(r.ctx.cache, "ns", `ns/${rel}`);
+          }
+          r.proxy.setPlan(plan(seed, rate));
+          let outcome = "completed";
+          try {
+            const report = await push(r.ctx);
+            if (report.failures.length) outcome = `${report.failures.length} failures`;
+          } catch (error) {
+            assert(error instanceof SyncError, `seed ${seed}: ${error}`);
+            outcome = (error as SyncError).code;
+          }
+          // Whatever happened: nothing the index names is absent, nothing kept was dropped.
+          const kept = rels.filter((rel) => !doomed.includes(rel));
+          const indexed = await checkIndexSound(r.direct, "ns", kept);
+          tally(r);
+          r.proxy.setPlan({ seed });
+          const healed = await push(r.ctx);
+          assertEquals(healed.failures, [], `seed ${seed} (${outcome})`);
+          const final = await checkIndexSound(r.direct, "ns", [...kept, ...fresh]);
+          for (const rel of doomed) assert(!final.includes(rel), `${rel} still indexed`);
+          assert(indexed.length > 0);
+        } finally {
+          await r.close();
+        }
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+}
+
+Deno.test("a listing that fails on page 2 aborts the rebuild and publishes nothing", async () => {
+  const server = await startServer("moto");
+  const r = await rig(server, "rebuild-page", { seed: 7, failListPage: 2 });
+  try {
+    const rels = datastoreRels(120);
+    await putAll(r.direct, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    const error = await assertRejects(() => pull({ ...r.ctx, listPageSize: 50 }), SyncError);
+    assertEquals((error as SyncError).code, "listing-failed");
+    assertEquals((await r.direct.headObject("ns/.datastore-index.json")).exists, false);
+    assertEquals(await checkCacheMatchesRemote(r.cache, r.direct, "ns", new Set()), 0);
+    r.proxy.setPlan({ seed: 7 });
+    const healed = await pull({ ...r.ctx, listPageSize: 50 });
+    assertEquals(healed.rebuilt?.kept, 120);
+    await checkIndexSound(r.direct, "ns", rels);
+    tally(r);
+  } finally {
+    await r.close();
+    await server.stop();
+  }
+});
+
+Deno.test("a walk error withholds every delete, even with --delete-missing", async () => {
+  const server = await startServer("moto");
+  const r = await rig(server, "walk-error", { seed: 9 });
+  try {
+    const rels = datastoreRels(40);
+    await seedBucketWithIndex(r.direct, rels, "ns");
+    await pull(r.ctx);
+    for (const rel of rels.slice(0, 10)) await Deno.remove(`${r.cache}/ns/${rel}`);
+    const real = r.ctx.cache;
+    const erring: CacheStore = {
+      root: real.root,
+      walk: async (signal) => ({
+        ...(await real.walk(signal)),
+        errors: ["ns/data: permission denied (injected)"],
+      }),
+      readFile: (p) => real.readFile(p),
+      writeAtomic: (p, d) => real.writeAtomic(p, d),
+      stat: (p) => real.stat(p),
+      remove: (p) => real.remove(p),
+      ensureDir: (p) => real.ensureDir(p),
+    };
+    const report = await push({ ...r.ctx, cache: erring }, { deleteMissing: true });
+    assert(report.plan.blocked.some((b) => b.code === "walk-error"));
+    checkNoDeletes(r.proxy.stats.byMethod.DELETE ?? 0, "a walk error");
+    await checkIndexSound(r.direct, "ns", rels);
+    tally(r);
+  } finally {
+    await r.close();
+    await server.stop();
+  }
+});
+
+Deno.test("repair under 30 % faults loses nothing and converges once healed", async () => {
+  const server = await startServer("moto");
+  try {
+    for (const seed of seeds(3000, 1)) {
+      const r = await rig(server, `repair-${seed}`, { seed });
+      try {
+        const rels = datastoreRels(100);
+        await seedBucketWithIndex(r.direct, rels, "ns", 0, { sha256: true });
+        await writeCacheFiles(
+          r.cache,
+          rels.slice(0, 60).map((rel) => [rel, contentOf(rel, rel.length % 3 === 0 ? 1 : 0)]),
+        );
+        await writeCacheFiles(
+          r.cache,
+          datastoreRels(10, "mine-").map((rel) => [rel, contentOf(rel)]),
+        );
+        r.proxy.setPlan(plan(seed, 0.3));
+        try {
+          await repair(r.ctx, true);
+        } catch (error) {
+          assert(error instanceof SyncError, `seed ${seed}: ${error}`);
+        }
+        tally(r);
+        r.proxy.setPlan({ seed });
+        const healed = await repair(r.ctx, true);
+        assertEquals(healed.hydration?.failures ?? [], []);
+        for (const rel of datastoreRels(10, "mine-")) {
+          assertEquals(await Deno.readFile(`${r.cache}/ns/${rel}`), contentOf(rel), rel);
+        }
+        await checkIndexSound(r.direct, "ns", rels);
+        checkNoDeletes(r.proxy.stats.byMethod.DELETE ?? 0, "a repair (it never writes the bucket)");
+      } finally {
+        await r.close();
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("fault campaign figures", () => {
+  console.log(
+    `fault runs: ${totals.runs}, requests: ${totals.requests}, faults injected: ${totals.faults}, data lost: ${totals.lost}`,
+  );
+  assert(totals.runs > 0 && totals.faults > 0, "the campaign injected faults");
+});
