@@ -25,21 +25,22 @@ function same(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * No partial file under a final name: every file of the bound tree is byte-identical to its
- * remote object, unless the run reported it as failed.
+ * remote object. A download that failed must leave no file at all (atomic writes), so only
+ * files that predate the run and were not touched may differ (`predating`).
  *
  * @param direct a fault-free client on the bucket
- * @param reportedFailed rels the run reported as failed
+ * @param predating rels of local files older than the run that it may legitimately not update
  */
 export async function checkCacheMatchesRemote(
   cache: string,
   direct: ObjectStoreClient,
   namespace: string,
-  reportedFailed: Set<string>,
+  predating: Set<string>,
 ): Promise<number> {
   let checked = 0;
   for (const path of await listTree(`${cache}/${namespace}`)) {
     if (path.split("/").pop()!.startsWith(".s3sync-tmp-")) continue; // never a final name
-    if (reportedFailed.has(path)) continue;
+    if (predating.has(path)) continue;
     let remote: Uint8Array;
     try {
       remote = (await direct.getObject(`${namespace}/${path}`)).data;
