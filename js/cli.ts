@@ -277,6 +277,15 @@ function blockedOfPull(report: PullReport): { code: string; message: string }[] 
       }) beside the namespace folder; run \`s3sync doctor\` to see them`,
     });
   }
+  if (report.rebuilt && report.rebuilt.skippedUnsafe > 0) {
+    const examples = report.rebuilt.unsafeExamples.slice(0, 5)
+      .map((u) => `${JSON.stringify(u.key)} (${u.code})`).join(", ");
+    blocked.push({
+      code: "unsafe-keys",
+      message:
+        `${report.rebuilt.skippedUnsafe} bucket keys cannot be safe cache paths and were not indexed: ${examples}; rename them in the bucket`,
+    });
+  }
   if (report.plan && report.plan.refused.length > 0) {
     const codes = [...new Set(report.plan.refused.map((r) => r.code))].join(", ");
     blocked.push({

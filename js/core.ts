@@ -356,8 +356,12 @@ export class Planner {
 
   /** Feeds one listing page to the rebuild. */
   addListingPage(objects: ListedObject[]): void {
-    const page = encodeRemotePage(objects);
-    core(() => this.#inner.addListingPage(page));
+    // A NUL would break the buffer's framing; such keys go separately, and the core refuses them.
+    const unencodable = objects.filter((o) => o.key.includes("\0"));
+    const page = encodeRemotePage(
+      unencodable.length ? objects.filter((o) => !o.key.includes("\0")) : objects,
+    );
+    core(() => this.#inner.addListingPage(page, unencodable.map((o) => o.key)));
   }
 
   /** Finishes the rebuild, making the rebuilt index this session's index. */

@@ -231,6 +231,15 @@ pub fn plan_push(model: &PathModel, index: &Index, survey: &Survey, input: &Push
             continue;
         };
         let cache_path = model.cache_path(&rel);
+        // Solo, an entry inside another namespace's folder (one holding a `.namespace.json`
+        // here) belongs to that namespace: the walk does not count its files as payload, so
+        // without this check they looked absent, and a tombstone (or `--delete-missing`) deleted
+        // the other namespace's object while its file sat in the cache. Such entries are
+        // neither missing nor deletable, like never-synced ones. Found by the push_plan fuzz
+        // target.
+        if in_foreign_folder(&cache_path, &survey.findings.foreign_namespace_dirs) {
+            continue;
+        }
         let evidence = match covering_tombstone(&input.tombstones, &cache_path) {
             Some(path) => Evidence::Tombstone { path: path.clone() },
             None if input.policy.delete_missing => Evidence::DeleteMissing,
@@ -267,6 +276,15 @@ pub fn plan_push(model: &PathModel, index: &Index, survey: &Survey, input: &Push
     plan.summary.withheld_deletes = plan.withheld.len() as u64;
     plan.summary.missing = plan.missing.len() as u64;
     plan
+}
+
+/// True when the cache path lies inside one of `foreign`, the top-level folders of other
+/// namespaces. Namespaced, a cache path starts with the bound namespace, which is never foreign.
+fn in_foreign_folder(cache_path: &str, foreign: &[String]) -> bool {
+    match cache_path.split_once('/') {
+        Some((first, _)) => foreign.iter().any(|f| f == first),
+        None => false,
+    }
 }
 
 /// One uploaded file, as the shim reports it.

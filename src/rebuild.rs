@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::error::CoreError;
+use crate::error::{CoreError, PathRefusal};
 use crate::index::{Index, IndexEntry};
 use crate::listing::RemoteListed;
 use crate::paths::{
@@ -48,6 +48,9 @@ pub struct RebuildReport {
     pub skipped_outside_namespace: u64,
     /// Refused as unsafe (path rules, sizes out of range).
     pub skipped_unsafe: u64,
+    /// Listed again under a key already kept (a repeated page or a server listing a key
+    /// twice); the later listing wins, and the index holds one entry.
+    pub skipped_duplicate: u64,
     /// Up to 20 of the unsafe keys, with their reason.
     pub unsafe_examples: Vec<RefusedKey>,
     /// Folders found to belong to other namespaces (solo mode).
@@ -128,7 +131,19 @@ impl RebuildBuilder {
             ),
             ..IndexEntry::default()
         };
-        self.kept.insert(rel.into_string(), entry);
+        // Counted, so that every object seen is accounted for: before this, a key listed twice
+        // was seen twice but kept once, and the report did not add up (found by the
+        // listing_rebuild fuzz target).
+        if self.kept.insert(rel.into_string(), entry).is_some() {
+            self.report.skipped_duplicate += 1;
+        }
+    }
+
+    /// Counts an object whose key cannot even be carried in a listing buffer (it holds a NUL)
+    /// as seen and refused: such a key can never be a safe path.
+    pub fn add_unencodable(&mut self, key: &str) {
+        self.report.objects_seen += 1;
+        self.refuse(key, PathRefusal::ControlCharacter.code());
     }
 
     fn refuse(&mut self, key: &str, code: &str) {

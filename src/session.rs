@@ -80,13 +80,18 @@ impl Session {
         self.rebuild = Some(RebuildBuilder::new(self.model.clone(), now_iso.to_string()));
     }
 
-    /// Feeds one listing page (see [`crate::listing`] for the buffer format).
-    pub fn add_listing_page(&mut self, page: &[u8]) -> CoreResult<()> {
+    /// Feeds one listing page (see [`crate::listing`] for the buffer format). Keys holding a
+    /// NUL cannot travel in that buffer; the shim passes them in `unencodable`, to be counted
+    /// and refused.
+    pub fn add_listing_page(&mut self, page: &[u8], unencodable: &[String]) -> CoreResult<()> {
         let builder = self
             .rebuild
             .as_mut()
             .ok_or_else(|| CoreError::input("add_listing_page before begin_rebuild"))?;
         builder.add_page(&decode_remote(page)?);
+        for key in unencodable {
+            builder.add_unencodable(key);
+        }
         Ok(())
     }
 

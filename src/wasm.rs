@@ -80,10 +80,17 @@ impl Planner {
         self.inner.begin_rebuild(&now_iso);
     }
 
-    /// Adds one listing page (`key\0size\0etag\0lastModified\0` records).
+    /// Adds one listing page (`key\0size\0etag\0lastModified\0` records); keys holding a NUL
+    /// come separately in `unencodable` and are refused.
     #[wasm_bindgen(js_name = addListingPage)]
-    pub fn add_listing_page(&mut self, page: &[u8]) -> Result<(), JsValue> {
-        self.inner.add_listing_page(page).map_err(to_js_error)
+    pub fn add_listing_page(
+        &mut self,
+        page: &[u8],
+        unencodable: Vec<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .add_listing_page(page, &unencodable)
+            .map_err(to_js_error)
     }
 
     /// Finishes the rebuild; returns its report.

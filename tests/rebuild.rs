@@ -34,7 +34,8 @@ fn assert_adds_up(index: &Index, report: &RebuildReport) {
             + report.skipped_internal
             + report.skipped_foreign
             + report.skipped_outside_namespace
-            + report.skipped_unsafe,
+            + report.skipped_unsafe
+            + report.skipped_duplicate,
         "{report:#?}"
     );
     assert_eq!(report.kept, index.entries.len() as u64);
@@ -117,6 +118,7 @@ fn namespaced_rebuild_keeps_only_the_namespace_payload() {
             skipped_foreign: 0,
             skipped_outside_namespace: 5,
             skipped_unsafe: 0,
+            skipped_duplicate: 0,
             unsafe_examples: vec![],
             foreign_namespaces: vec![],
             collisions: vec![],
@@ -340,39 +342,48 @@ fn report_serializes_in_camel_case() {
 fn session_rebuild_from_buffers() {
     let mut session = Session::new(Some("ns"), "prefix").unwrap();
     assert_eq!(
-        session.add_listing_page(b"").unwrap_err().code(),
+        session.add_listing_page(b"", &[]).unwrap_err().code(),
         "invalid-input",
         "a page before begin_rebuild"
     );
     session.begin_rebuild(NOW);
     session
-        .add_listing_page(&encode_remote([
-            ("ns/data/a/b/c/raw", 5, Some("\"e\""), Some(NOW)),
-            ("ns/_index/_meta.json", 5, None, None),
-        ]))
+        .add_listing_page(
+            &encode_remote([
+                ("ns/data/a/b/c/raw", 5, Some("\"e\""), Some(NOW)),
+                ("ns/_index/_meta.json", 5, None, None),
+            ]),
+            &[],
+        )
         .unwrap();
     // A malformed page is an input error; it does not poison the rebuild.
     assert_eq!(
         session
-            .add_listing_page(b"key\0only-two-fields\0")
+            .add_listing_page(b"key\0only-two-fields\0", &[])
             .unwrap_err()
             .code(),
         "invalid-input"
     );
     assert_eq!(
         session
-            .add_listing_page(b"k\x001\x00\x00\x00k2")
+            .add_listing_page(b"k\x001\x00\x00\x00k2", &[])
             .unwrap_err()
             .code(),
         "invalid-input"
     );
     session
-        .add_listing_page(&encode_remote([("ns/files/x", 7, None, None)]))
+        .add_listing_page(
+            &encode_remote([("ns/files/x", 7, None, None)]),
+            // A key with a NUL cannot travel in the buffer: it arrives aside and is refused.
+            &["ns/data/nul\0byte".to_string()],
+        )
         .unwrap();
     let report = session.finish_rebuild(Some(NOW)).unwrap();
-    assert_eq!(report.objects_seen, 3);
+    assert_eq!(report.objects_seen, 4);
     assert_eq!(report.kept, 2);
     assert_eq!(report.skipped_internal, 1);
+    assert_eq!(report.skipped_unsafe, 1);
+    assert_eq!(report.unsafe_examples[0].code, "path-control-character");
     assert_eq!(session.index_len().unwrap(), 2);
     assert_eq!(
         session.finish_rebuild(None).unwrap_err().code(),
