@@ -15,6 +15,7 @@ import { pull, type PullReport, rebuildIndex } from "./pull.ts";
 import { S3Store } from "./s3.ts";
 import { markDirty } from "./dirty.ts";
 import { doctor, repair } from "./repair.ts";
+import { migrateRemote } from "./migrate.ts";
 import { push, type SavedPlan } from "./push.ts";
 import type { PushPlan } from "./core.ts";
 import { progressPrinter } from "./progress.ts";
@@ -34,6 +35,8 @@ commands:
   lock status          show who holds the datastore lock, since when, and whether it is stale
   lock release --force NONCE  delete a stuck lock, only if it still carries NONCE
   repair               plan the layout repair (--apply carries it out; never writes the bucket)
+  migrate              copy a solo-layout bucket into --namespace server-side (--apply; verified
+                       originals are removed only with --remove-originals)
 
 common options:
   --bucket B           bucket name (required)
@@ -122,6 +125,7 @@ export async function main(args: string[]): Promise<number> {
         out: { type: "string" },
         plan: { type: "string" },
         "no-lock": { type: "boolean" },
+        "remove-originals": { type: "boolean" },
         "lock-wait": { type: "string" },
         apply: { type: "boolean" },
         force: { type: "boolean" },
@@ -145,7 +149,9 @@ export async function main(args: string[]): Promise<number> {
       usageError(`unknown command ${JSON.stringify(command)}`);
     }
     if (!values.bucket) usageError("--bucket is required");
-    if (!values.cache && command !== "lock") usageError("--cache is required");
+    if (!values.cache && command !== "lock" && command !== "migrate") {
+      usageError("--cache is required");
+    }
     // Validate the binding before any request: a bad namespace is a usage error, not a fault.
     new Planner(values.namespace, values.prefix).free();
     store = new S3Store({
@@ -181,6 +187,13 @@ export async function main(args: string[]): Promise<number> {
           break;
         case "rebuild-index":
           outcome = await runRebuild(ctx, values.apply ?? false, values.force ?? false);
+          break;
+        case "migrate":
+          outcome = await runMigrate(
+            ctx,
+            values.apply ?? false,
+            values["remove-originals"] ?? false,
+          );
           break;
         case "lock":
           outcome = await runLock(ctx, positionals.slice(1), values.force ?? false);
@@ -242,6 +255,7 @@ const COMMANDS = [
   "doctor",
   "repair",
   "lock",
+  "migrate",
 ];
 
 function nonNegative(value: string | undefined, flag: string): number | undefined {
@@ -523,6 +537,44 @@ async function runPush(ctx: SyncContext, planOnly: boolean, flags: PushFlags): P
     ? EXIT.attention
     : EXIT.ok;
   return { code, json: { summary, report: { ...report, plan: undefined }, plan }, lines };
+}
+
+async function runMigrate(
+  ctx: SyncContext,
+  apply: boolean,
+  removeOriginals: boolean,
+): Promise<Outcome> {
+  if (removeOriginals && !apply) usageError("--remove-originals needs --apply");
+  const report = await migrateRemote(ctx, { apply, removeOriginals });
+  const s = report.plan.summary;
+  const lines = [
+    `Migrate plan: ${count(s.soloObjects)} solo-layout objects; ${
+      count(s.toCopy)
+    } to copy into ${ctx.namespace}/, ` +
+    `${count(s.verified)} already copied and verified; ${
+      count(s.passedOver)
+    } other keys left alone (other namespaces, bookkeeping).`,
+  ];
+  if (!apply) {
+    lines.push(
+      "Nothing changed. Run with --apply to copy (and later --remove-originals to remove verified originals).",
+    );
+  } else {
+    lines.push(
+      `Copied ${count(report.copied)}, verified ${count(report.verified)}, indexed ${
+        count(report.indexed)
+      } in ${ctx.namespace}/; ` +
+        `removed ${count(report.removed)} originals; ${report.failures.length} failed.`,
+    );
+    if (!removeOriginals) {
+      lines.push(
+        "The originals are kept. Once you have checked the copies: --apply --remove-originals.",
+      );
+    }
+    lines.push("Then move the cache: `s3sync repair --apply --namespace " + ctx.namespace + "`.");
+  }
+  for (const f of report.failures.slice(0, 20)) lines.push(`  failed ${f.item}: ${f.message}`);
+  return { code: report.failures.length ? EXIT.failed : EXIT.ok, json: { ...report }, lines };
 }
 
 async function runLock(ctx: SyncContext, args: string[], force: boolean): Promise<Outcome> {

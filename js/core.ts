@@ -349,6 +349,21 @@ export class Planner {
     return core(() => this.#inner.indexLength());
   }
 
+  /** Starts from an empty index (the bucket has none yet). */
+  loadEmptyIndex(): void {
+    this.#inner.loadEmptyIndex();
+  }
+
+  /** Adds the entries of `other` (raw index bytes) for `rels` that the loaded index lacks. */
+  adoptEntries(other: Uint8Array, rels: string[]): number {
+    return core(() => this.#inner.adoptEntries(other, rels));
+  }
+
+  /** Removes `rels` from the loaded index; returns how many were there. */
+  removeEntries(rels: string[]): number {
+    return core(() => this.#inner.removeEntries(rels));
+  }
+
   /** Starts rebuilding the index from a bucket listing. */
   beginRebuild(now: Date): void {
     core(() => this.#inner.beginRebuild(now.toISOString()));
@@ -576,4 +591,41 @@ export function sidecarAfterPush(
 /** True when the sidecar records a pending lazy (metadata-only) hydration. */
 export function sidecarLazyPullActive(sidecar: Uint8Array | undefined): boolean {
   return wasm.sidecarLazyPullActive(sidecar);
+}
+
+/** One object of the solo layout and its namespaced copy. */
+export interface MigrateItem {
+  /** The rel (also the solo key). */
+  rel: string;
+  /** The namespaced key. */
+  to: string;
+  /** Size of the original. */
+  size: number;
+}
+
+/** The remote migrate plan. */
+export interface MigratePlan {
+  /** Counts. */
+  summary: { soloObjects: number; toCopy: number; verified: number; passedOver: number };
+  /** Copies still to make. */
+  copy: MigrateItem[];
+  /** Copies present and verified (their originals may go, with the flag). */
+  verified: MigrateItem[];
+}
+
+/**
+ * Plans the remote side of a solo → namespaced migrate from a listing of the whole bucket.
+ *
+ * @param namespace the target namespace
+ * @param prefix the bucket prefix (for the key length limit)
+ * @param listing every object of the bucket (keys relative to the prefix)
+ */
+export function planMigrate(
+  namespace: string,
+  prefix: string | undefined,
+  listing: ListedObject[],
+): MigratePlan {
+  // Keys holding a NUL cannot be framed in the buffer; they are never solo payload anyway.
+  const page = encodeRemotePage(listing.filter((o) => !o.key.includes("\0")));
+  return JSON.parse(core(() => wasm.planMigrate(namespace, prefix, page)));
 }

@@ -17,6 +17,7 @@
 //! - [`paths`]: the three names of a file (index key, remote key, cache path) and their rules.
 //! - [`index`]: index formats v1 and v2.
 //! - [`listing`]: compact listing buffers that cross the WASM boundary.
+//! - [`migrate`]: the remote side of a solo → namespaced migrate.
 //! - [`lock`]: decisions of the extension-compatible distributed lock (time passed in).
 //! - [`rebuild`]: an index from a bucket listing.
 //! - [`layout`]: what a cache walk says about the layout.
@@ -35,6 +36,7 @@ pub mod index;
 pub mod layout;
 pub mod listing;
 pub mod lock;
+pub mod migrate;
 pub mod paths;
 pub mod pull;
 pub mod push;

@@ -75,6 +75,45 @@ impl Session {
         Ok(loaded)
     }
 
+    /// Starts from an empty index (a bucket that has none yet).
+    pub fn load_empty_index(&mut self) {
+        self.index = Some(Index::default());
+        self.pull = None;
+    }
+
+    /// Copies into the loaded index the entries of `other` (raw index bytes) for `rels` that it
+    /// lacks; an entry already present is never replaced. Returns how many were added.
+    pub fn adopt_entries(&mut self, other: &[u8], rels: &[String]) -> CoreResult<u64> {
+        let other = Index::parse(other)?;
+        let index = self
+            .index
+            .as_mut()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        let mut added = 0;
+        for rel in rels {
+            if index.entries.contains_key(rel) {
+                continue;
+            }
+            if let Some(entry) = other.entries.get(rel) {
+                index.entries.insert(rel.clone(), entry.clone());
+                added += 1;
+            }
+        }
+        Ok(added)
+    }
+
+    /// Removes `rels` from the loaded index; returns how many were there.
+    pub fn remove_entries(&mut self, rels: &[String]) -> CoreResult<u64> {
+        let index = self
+            .index
+            .as_mut()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        Ok(rels
+            .iter()
+            .filter(|rel| index.entries.remove(*rel).is_some())
+            .count() as u64)
+    }
+
     /// Starts rebuilding the index from a listing. `now_iso` dates objects listed without one.
     pub fn begin_rebuild(&mut self, now_iso: &str) {
         self.rebuild = Some(RebuildBuilder::new(self.model.clone(), now_iso.to_string()));

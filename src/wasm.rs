@@ -74,6 +74,27 @@ impl Planner {
         to_js(&self.inner.load_index(bytes).map_err(to_js_error)?)
     }
 
+    /// Starts from an empty index (the bucket has none yet).
+    #[wasm_bindgen(js_name = loadEmptyIndex)]
+    pub fn load_empty_index(&mut self) {
+        self.inner.load_empty_index();
+    }
+
+    /// Adds the entries of `other` (raw index bytes) for `rels` that the loaded index lacks.
+    #[wasm_bindgen(js_name = adoptEntries)]
+    pub fn adopt_entries(&mut self, other: &[u8], rels: Vec<String>) -> Result<f64, JsValue> {
+        Ok(self
+            .inner
+            .adopt_entries(other, &rels)
+            .map_err(to_js_error)? as f64)
+    }
+
+    /// Removes `rels` from the loaded index; returns how many were there.
+    #[wasm_bindgen(js_name = removeEntries)]
+    pub fn remove_entries(&mut self, rels: Vec<String>) -> Result<f64, JsValue> {
+        Ok(self.inner.remove_entries(&rels).map_err(to_js_error)? as f64)
+    }
+
     /// Starts an index rebuild from a listing.
     #[wasm_bindgen(js_name = beginRebuild)]
     pub fn begin_rebuild(&mut self, now_iso: String) {
@@ -359,6 +380,23 @@ pub fn sidecar_after_push(
     }
     state.consume_tombstones(&consumed);
     state.to_json()
+}
+
+/// Plans the remote side of a solo → namespaced migrate from one listing of the whole bucket
+/// (`key\0size\0etag\0lastModified\0` records); returns the plan as JSON.
+#[wasm_bindgen(js_name = planMigrate)]
+pub fn plan_migrate(
+    namespace: String,
+    prefix: Option<String>,
+    listing: &[u8],
+) -> Result<String, JsValue> {
+    let model =
+        PathModel::new(Some(&namespace), prefix.as_deref().unwrap_or("")).map_err(to_js_error)?;
+    if model.namespace().is_none() {
+        return Err(to_js_error(CoreError::input("migrate needs a namespace")));
+    }
+    let listed = crate::listing::decode_remote(listing).map_err(to_js_error)?;
+    to_json(&crate::migrate::plan_migrate(&model, &listed))
 }
 
 /// True when the sidecar records a pending lazy (metadata-only) hydration.
