@@ -1,0 +1,144 @@
+//! Property: for random mixed caches, repair loses nothing. Every content the cache held before
+//! is, after the plan is applied, in the namespace folder, in the backup folder, or in the
+//! remote (as the index records it), and no root-layout data file is left.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+use s3sync_core::index::{Index, IndexEntry};
+use s3sync_core::layout::survey;
+use s3sync_core::listing::LocalFile;
+use s3sync_core::paths::PathModel;
+use s3sync_core::repair::{plan_repair, REPAIR_DIR};
+
+/// Content is a small number; its "hash" is its decimal text, its size derived from it so that
+/// different contents sometimes share a size (forcing the hash comparison).
+fn size_of(content: u8) -> u64 {
+    u64::from(content % 4) + 1
+}
+
+fn hash_of(content: u8) -> String {
+    format!("h{content}")
+}
+
+const RELS: &[&str] = &[
+    "data/a/b/m1/state/1/raw",
+    "data/a/b/m2/state/1/raw",
+    "outputs/a/b/o1/r/1/raw",
+    "workflow-runs/w1/run-1.yaml",
+    "workflow-runs/w1/run-2.yaml",
+    "logs/run-1.log",
+    "logs/run-2.log",
+    "files/f.txt",
+];
+
+#[derive(Debug, Clone)]
+struct State {
+    /// Cache files by cache-relative path, with their content.
+    cache: BTreeMap<String, u8>,
+    /// Remote contents by rel (what the index records, with a hash).
+    remote: BTreeMap<String, (u8, bool)>,
+}
+
+fn state() -> impl Strategy<Value = State> {
+    let slot = (
+        prop::option::of(0u8..6),                  // root-level copy
+        prop::option::of(0u8..6),                  // namespace-folder copy
+        prop::option::of((0u8..6, any::<bool>())), // remote copy, hash recorded?
+    );
+    prop::collection::vec(slot, RELS.len()).prop_map(|slots| {
+        let mut cache = BTreeMap::new();
+        let mut remote = BTreeMap::new();
+        for (rel, (root, ns, rem)) in RELS.iter().zip(slots) {
+            if let Some(c) = root {
+                cache.insert(rel.to_string(), c);
+            }
+            if let Some(c) = ns {
+                cache.insert(format!("ns/{rel}"), c);
+            }
+            if let Some((c, hashed)) = rem {
+                remote.insert(rel.to_string(), (c, hashed));
+            }
+        }
+        State { cache, remote }
+    })
+}
+
+fn index_of(state: &State) -> Index {
+    let mut index = Index::default();
+    for (rel, (content, hashed)) in &state.remote {
+        index.entries.insert(
+            rel.clone(),
+            IndexEntry {
+                size: size_of(*content),
+                sha256: hashed.then(|| hash_of(*content)),
+                ..IndexEntry::default()
+            },
+        );
+    }
+    index
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn repair_never_loses_a_content(state in state()) {
+        let model = PathModel::new(Some("ns"), "").unwrap();
+        let index = index_of(&state);
+        let files: Vec<LocalFile<'_>> = state
+            .cache
+            .iter()
+            .map(|(path, c)| LocalFile { path, size: size_of(*c), mtime_ms: Some(0) })
+            .collect();
+        let surveyed = survey(&model, &files);
+        let mut plan = plan_repair(&model, &surveyed, &files, &index, &BTreeMap::new());
+        if !plan.needs_hash.is_empty() {
+            let hashes = plan
+                .needs_hash
+                .iter()
+                .map(|p| (p.clone(), hash_of(state.cache[p])))
+                .collect();
+            plan = plan_repair(&model, &surveyed, &files, &index, &hashes);
+            prop_assert!(plan.needs_hash.is_empty(), "one round of hashing is enough");
+        }
+
+        // Apply the plan to the simulated cache, refusing to overwrite anything.
+        let mut cache = state.cache.clone();
+        for m in plan.move_into_namespace.iter().chain(&plan.backup) {
+            let content = cache.remove(&m.from).expect("a move's source exists");
+            prop_assert!(!cache.contains_key(&m.to), "a move would overwrite {}", m.to);
+            cache.insert(m.to.clone(), content);
+        }
+        for r in &plan.remove_redundant {
+            let gone = cache.remove(&r.path).expect("a removed copy exists");
+            prop_assert_eq!(Some(&gone), cache.get(&r.same_as), "removed only with an identical copy kept");
+        }
+
+        let kept: BTreeSet<u8> = cache
+            .iter()
+            .filter(|(p, _)| p.starts_with("ns/") || p.starts_with(REPAIR_DIR))
+            .map(|(_, c)| *c)
+            .collect();
+        let remote: BTreeSet<u8> = state.remote.values().map(|(c, _)| *c).collect();
+        for (path, content) in &state.cache {
+            prop_assert!(
+                kept.contains(content) || remote.contains(content),
+                "{path} held {content}, now nowhere"
+            );
+        }
+        for path in cache.keys() {
+            prop_assert!(
+                path.starts_with("ns/") || path.starts_with(REPAIR_DIR),
+                "{path} is still at the root"
+            );
+        }
+        // A root file that is the only copy anywhere ends in the namespace folder, not aside.
+        for (rel, content) in state.cache.iter().filter(|(p, _)| !p.starts_with("ns/")) {
+            if !state.cache.contains_key(&format!("ns/{rel}")) && !state.remote.contains_key(rel) {
+                prop_assert_eq!(cache.get(&format!("ns/{rel}")), Some(content));
+            }
+        }
+    }
+}
