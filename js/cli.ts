@@ -658,7 +658,10 @@ async function runRepair(ctx: SyncContext, apply: boolean): Promise<Outcome> {
     lines.push(
       `Hydrated the namespace folder: ${
         count(h.downloaded)
-      } downloaded, ${h.failures.length} failed (local files were never overwritten).`,
+      } downloaded, ${h.failures.length} failed (local files were never overwritten); ` +
+        `${
+          count(report.dedupedBackups)
+        } backups proven identical to their downloaded copy removed.`,
     );
   }
   for (const tree of report.leftTrees) {

@@ -477,6 +477,21 @@ export class Planner {
     return JSON.parse(core(() => this.#inner.planRepair(listing, paths, values)));
   }
 
+  /**
+   * After a repair's hydration: backups proven byte-identical to the namespace copy.
+   *
+   * @param listing the walk
+   * @param hashes SHA-256 of the files an earlier call listed in `needsHash`
+   */
+  planBackupDedupe(
+    listing: Uint8Array,
+    hashes: Map<string, string>,
+  ): { needsHash: string[]; redundant: { path: string; sameAs: string }[] } {
+    const paths = [...hashes.keys()];
+    const values = paths.map((p) => hashes.get(p)!);
+    return core(() => this.#inner.planBackupDedupe(listing, paths, values));
+  }
+
   /** Sets the index's `lastPulled`. */
   setLastPulled(when: Date): void {
     core(() => this.#inner.setLastPulled(when.toISOString()));

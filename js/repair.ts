@@ -82,6 +82,8 @@ export interface RepairReport {
   hydration?: PullReport;
   /** Root-level folders left because something new appeared in them meanwhile. */
   leftTrees: string[];
+  /** Backups removed after the hydration proved them identical to the namespace copy. */
+  dedupedBackups: number;
 }
 
 /**
@@ -104,7 +106,13 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
     const resumed = journal !== null &&
       JSON.parse(new TextDecoder().decode(journal)).status === "running";
     const plan = await planWithHashes(ctx, planner);
-    const report: RepairReport = { plan, applied: false, resumed, leftTrees: [] };
+    const report: RepairReport = {
+      plan,
+      applied: false,
+      resumed,
+      leftTrees: [],
+      dedupedBackups: 0,
+    };
     if (!apply) return report;
 
     await writeJournal(ctx, {
@@ -121,6 +129,7 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
       if (!(await removeEmptyTree(join(root, tree)))) report.leftTrees.push(tree);
     }
     report.hydration = await pull(ctx, { keepExisting: true, verify: true });
+    report.dedupedBackups = await dedupeBackups(ctx, planner);
     report.applied = true;
     if (report.hydration.failures.length === 0 && report.leftTrees.length === 0) {
       await writeJournal(ctx, {
@@ -157,6 +166,22 @@ async function planWithHashes(ctx: SyncContext, planner: Planner): Promise<Repai
     plan = planner.planRepair(listing, hashes);
   }
   return plan;
+}
+
+/** Removes backups the hydration proved redundant (byte-identical to the namespace copy). */
+async function dedupeBackups(ctx: SyncContext, planner: Planner): Promise<number> {
+  const listing = encodeLocalListing((await ctx.cache.walk(ctx.signal)).files);
+  let plan = planner.planBackupDedupe(listing, new Map());
+  if (plan.needsHash.length > 0) {
+    const hashes = new Map<string, string>();
+    for (const path of plan.needsHash) {
+      const data = await ctx.cache.readFile(path);
+      if (data) hashes.set(path, await sha256Hex(data));
+    }
+    plan = planner.planBackupDedupe(listing, hashes);
+  }
+  for (const r of plan.redundant) await ctx.cache.remove(r.path);
+  return plan.redundant.length;
 }
 
 async function writeJournal(ctx: SyncContext, body: Record<string, unknown>): Promise<void> {

@@ -3,7 +3,7 @@
  * datastore in the state of the second seed bug (data, but no index), and a pull that rebuilds
  * the index, publishes it and hydrates the cache under `<cache>/<namespace>/` (the first seed
  * bug's fix), then a second pull that costs one request; a push with a previewed, evidenced
- * delete; and the first bug's broken cache pushed without losing a byte.
+ * delete; the first bug's broken cache pushed without losing a byte; and its repair.
  *
  * @module
  */
@@ -12,6 +12,7 @@ import { describePlan } from "../js/cli.ts";
 import { markDirty } from "../js/dirty.ts";
 import { pull } from "../js/pull.ts";
 import { push } from "../js/push.ts";
+import { doctor, repair } from "../js/repair.ts";
 import { contentOf, datastoreRels, listTree, putAll } from "../tests/harness/seed.ts";
 import { startServer } from "../tests/harness/servers.ts";
 
@@ -139,6 +140,32 @@ try {
     `   Pushed: ${safe.uploaded} uploaded (new work is never stranded), ${safe.deleted} deleted.`,
   );
   say(`   The bucket still holds ${remaining} objects under prod/. Absence is not deletion.`);
+
+  step(8, "Doctor and repair: one safe command instead of the bug report's manual recovery");
+  const problems = await doctor(ctx);
+  for (const p of problems) {
+    say(`   doctor: [${p.code}] ${p.message.slice(0, 150)}${p.message.length > 150 ? "..." : ""}`);
+  }
+  const dry = await repair(ctx, false);
+  const s = dry.plan.summary;
+  say(
+    `   repair plan: ${s.moveIntoNamespace} moved into prod/ (proven identical to the remote copy, or the`,
+  );
+  say(
+    `   only copy), ${s.removeRedundant} removed as duplicates, ${s.backup} set aside in .s3sync-repair/backup/.`,
+  );
+  const fixed = await repair(ctx, true);
+  say(
+    `   repair --apply: done; ${fixed.hydration?.downloaded ?? 0} files hydrated download-only,`,
+  );
+  say(
+    `   then ${fixed.dedupedBackups} backups proven byte-identical to them removed. The bucket was not written.`,
+  );
+  say(`   doctor now: ${(await doctor(ctx)).length === 0 ? "healthy" : "still has problems"}.`);
+  const after = await push(ctx, {});
+  say(
+    `   push: ${after.uploaded} uploaded, ${after.deleted} deleted, ${after.plan.blocked.length} guards fired.`,
+  );
 
   say(
     `\n${

@@ -309,3 +309,53 @@ pub fn plan_repair(
     };
     plan
 }
+
+/// After the hydration that ends a repair: backups that turned out byte-identical to the
+/// namespace copy the hydration brought down (the index recorded no hash, so they could not be
+/// proven equal before). Removing them loses nothing; what stays in the backup folder really
+/// differs. Returns the paths still needing a hash, and the backups proven redundant.
+pub fn plan_backup_dedupe(
+    model: &PathModel,
+    files: &[LocalFile<'_>],
+    hashes: &BTreeMap<String, String>,
+) -> (Vec<String>, Vec<Redundant>) {
+    let sizes: BTreeMap<&str, u64> = files.iter().map(|f| (f.path, f.size)).collect();
+    let prefix = format!("{REPAIR_DIR}/backup/");
+    let mut needs_hash = Vec::new();
+    let mut redundant = Vec::new();
+    for file in files {
+        let Some(rest) = file.path.strip_prefix(&prefix) else {
+            continue;
+        };
+        // `<rel>` or `<rel>.<n>` when an earlier backup already held that name.
+        let rel = match rest.rsplit_once('.') {
+            Some((base, n))
+                if !n.is_empty()
+                    && n.bytes().all(|b| b.is_ascii_digit())
+                    && sizes.contains_key(format!("{prefix}{base}").as_str()) =>
+            {
+                base
+            }
+            _ => rest,
+        };
+        let Ok(rel) = model.rel(rel) else {
+            continue;
+        };
+        let ns_path = model.cache_path(&rel);
+        if sizes.get(ns_path.as_str()) != Some(&file.size) {
+            continue;
+        }
+        match (hashes.get(file.path), hashes.get(&ns_path)) {
+            (Some(a), Some(b)) if a == b => redundant.push(Redundant {
+                path: file.path.to_string(),
+                same_as: ns_path,
+            }),
+            (Some(_), Some(_)) => {}
+            _ => {
+                needs_hash.push(file.path.to_string());
+                needs_hash.push(ns_path);
+            }
+        }
+    }
+    (needs_hash, redundant)
+}

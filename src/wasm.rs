@@ -263,6 +263,31 @@ impl Planner {
         )
     }
 
+    /// After a repair's hydration: backups proven byte-identical to the namespace copy.
+    /// Returns `{needsHash, redundant: [{path, sameAs}]}`.
+    #[wasm_bindgen(js_name = planBackupDedupe)]
+    pub fn plan_backup_dedupe(
+        &self,
+        listing: &[u8],
+        hash_paths: Vec<String>,
+        hash_values: Vec<String>,
+    ) -> Result<JsValue, JsValue> {
+        let files = crate::listing::decode_local(listing).map_err(to_js_error)?;
+        let hashes = hash_paths.into_iter().zip(hash_values).collect();
+        let (needs_hash, redundant) =
+            crate::repair::plan_backup_dedupe(self.inner.model(), &files, &hashes);
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Dedupe {
+            needs_hash: Vec<String>,
+            redundant: Vec<crate::repair::Redundant>,
+        }
+        to_js(&Dedupe {
+            needs_hash,
+            redundant,
+        })
+    }
+
     /// Sets the index's `lastPulled`.
     #[wasm_bindgen(js_name = setLastPulled)]
     pub fn set_last_pulled(&mut self, when_iso: String) -> Result<(), JsValue> {

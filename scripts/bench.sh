@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `npm run bench` (not part of `npm test`): the benchmark suite of issue 7. Sets up and builds
+# like the other scripts, installs rclone (the peer it is compared with) if missing, then runs
+# the three stages and renders bench/results.json, bench/RESULTS.md and bench/plan-time.svg.
+# Scratch data goes to bench/work/ (gitignored). Takes roughly 20-30 minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+source scripts/env.sh
+bash scripts/build.sh
+
+say() { printf '\n== %s\n' "$*" >&2; }
+
+if ! command -v rclone >/dev/null; then
+  say "installing rclone (Debian's package)"
+  apt-get update -qq
+  apt-get install -y -qq rclone >/dev/null
+fi
+
+mkdir -p bench/work
+# Fresh criterion output only: stale estimates from an older run must not reach the report.
+rm -rf target/criterion
+say "1. cargo bench --bench planner (native core)"
+cargo bench --bench planner
+deno run --allow-all --quiet bench/criterion.ts
+
+say "2. plan benchmark: WASM core vs TypeScript baseline"
+deno run --allow-all --quiet bench/plan_bench.ts
+
+say "3. whole syncs on s3s-fs: s3sync vs rclone vs the bare SDK loop"
+deno run --allow-all --quiet bench/sync_bench.ts
+
+say "render"
+deno run --allow-all --quiet bench/render.ts
+# The generated files in the repository's format, so `deno fmt --check` stays clean.
+deno fmt --quiet bench/
