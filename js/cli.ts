@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { DenoCacheFs } from "./cache_fs.ts";
 import { Planner } from "./core.ts";
 import { publishConditionally, type SyncContext } from "./context.ts";
-import { forceRelease, inspectLock, LOCK_KEY, underPublishLock } from "./lock.ts";
+import { describeLock, forceRelease, inspectLock, LOCK_KEY, underPublishLock } from "./lock.ts";
 import { describe, SyncError } from "./errors.ts";
 import { pull, type PullReport, rebuildIndex } from "./pull.ts";
 import { S3Store } from "./s3.ts";
@@ -584,9 +584,9 @@ async function runLock(ctx: SyncContext, args: string[], force: boolean): Promis
     if (!current) {
       return { code: EXIT.ok, json: { lock: null }, lines: ["No datastore lock is held."] };
     }
-    const ageMs = current.lastModified ? Date.now() - current.lastModified.getTime() : undefined;
-    const ttl = current.body?.ttlMs ?? 30_000;
-    const stale = ageMs !== undefined && ageMs > ttl;
+    const state = describeLock(current);
+    const stale = state.state === "stale";
+    const ageMs = state.state === "stale" || state.state === "held" ? state.ageMs : undefined;
     const b = current.body;
     return {
       code: EXIT.ok,
@@ -595,12 +595,16 @@ async function runLock(ctx: SyncContext, args: string[], force: boolean): Promis
         b
           ? `Held by ${b.holder} (host ${b.hostname}, pid ${b.pid}, nonce ${b.nonce}), taken ${b.acquiredAt}.`
           : "A lock object exists but its body is unreadable.",
-        ageMs === undefined
-          ? "Its age is unknown."
-          : `Last refreshed ${Math.round(ageMs / 1000)} s ago; lease ${Math.round(ttl / 1000)} s: ${
-            stale ? "STALE (the next writer takes it over)" : "live"
-          }.`,
-      ],
+        state.state === "held"
+          ? `Last refreshed ${Math.round(state.ageMs / 1000)} s ago: live for ${
+            Math.round(state.expiresInMs / 1000)
+          } s more unless refreshed.`
+          : state.state === "stale"
+          ? `Last refreshed ${
+            Math.round(state.ageMs / 1000)
+          } s ago: STALE, the next writer takes it over.`
+          : "",
+      ].filter((line) => line !== ""),
     };
   }
   if (action === "release") {

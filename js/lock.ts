@@ -308,3 +308,14 @@ export async function underPublishLock<T>(
   if (ctx.lock === false) return await fn(new AbortController().signal);
   return await withLock(ctx.store, { log: ctx.log, signal: ctx.signal, ...ctx.lock }, fn);
 }
+
+/**
+ * The core's reading of a lock object for a person (`lock status`): who holds it, for how long,
+ * and whether it is stale. Nobody's nonce is ours here.
+ */
+export function describeLock(
+  current: { raw: Uint8Array; lastModified?: Date },
+  now = Date.now(),
+): LockState {
+  return core(() => wasm.lockAssess(current.raw, current.lastModified?.getTime(), "", now));
+}
