@@ -277,6 +277,19 @@ export interface LocalFile {
 
 const encoder = new TextEncoder();
 
+/** Shards as one buffer with names and lengths: one copy across the boundary. */
+function packShards(shards: Map<string, Uint8Array>): [string[], Uint8Array, Uint32Array] {
+  const names = [...shards.keys()];
+  const lengths = new Uint32Array(names.map((n) => shards.get(n)!.length));
+  const blob = new Uint8Array(lengths.reduce((a, b) => a + b, 0));
+  let at = 0;
+  for (const name of names) {
+    blob.set(shards.get(name)!, at);
+    at += shards.get(name)!.length;
+  }
+  return [names, blob, lengths];
+}
+
 /**
  * Encodes a cache walk as the core's compact listing buffer (`path\0size\0mtimeMs\0`).
  *
@@ -347,6 +360,27 @@ export class Planner {
   /** Entries in the loaded index. */
   get indexLength(): number {
     return core(() => this.#inner.indexLength());
+  }
+
+  /**
+   * Loads a v2 shard-first index (`_index/_meta.json` and every shard it lists).
+   *
+   * @returns the meta's `commitSeq`
+   */
+  loadShards(meta: Uint8Array, shards: Map<string, Uint8Array>): number {
+    const [names, blob, lengths] = packShards(shards);
+    return core(() => this.#inner.loadShards(meta, names, blob, lengths));
+  }
+
+  /** The v2 commit of this push: changed shards (`json` null: delete it) and the next meta. */
+  shardCommit(): { shards: { partition: string; json: string | null }[]; meta: string } {
+    return JSON.parse(core(() => this.#inner.shardCommit()));
+  }
+
+  /** Re-applies this push's changes over a newer v2 shard set. */
+  rebasePushShards(meta: Uint8Array, shards: Map<string, Uint8Array>): void {
+    const [names, blob, lengths] = packShards(shards);
+    core(() => this.#inner.rebasePushShards(meta, names, blob, lengths));
   }
 
   /** Starts from an empty index (the bucket has none yet). */

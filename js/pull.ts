@@ -74,8 +74,12 @@ export async function loadRemoteIndex(
   ctx: SyncContext,
   planner: Planner,
   publishRebuild = true,
-): Promise<{ etag?: string; rebuilt?: PullReport["rebuilt"]; exists: boolean }> {
+): Promise<
+  { etag?: string; rebuilt?: PullReport["rebuilt"]; exists: boolean; v2?: ShardIndexState }
+> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
+  const v2 = await loadShardIndex(ctx, planner);
+  if (v2) return { exists: true, v2 };
   const key = planner.remoteIndexKey;
   let got: { data: Uint8Array; etag?: string } | undefined;
   try {
@@ -92,6 +96,114 @@ export async function loadRemoteIndex(
     return { etag: got.etag, exists: true };
   }
   return { ...(await rebuildIndex(ctx, planner, publishRebuild)), exists: false };
+}
+
+/** What was read of a v2 shard-first index: the ETags a commit must match. */
+export interface ShardIndexState {
+  /** `_meta.json`'s key and ETag. */
+  metaKey: string;
+  metaEtag: string | null;
+  /** Each shard's ETag, by partition. */
+  shardEtags: Map<string, string | null>;
+  /** The meta's commit sequence. */
+  commitSeq: number;
+}
+
+/** The raw bytes of a v2 shard set, with the ETags a commit must match. */
+export interface ShardSet {
+  /** `_meta.json` as read. */
+  meta: Uint8Array;
+  /** Its ETag. */
+  metaEtag: string | null;
+  /** Each listed shard, by partition. */
+  shards: Map<string, Uint8Array>;
+  /** Each shard's ETag, by partition. */
+  shardEtags: Map<string, string | null>;
+}
+
+/**
+ * Reads `_index/_meta.json` and, when it says version 2, every shard it lists. Returns
+ * undefined for v1 repos (no meta, or a v1 meta that only mirrors the monolith).
+ */
+export async function readShardSet(
+  ctx: SyncContext,
+  folder: string,
+): Promise<ShardSet | undefined> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const metaKey = `${folder}_index/_meta.json`;
+  let meta: { data: Uint8Array; etag?: string };
+  try {
+    meta = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw new SyncError("s3-error", `cannot read ${metaKey}: ${describe(error)}`, { cause: error });
+  }
+  // Only the version and the shard names are read here; the core parses and checks it all.
+  let parsed: { version?: unknown; partitions?: unknown };
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(meta.data));
+  } catch {
+    throw new SyncError("index-corrupt", `${metaKey} is not json`);
+  }
+  if (parsed.version !== 2) return undefined;
+  const partitions = Array.isArray(parsed.partitions) ? parsed.partitions.map(String) : [];
+  const set: ShardSet = {
+    meta: meta.data,
+    metaEtag: meta.etag ?? null,
+    shards: new Map(),
+    shardEtags: new Map(),
+  };
+  const failures = await runPool(partitions, {
+    concurrency: 10,
+    signal: ctx.signal,
+    phase: "index",
+    name: (p) => p,
+    failureCode: "index-corrupt",
+  }, async (partition) => {
+    const got = await withRetry(
+      () => ctx.store.getObject(`${folder}_index/${partition}.json`, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    set.shards.set(partition, got.data);
+    set.shardEtags.set(partition, got.etag ?? null);
+  });
+  if (failures.length > 0) {
+    // A listed shard that cannot be read is never read as empty.
+    throw new SyncError(
+      "index-corrupt",
+      `cannot read ${failures.length} shards of ${metaKey}: ${failures[0].message}`,
+    );
+  }
+  return set;
+}
+
+/** What was read of a v2 shard-first index: the ETags a commit must match. */
+export interface ShardIndexState {
+  /** `_meta.json`'s key. */
+  metaKey: string;
+  /** Its ETag as read. */
+  metaEtag: string | null;
+  /** Each shard's ETag as read, by partition. */
+  shardEtags: Map<string, string | null>;
+  /** The meta's commit sequence. */
+  commitSeq: number;
+}
+
+/** Reads a v2 shard-first index into `planner`; undefined for v1 repos. */
+export async function loadShardIndex(
+  ctx: SyncContext,
+  planner: Planner,
+): Promise<ShardIndexState | undefined> {
+  const set = await readShardSet(ctx, planner.listingPrefix);
+  if (!set) return undefined;
+  const commitSeq = planner.loadShards(set.meta, set.shards);
+  return {
+    metaKey: `${planner.listingPrefix}_index/_meta.json`,
+    metaEtag: set.metaEtag,
+    shardEtags: set.shardEtags,
+    commitSeq,
+  };
 }
 
 /**
@@ -275,7 +387,7 @@ async function pullWith(
   planner.setLastPulled(now);
   let etag = loaded.etag;
   let indexPublished = false;
-  if (applied.removed > 0 && loaded.exists) {
+  if (applied.removed > 0 && loaded.exists && !loaded.v2) {
     // Prune vanished and internal entries remotely too, but only over the copy we read.
     const body = planner.indexJson(false);
     const key = planner.remoteIndexKey;
@@ -291,12 +403,19 @@ async function pullWith(
   await ctx.cache.writeAtomic(LOCAL_INDEX, planner.indexJson(true));
   // The sidecar vouches for the cache only when every planned file arrived and the remote
   // index is the one we read (or our pruned copy of it).
-  const complete = failures.length === 0 && (applied.removed === 0 || indexPublished) &&
+  const complete = failures.length === 0 &&
+    (applied.removed === 0 || indexPublished || loaded.v2 !== undefined) &&
     !(request.scope && request.scope.length > 0);
   if (complete) {
     await ctx.cache.writeAtomic(
       SIDECAR,
-      sidecarAfterSync(sidecar ?? undefined, etag, now, plan.summary.lazy > 0),
+      // A v2 repo records no monolith ETag (as the extension does): no fast path on stale data.
+      sidecarAfterSync(
+        sidecar ?? undefined,
+        loaded.v2 ? undefined : etag,
+        now,
+        plan.summary.lazy > 0,
+      ),
     );
   }
   const { downloads: _d, mtimeUpdates: _m, ...planReport } = plan;

@@ -30,7 +30,7 @@ import {
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
 import { underPublishLock } from "./lock.ts";
-import { loadRemoteIndex } from "./pull.ts";
+import { loadRemoteIndex, readShardSet, type ShardIndexState } from "./pull.ts";
 import { isNotFound, type ObjectStore } from "./s3.ts";
 
 /** How many times a lost publish race is re-read and re-merged before giving up. */
@@ -239,7 +239,9 @@ async function pushWith(
   const now = ctx.now?.() ?? new Date();
   const mustPublish = planner.recordPush(uploaded, now, deletesConfirmed);
   if (mustPublish) {
-    etag = await publishIndex(ctx, planner, etag, request, report);
+    etag = loaded.v2
+      ? await publishShards(ctx, planner, loaded.v2, report)
+      : await publishIndex(ctx, planner, etag, request, report);
     report.published = true;
   }
   if (deletesConfirmed) {
@@ -359,5 +361,86 @@ async function publishIndex(
     "publish-conflict",
     `lost the race to publish the index ${PUBLISH_ATTEMPTS} times; the uploads are in the bucket, run push again to index them`,
     { details: describe(report.conflicts) },
+  );
+}
+
+/**
+ * Publishes a push to a v2 shard-first index: under the lock, each changed shard is written over
+ * the copy read (`If-Match`, create-only for a new one), then `_meta.json` with `commitSeq` + 1
+ * over the meta read. On a lost race everything is re-read and the push's changes re-applied.
+ *
+ * @returns the new meta's ETag
+ */
+async function publishShards(
+  ctx: SyncContext,
+  planner: Planner,
+  state: ShardIndexState,
+  report: PushReport,
+): Promise<string | null> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const encoder = new TextEncoder();
+  const folder = planner.listingPrefix;
+  const published = await underPublishLock(ctx, async (lost) => {
+    for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
+      lost.throwIfAborted();
+      const commit = planner.shardCommit();
+      let raced = false;
+      for (const shard of commit.shards) {
+        const key = `${folder}_index/${shard.partition}.json`;
+        if (shard.json === null) {
+          await withRetry(() => ctx.store.deleteObject(key, ctx.signal), retry, ctx.signal);
+          continue;
+        }
+        const body = encoder.encode(shard.json);
+        let expected = state.shardEtags.get(shard.partition);
+        if (expected === undefined) {
+          // A shard the meta does not list is no part of the index (an earlier attempt's, or a
+          // crashed writer's): overwrite it, but only that copy.
+          const head = await withRetry(
+            () => ctx.store.headObject(key, ctx.signal),
+            retry,
+            ctx.signal,
+          );
+          expected = head.exists ? head.etag ?? null : null;
+        }
+        const put = await withRetry(
+          () => publishConditionally(ctx.store, key, body, expected ?? null, ctx.signal),
+          retry,
+          ctx.signal,
+        );
+        if (!put) {
+          raced = true;
+          break;
+        }
+        state.shardEtags.set(shard.partition, put.etag ?? null);
+      }
+      if (!raced) {
+        const meta = encoder.encode(commit.meta);
+        const put = await withRetry(
+          () => publishConditionally(ctx.store, state.metaKey, meta, state.metaEtag, ctx.signal),
+          retry,
+          ctx.signal,
+        );
+        if (put) return { etag: put.etag ?? null };
+      }
+      report.conflicts++;
+      ctx.log?.(
+        `another writer committed to the shard index first: re-reading and merging (attempt ${attempt})`,
+      );
+      const newer = await readShardSet(ctx, folder);
+      if (!newer) {
+        throw new SyncError("index-vanished", "the v2 shard index disappeared during the push");
+      }
+      planner.rebasePushShards(newer.meta, newer.shards);
+      state.metaEtag = newer.metaEtag;
+      state.shardEtags = newer.shardEtags;
+      await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
+    }
+    return undefined;
+  });
+  if (published) return published.etag;
+  throw new SyncError(
+    "publish-conflict",
+    `lost the race to commit the shard index ${PUBLISH_ATTEMPTS} times; the uploads are in the bucket, run push again to index them`,
   );
 }

@@ -4,14 +4,17 @@
 //! outcome back; the session keeps the parsed index and the last plan so nothing crosses the
 //! boundary twice. It is plain Rust, so native tests drive exactly what the WASM handle wraps.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::error::{CoreError, CoreResult};
-use crate::index::Index;
+use crate::index::{
+    assemble_shards, group_by_partition, parse_shard, shard_json, Index, ShardMeta,
+};
 use crate::layout::survey;
 use crate::listing::{decode_local, decode_remote};
+use crate::paths::partition_key;
 use crate::paths::PathModel;
 use crate::pull::{apply_pull, plan_pull, PullApplied, PullOptions, PullOutcome, PullPlan};
 use crate::push::{
@@ -39,6 +42,8 @@ pub struct Session {
     pull: Option<PullPlan>,
     push: Option<PushPlan>,
     changes: Option<PushChanges>,
+    /// The `_meta.json` of a v2 index, when that is what was loaded.
+    meta: Option<ShardMeta>,
 }
 
 impl Session {
@@ -51,6 +56,7 @@ impl Session {
             pull: None,
             push: None,
             changes: None,
+            meta: None,
         })
     }
 
@@ -72,7 +78,111 @@ impl Session {
         };
         self.index = Some(index);
         self.pull = None;
+        self.meta = None;
         Ok(loaded)
+    }
+
+    /// Loads a v2 shard-first index: `_index/_meta.json` and the shards it lists (each as
+    /// `(partition, bytes)`). Returns the meta's `commitSeq`. A meta of version 1 is only a
+    /// mirror of the monolith and is refused here (`invalid-input`): read the monolith instead.
+    pub fn load_shards(&mut self, meta: &[u8], shards: &[(String, Vec<u8>)]) -> CoreResult<u64> {
+        let meta = ShardMeta::parse(meta)?;
+        if meta.version != 2 {
+            return Err(CoreError::input(
+                "a version 1 _index/_meta.json mirrors the monolith",
+            ));
+        }
+        let listed: BTreeSet<&str> = meta.partitions.iter().map(String::as_str).collect();
+        let mut parsed = Vec::new();
+        for (partition, bytes) in shards {
+            if !listed.contains(partition.as_str()) {
+                return Err(CoreError::input(format!(
+                    "shard {partition:?} is not listed in _meta.json"
+                )));
+            }
+            parsed.push((partition.clone(), parse_shard(bytes, partition)?));
+        }
+        if parsed.len() != listed.len() {
+            return Err(CoreError::corrupt(format!(
+                "_index/_meta.json lists {} shards, {} were read",
+                listed.len(),
+                parsed.len()
+            )));
+        }
+        self.index = Some(assemble_shards(parsed)?);
+        self.pull = None;
+        let seq = meta.commit_seq.unwrap_or(0);
+        self.meta = Some(meta);
+        Ok(seq)
+    }
+
+    /// For a v2 index: the shards this push changed, as `(partition, bytes)` (an emptied shard
+    /// has `None`: delete it), and the next `_meta.json` (`commitSeq` + 1, partitions sorted).
+    /// Rels without a partition cannot live in shards: they are refused (`invalid-input`),
+    /// never silently dropped.
+    #[allow(clippy::type_complexity)]
+    pub fn shard_commit(&self) -> CoreResult<(Vec<(String, Option<Vec<u8>>)>, Vec<u8>)> {
+        let index = self.index()?;
+        let meta = self
+            .meta
+            .as_ref()
+            .ok_or_else(|| CoreError::input("shard_commit without a v2 index"))?;
+        let changes = self
+            .changes
+            .as_ref()
+            .ok_or_else(|| CoreError::input("shard_commit before record_push"))?;
+        let grouped = group_by_partition(index);
+        if let Some(rel) = grouped.unpartitioned.first() {
+            return Err(CoreError::input(format!(
+                "{rel:?} has no shard partition under the v2 layout, so it cannot be indexed there"
+            )));
+        }
+        let touched: BTreeSet<String> = changes
+            .upserts
+            .keys()
+            .chain(changes.deletes.keys())
+            .chain(changes.prune.iter())
+            .filter_map(|rel| partition_key(rel))
+            .collect();
+        let shards = touched
+            .into_iter()
+            .map(|partition| {
+                let bytes = grouped
+                    .shards
+                    .get(&partition)
+                    .map(|rels| shard_json(index, rels));
+                (partition, bytes)
+            })
+            .collect();
+        let next = ShardMeta {
+            version: 2,
+            partitions: grouped.shards.keys().cloned().collect(),
+            commit_seq: Some(meta.commit_seq.unwrap_or(0) + 1),
+            last_compacted: meta.last_compacted.clone(),
+            extra: meta.extra.clone(),
+        };
+        Ok((shards, next.to_json()))
+    }
+
+    /// After a lost race on a v2 commit: takes the newer shard set and re-applies this push's
+    /// changes to it.
+    pub fn rebase_push_shards(
+        &mut self,
+        meta: &[u8],
+        shards: &[(String, Vec<u8>)],
+    ) -> CoreResult<()> {
+        let changes = self
+            .changes
+            .clone()
+            .ok_or_else(|| CoreError::input("rebase_push_shards before record_push"))?;
+        self.load_shards(meta, shards)?;
+        let index = self
+            .index
+            .as_mut()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        apply_changes(index, &changes);
+        self.changes = Some(changes);
+        Ok(())
     }
 
     /// Starts from an empty index (a bucket that has none yet).

@@ -74,6 +74,63 @@ impl Planner {
         to_js(&self.inner.load_index(bytes).map_err(to_js_error)?)
     }
 
+    /// Loads a v2 shard-first index: the meta bytes, and the shards as one `blob` cut by
+    /// `lengths`, named by `partitions`. Returns the meta's `commitSeq`.
+    #[wasm_bindgen(js_name = loadShards)]
+    pub fn load_shards(
+        &mut self,
+        meta: &[u8],
+        partitions: Vec<String>,
+        blob: &[u8],
+        lengths: Vec<u32>,
+    ) -> Result<f64, JsValue> {
+        let shards = cut_shards(partitions, blob, &lengths)?;
+        Ok(self.inner.load_shards(meta, &shards).map_err(to_js_error)? as f64)
+    }
+
+    /// The v2 commit of this push: `{shards: [{partition, json}], meta}` (`json` null: delete
+    /// that shard).
+    #[wasm_bindgen(js_name = shardCommit)]
+    pub fn shard_commit(&self) -> Result<String, JsValue> {
+        let (shards, meta) = self.inner.shard_commit().map_err(to_js_error)?;
+        #[derive(Serialize)]
+        struct Shard {
+            partition: String,
+            json: Option<String>,
+        }
+        #[derive(Serialize)]
+        struct Commit {
+            shards: Vec<Shard>,
+            meta: String,
+        }
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap_or_default();
+        to_json(&Commit {
+            shards: shards
+                .into_iter()
+                .map(|(partition, json)| Shard {
+                    partition,
+                    json: json.map(text),
+                })
+                .collect(),
+            meta: text(meta),
+        })
+    }
+
+    /// Re-applies this push's changes over a newer v2 shard set (after a lost race).
+    #[wasm_bindgen(js_name = rebasePushShards)]
+    pub fn rebase_push_shards(
+        &mut self,
+        meta: &[u8],
+        partitions: Vec<String>,
+        blob: &[u8],
+        lengths: Vec<u32>,
+    ) -> Result<(), JsValue> {
+        let shards = cut_shards(partitions, blob, &lengths)?;
+        self.inner
+            .rebase_push_shards(meta, &shards)
+            .map_err(to_js_error)
+    }
+
     /// Starts from an empty index (the bucket has none yet).
     #[wasm_bindgen(js_name = loadEmptyIndex)]
     pub fn load_empty_index(&mut self) {
@@ -431,6 +488,30 @@ pub fn sidecar_lazy_pull_active(sidecar: Option<Vec<u8>>) -> bool {
         .as_deref()
         .and_then(SyncState::parse)
         .is_some_and(|s| s.lazy_pull_active)
+}
+
+/// Cuts one buffer into named shards.
+fn cut_shards(
+    partitions: Vec<String>,
+    blob: &[u8],
+    lengths: &[u32],
+) -> Result<Vec<(String, Vec<u8>)>, JsValue> {
+    if partitions.len() != lengths.len() {
+        return Err(to_js_error(CoreError::input(
+            "partitions and lengths differ in length",
+        )));
+    }
+    let mut at = 0usize;
+    let mut out = Vec::with_capacity(partitions.len());
+    for (partition, length) in partitions.into_iter().zip(lengths) {
+        let end = at
+            .checked_add(*length as usize)
+            .filter(|end| *end <= blob.len())
+            .ok_or_else(|| to_js_error(CoreError::input("shard lengths overrun the buffer")))?;
+        out.push((partition, blob[at..end].to_vec()));
+        at = end;
+    }
+    Ok(out)
 }
 
 /// Epoch milliseconds from JS (a number) as an integer; NaN and infinities are refused.

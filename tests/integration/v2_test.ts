@@ -1,0 +1,114 @@
+/**
+ * Repos on the v2 shard-first index (`_index/_meta.json` version 2): the shards are the truth,
+ * the monolith is stale. Pull reads the shards; push writes only the shards it changed and bumps
+ * `commitSeq`, conditionally; concurrent pushers lose nothing.
+ */
+import { DenoCacheFs } from "../../js/cache_fs.ts";
+import { partitionKey } from "../../js/core.ts";
+import { pull } from "../../js/pull.ts";
+import { push } from "../../js/push.ts";
+import type { S3Store } from "../../js/s3.ts";
+import { assert, assertEquals } from "../harness/assert.ts";
+import { writeCacheFiles } from "../harness/datastore.ts";
+import { contentOf, datastoreRels, listTree, putAll } from "../harness/seed.ts";
+import { startServer } from "../harness/servers.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+async function seedV2(store: S3Store, rels: string[]): Promise<void> {
+  await putAll(store, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+  const shards = new Map<string, Record<string, unknown>>();
+  for (const rel of rels) {
+    const key = partitionKey(rel)!;
+    if (!shards.has(key)) shards.set(key, {});
+    shards.get(key)![rel] = {
+      key: rel,
+      size: contentOf(rel).length,
+      lastModified: "2026-08-01T12:00:00.000Z",
+    };
+  }
+  for (const [key, entries] of shards) {
+    await store.putObject(
+      `ns/_index/${key}.json`,
+      encoder.encode(JSON.stringify({ version: 1, entries })),
+    );
+  }
+  await store.putObject(
+    "ns/_index/_meta.json",
+    encoder.encode(
+      JSON.stringify({ version: 2, partitions: [...shards.keys()].sort(), commitSeq: 7 }),
+    ),
+  );
+  // A stale monolith naming only the first file: a v1 reader would miss the rest.
+  const first = rels[0];
+  await store.putObject(
+    "ns/.datastore-index.json",
+    encoder.encode(JSON.stringify({
+      version: 1,
+      entries: {
+        [first]: {
+          key: first,
+          size: contentOf(first).length,
+          lastModified: "2026-08-01T12:00:00.000Z",
+        },
+      },
+    })),
+  );
+}
+
+async function shardRels(store: S3Store): Promise<{ rels: string[]; commitSeq: number }> {
+  const meta = JSON.parse(decoder.decode((await store.getObject("ns/_index/_meta.json")).data));
+  const rels: string[] = [];
+  for (const partition of meta.partitions) {
+    const shard = JSON.parse(
+      decoder.decode((await store.getObject(`ns/_index/${partition}.json`)).data),
+    );
+    rels.push(...Object.keys(shard.entries));
+  }
+  return { rels: rels.sort(), commitSeq: meta.commitSeq };
+}
+
+Deno.test("v2: pull reads the shards, push commits changed shards with commitSeq + 1, racers lose nothing", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("v2-repo");
+  const caches: string[] = [];
+  try {
+    const rels = datastoreRels(60);
+    await seedV2(store, rels);
+    const monolithBefore = (await store.getObject("ns/.datastore-index.json")).data;
+
+    const cache = await Deno.makeTempDir({ prefix: "s3sync-v2-" });
+    caches.push(cache);
+    const report = await pull({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
+    assertEquals(report.downloaded, 60, "all shard entries, not the stale monolith's one");
+    assertEquals((await listTree(cache)).filter((p) => p.startsWith("ns/")).length, 60);
+
+    // Two pushers at once, disjoint new files (different shards and a shared one).
+    const other = await Deno.makeTempDir({ prefix: "s3sync-v2-other-" });
+    caches.push(other);
+    await pull({ store, cache: new DenoCacheFs(other), namespace: "ns" });
+    const mine = datastoreRels(12, "mine-");
+    const theirs = datastoreRels(12, "theirs-");
+    await writeCacheFiles(cache, mine.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    await writeCacheFiles(other, theirs.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    const [a, b] = await Promise.all([
+      push({ store, cache: new DenoCacheFs(cache), namespace: "ns" }),
+      push({ store, cache: new DenoCacheFs(other), namespace: "ns" }),
+    ]);
+    assertEquals([a.failures, b.failures], [[], []]);
+    const after = await shardRels(store);
+    assertEquals(after.rels, [...rels, ...mine, ...theirs].sort());
+    assertEquals(after.commitSeq, 9, "one commit per push");
+    assertEquals(
+      (await store.getObject("ns/.datastore-index.json")).data,
+      monolithBefore,
+      "the monolith is not written",
+    );
+    assert(a.published && b.published);
+  } finally {
+    store.destroy();
+    await server.stop();
+    for (const c of caches) await Deno.remove(c, { recursive: true });
+  }
+});
