@@ -130,7 +130,14 @@ export async function startServer(
       } catch {
         // already gone
       }
-      await child.status;
+      // Seen here: after many SIGKILLed CLI children, the status of an s3s-fs that has exited
+      // (and been reaped) sometimes never resolves. Wait for it, but not forever.
+      let timer: number | undefined;
+      await Promise.race([
+        child.status,
+        new Promise((resolve) => timer = setTimeout(resolve, 5_000)),
+      ]);
+      clearTimeout(timer);
       if (dataDir && !options.keepData) {
         await Deno.remove(dataDir, { recursive: true }).catch(() => {});
       }
