@@ -132,7 +132,7 @@ export async function startServer(
       }
       // Seen here: after many SIGKILLed CLI children, the status of an s3s-fs that has exited
       // (and been reaped) sometimes never resolves. Wait for it, but not forever.
-      let timer: number | undefined;
+      let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
         child.status,
         new Promise((resolve) => timer = setTimeout(resolve, 5_000)),
