@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { sha256Hex } from "./hash.ts";
 import {
   encodeLocalListing,
   Planner,
@@ -89,11 +90,6 @@ export interface PushReport {
   remoteIndexEtag: string | null;
   /** Digest of the cache walk (for saving a plan). */
   listingDigest: string;
-}
-
-async function sha256Hex(data: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 const probed = new WeakMap<object, boolean>();

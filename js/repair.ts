@@ -21,16 +21,12 @@ import {
   sidecarLazyPullActive,
 } from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
+import { sha256Hex } from "./hash.ts";
 import { describe, SyncError } from "./errors.ts";
 import { loadRemoteIndex, pull, type PullReport } from "./pull.ts";
 
 /** Where repair keeps its journal (inside the never-synced repair folder). */
 export const JOURNAL = ".s3sync-repair/journal.json";
-
-async function sha256Hex(data: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /**
  * Finds the layout problems of the cache.

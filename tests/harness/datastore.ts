@@ -92,11 +92,9 @@ export async function bucketKeys(store: S3Store, subPrefix = ""): Promise<string
   return (await store.listAllObjects(subPrefix)).map((o) => o.key).sort();
 }
 
-/** Lowercase hex SHA-256. */
-export async function sha256Hex(data: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-}
+/** Lowercase hex SHA-256 (the shim's own). */
+export { sha256Hex } from "../../js/hash.ts";
+import { sha256Hex } from "../../js/hash.ts";
 
 /** Every file under `root` with its SHA-256, by relative path. */
 export async function treeHashes(root: string): Promise<Map<string, string>> {

@@ -14,6 +14,7 @@ import {
   writeCacheFiles,
 } from "../harness/datastore.ts";
 import { contentOf, datastoreRels, listTree } from "../harness/seed.ts";
+import { prng } from "../harness/prng.ts";
 import { startServer } from "../harness/servers.ts";
 
 const DATA_TREES = [
@@ -107,16 +108,6 @@ Deno.test("seed 1: doctor finds the mixed layout, repair --apply fixes it with n
     await Deno.remove(cache, { recursive: true });
   }
 });
-
-/** A small deterministic PRNG (mulberry32), so a failing kill schedule can be replayed. */
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 Deno.test("repair --apply killed at 20 different points always converges to the same healthy state", async () => {
   const server = await startServer("s3s-fs");

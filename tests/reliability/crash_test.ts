@@ -14,17 +14,8 @@ import {
 import { checkCacheMatchesRemote, checkIndexSound } from "../harness/invariants.ts";
 import { SCALE } from "../harness/scale.ts";
 import { contentOf, datastoreRels } from "../harness/seed.ts";
+import { prng } from "../harness/prng.ts";
 import { startServer } from "../harness/servers.ts";
-
-/** Seeded PRNG (mulberry32) for the kill schedule. */
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function killAfter(args: string[], delayMs: number): Promise<boolean> {
   const child = spawnCli(args);
