@@ -348,8 +348,7 @@ impl<'de> Visitor<'de> for EntriesVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut entries = BTreeMap::new();
         while let Some(rel) = map.next_key::<String>()? {
-            let fields = map.next_value_seed(EntryFieldsSeed { rel: &rel })?;
-            let entry = entry_from_fields(&rel, fields).map_err(de::Error::custom)?;
+            let entry = map.next_value_seed(EntryFieldsSeed { rel: &rel })?;
             if entries.insert(rel.clone(), entry).is_some() {
                 return Err(de::Error::custom(format_args!(
                     "entry {rel:?} appears twice"
@@ -360,76 +359,129 @@ impl<'de> Visitor<'de> for EntriesVisitor {
     }
 }
 
-/// Reads one entry object into a field map, refusing a field that appears twice.
+/// Reads one entry object straight into an [`IndexEntry`]: known fields are typed as they
+/// arrive (no intermediate map per entry: indexes reach 10^6 entries), unknown ones are kept.
 struct EntryFieldsSeed<'a> {
     rel: &'a str,
 }
 
 impl<'de> DeserializeSeed<'de> for EntryFieldsSeed<'_> {
-    type Value = Map<String, Value>;
+    type Value = IndexEntry;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
+/// An entry's field name: the known ones without allocating.
+enum Field {
+    Key,
+    Size,
+    LastModified,
+    LocalMtime,
+    Sha256,
+    Other(String),
+}
+
+impl<'de> serde::Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Field, D::Error> {
+        struct FieldVisitor;
+        impl Visitor<'_> for FieldVisitor {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Field, E> {
+                Ok(match name {
+                    "key" => Field::Key,
+                    "size" => Field::Size,
+                    "lastModified" => Field::LastModified,
+                    "localMtime" => Field::LocalMtime,
+                    "sha256" => Field::Sha256,
+                    other => Field::Other(other.to_string()),
+                })
+            }
+        }
+        deserializer.deserialize_identifier(FieldVisitor)
+    }
+}
+
 impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
-    type Value = Map<String, Value>;
+    type Value = IndexEntry;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "entry {:?} to be an object", self.rel)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut fields = Map::new();
-        while let Some(name) = map.next_key::<String>()? {
-            let value = map.next_value::<Value>()?;
-            if fields.insert(name.clone(), value).is_some() {
-                return Err(de::Error::custom(format_args!(
-                    "entry {:?}: field {name:?} appears twice",
-                    self.rel
-                )));
+        let rel = self.rel;
+        let fail = |what: &str| de::Error::custom(format_args!("entry {rel:?}: {what}"));
+        let twice = |name: &str| {
+            de::Error::custom(format_args!("entry {rel:?}: field {name:?} appears twice"))
+        };
+        let mut seen_key = false;
+        let mut size: Option<u64> = None;
+        let mut entry = IndexEntry::default();
+        let text = |slot: &mut Option<String>, name: &str, value: Value| -> Result<(), A::Error> {
+            if slot.is_some() {
+                return Err(twice(name));
+            }
+            match value {
+                Value::Null => Ok(()),
+                Value::String(s) => {
+                    *slot = Some(s);
+                    Ok(())
+                }
+                _ => Err(fail(&format!("{name:?} must be a string"))),
+            }
+        };
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Key => {
+                    if std::mem::replace(&mut seen_key, true) {
+                        return Err(twice("key"));
+                    }
+                    match map.next_value::<Value>()? {
+                        Value::String(key) if key == rel => {}
+                        Value::String(key) => {
+                            return Err(fail(&format!("\"key\" is {key:?}, not its map key")))
+                        }
+                        _ => return Err(fail("\"key\" must be a string")),
+                    }
+                }
+                Field::Size => {
+                    if size.is_some() {
+                        return Err(twice("size"));
+                    }
+                    size = Some(match map.next_value::<Value>()? {
+                        Value::Number(n) => match n.as_u64() {
+                            Some(v) if v <= MAX_SAFE_INTEGER => v,
+                            Some(_) => return Err(fail("\"size\" is larger than 2^53-1")),
+                            None if n.as_i64().is_some() => {
+                                return Err(fail("\"size\" is negative"))
+                            }
+                            None => return Err(fail("\"size\" must be a non-negative integer")),
+                        },
+                        _ => return Err(fail("\"size\" must be a non-negative integer")),
+                    });
+                }
+                Field::LastModified => {
+                    text(&mut entry.last_modified, "lastModified", map.next_value()?)?
+                }
+                Field::LocalMtime => text(&mut entry.local_mtime, "localMtime", map.next_value()?)?,
+                Field::Sha256 => text(&mut entry.sha256, "sha256", map.next_value()?)?,
+                Field::Other(name) => {
+                    let value = map.next_value::<Value>()?;
+                    let extra = entry.extra.get_or_insert_with(Default::default);
+                    if extra.insert(name.clone(), value).is_some() {
+                        return Err(twice(&name));
+                    }
+                }
             }
         }
-        Ok(fields)
+        entry.size = size.ok_or_else(|| fail("missing \"size\""))?;
+        Ok(entry)
     }
-}
-
-fn entry_from_fields(rel: &str, mut fields: Map<String, Value>) -> Result<IndexEntry, String> {
-    let fail = |what: &str| format!("entry {rel:?}: {what}");
-    match fields.remove("key") {
-        None => {}
-        Some(Value::String(key)) if key == rel => {}
-        Some(Value::String(key)) => {
-            return Err(fail(&format!("\"key\" is {key:?}, not its map key")));
-        }
-        Some(_) => return Err(fail("\"key\" must be a string")),
-    }
-    let size = match fields.remove("size") {
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(size) if size <= MAX_SAFE_INTEGER => size,
-            Some(_) => return Err(fail("\"size\" is larger than 2^53-1")),
-            None if n.as_i64().is_some() => return Err(fail("\"size\" is negative")),
-            None => return Err(fail("\"size\" must be a non-negative integer")),
-        },
-        None => return Err(fail("missing \"size\"")),
-        Some(_) => return Err(fail("\"size\" must be a non-negative integer")),
-    };
-    let mut text = |name: &str| match fields.remove(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(fail(&format!("{name:?} must be a string"))),
-    };
-    let last_modified = text("lastModified")?;
-    let local_mtime = text("localMtime")?;
-    let sha256 = text("sha256")?;
-    Ok(IndexEntry {
-        size,
-        last_modified,
-        local_mtime,
-        sha256,
-        extra: (!fields.is_empty()).then(|| Box::new(fields)),
-    })
 }
 
 // ---------------------------------------------------------------------------------------------

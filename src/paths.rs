@@ -6,7 +6,7 @@
 //! (pull, push, delete, hydrate, walk, rebuild) goes through [`PathModel`], so the seed bug of
 //! reading `{ns}/{rel}` remotely while writing `{cache}/{rel}` locally cannot recur.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -184,15 +184,17 @@ fn is_windows_device_name(segment: &str) -> bool {
         .next()
         .unwrap_or("")
         .trim_end_matches(' ');
-    let upper = stem.to_ascii_uppercase();
-    match upper.as_str() {
-        "CON" | "PRN" | "AUX" | "NUL" => true,
-        _ => {
-            let b = upper.as_bytes();
-            b.len() == 4
-                && (upper.starts_with("COM") || upper.starts_with("LPT"))
+    let b = stem.as_bytes();
+    // Compared in place: this runs for every segment of every path of a plan.
+    match b.len() {
+        3 => ["CON", "PRN", "AUX", "NUL"]
+            .iter()
+            .any(|name| stem.eq_ignore_ascii_case(name)),
+        4 => {
+            (b[..3].eq_ignore_ascii_case(b"COM") || b[..3].eq_ignore_ascii_case(b"LPT"))
                 && (b'1'..=b'9').contains(&b[3])
         }
+        _ => false,
     }
 }
 
@@ -486,10 +488,39 @@ pub struct Collision {
     pub paths: Vec<String>,
 }
 
+/// Finds files that sit where another path needs a folder (`a` and `a/b`), exactly as spelled:
+/// the clashes every file system has. Borrowing only, so it stays cheap on 10^6 paths; use
+/// [`find_collisions`] when the file system also folds case.
+pub fn find_file_folder_conflicts<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<Collision> {
+    let all: Vec<&'a str> = paths.into_iter().collect();
+    let files: std::collections::HashSet<&str> = all.iter().copied().collect();
+    let mut collisions = Vec::new();
+    for path in &all {
+        let mut prefix = *path;
+        while let Some(cut) = prefix.rfind('/') {
+            prefix = &prefix[..cut];
+            if files.contains(prefix) {
+                collisions.push(Collision {
+                    kind: CollisionKind::FileFolder,
+                    paths: vec![prefix.to_string(), path.to_string()],
+                });
+            }
+        }
+    }
+    collisions.sort_by(|a, b| a.paths.cmp(&b.paths));
+    collisions
+}
+
 /// The key two paths share when a case-insensitive, normalisation-insensitive file system
 /// (APFS, NTFS) would store them as one.
 pub fn fold_key(path: &str) -> String {
-    path.nfd().collect::<String>().to_lowercase()
+    // Most paths are ASCII, where NFD is the identity and ASCII lowering is the whole fold: skip
+    // the Unicode machinery (it dominated large plans).
+    if path.is_ascii() {
+        path.to_ascii_lowercase()
+    } else {
+        path.nfd().collect::<String>().to_lowercase()
+    }
 }
 
 /// Finds paths that cannot coexist in one cache folder: groups equal under [`fold_key`], and
@@ -497,7 +528,7 @@ pub fn fold_key(path: &str) -> String {
 ///
 /// Callers refuse such paths instead of letting one silently overwrite another.
 pub fn find_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<Collision> {
-    let mut by_fold: BTreeMap<String, Vec<&'a str>> = BTreeMap::new();
+    let mut by_fold: HashMap<String, Vec<&'a str>> = HashMap::new();
     for path in paths {
         by_fold.entry(fold_key(path)).or_default().push(path);
     }
@@ -518,13 +549,9 @@ pub fn find_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<Coll
     // A folded file path that is also a folded folder prefix of another path.
     for (folded, group) in &by_fold {
         let mut prefix = folded.as_str();
-        let mut folders = Vec::new();
         while let Some(cut) = prefix.rfind('/') {
             prefix = &prefix[..cut];
-            folders.push(prefix);
-        }
-        for folder in folders {
-            if let Some(files) = by_fold.get(folder) {
+            if let Some(files) = by_fold.get(prefix) {
                 let mut paths: Vec<String> = files.iter().map(|p| p.to_string()).collect();
                 paths.extend(group.iter().map(|p| p.to_string()));
                 paths.sort();
@@ -536,5 +563,10 @@ pub fn find_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<Coll
             }
         }
     }
+    // A hash map has no order: sort, so reports and plans are deterministic.
+    collisions.sort_by(|a, b| {
+        (a.kind == CollisionKind::FileFolder, &a.paths)
+            .cmp(&(b.kind == CollisionKind::FileFolder, &b.paths))
+    });
     collisions
 }

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::index::Index;
 use crate::layout::{LayoutFindings, Survey};
 use crate::paths::{
-    find_collisions, is_internal, is_lazy_skippable, is_never_synced, CollisionKind, PathModel,
+    find_collisions, find_file_folder_conflicts, is_internal, is_lazy_skippable, is_never_synced,
+    CollisionKind, PathModel,
 };
 use crate::time::{format_iso_millis, parse_iso_millis};
 
@@ -144,7 +145,6 @@ pub fn plan_pull(
         if blocked.contains(key.as_str()) {
             continue;
         }
-        let cache_path = model.cache_path(&rel);
         match survey.payload.get(rel.as_str()) {
             Some(local) if local.size == entry.size => {
                 plan.summary.up_to_date += 1;
@@ -161,6 +161,7 @@ pub fn plan_pull(
             Some(_) if options.keep_existing => plan.summary.kept_local += 1,
             None if options.metadata_only && is_lazy_skippable(key) => {
                 plan.summary.lazy += 1;
+                let cache_path = model.cache_path(&rel);
                 if let Some((folder, _)) = cache_path.rsplit_once('/') {
                     lazy_folders.insert(folder.to_string());
                 }
@@ -170,7 +171,7 @@ pub fn plan_pull(
                 plan.downloads.push(Transfer {
                     rel: key.clone(),
                     remote_key: model.remote_key(&rel),
-                    cache_path,
+                    cache_path: model.cache_path(&rel),
                     size: entry.size,
                 });
             }
@@ -209,7 +210,13 @@ fn collided_rels(
         .keys()
         .map(String::as_str)
         .filter(|key| !is_internal(key) && model.rel(key).is_ok());
-    for collision in find_collisions(writable) {
+    // Case folding costs an allocation per path: only where the file system folds case.
+    let collisions = if case_insensitive {
+        find_collisions(writable)
+    } else {
+        find_file_folder_conflicts(writable)
+    };
+    for collision in collisions {
         let code = match collision.kind {
             CollisionKind::CaseFold if !case_insensitive => continue,
             CollisionKind::CaseFold => "case-collision",
