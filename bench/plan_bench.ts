@@ -68,6 +68,8 @@ export interface TimingResult {
   }>;
   /** One run of each, phase by phase, ms. */
   phasesMs: Record<Op, Record<Impl, Record<string, number>>>;
+  /** 1-minute load average when the timing started (the machine is shared). */
+  loadAverage: number;
 }
 
 /** What a memory process reports. */
@@ -221,6 +223,7 @@ async function timingChild(n: number): Promise<TimingResult> {
       runTs(op, warm);
     }
   }
+  const loadAverage = Deno.loadavg()[0];
   const inputs = buildInputs(n);
   const reps = repsFor(n);
   const plans = {} as TimingResult["plans"];
@@ -262,6 +265,7 @@ async function timingChild(n: number): Promise<TimingResult> {
     files: inputs.files.length,
     plans,
     phasesMs,
+    loadAverage,
   };
 }
 

@@ -6,7 +6,10 @@
 //! - `index_parse`: `Index::parse` of the compact remote index bytes;
 //! - `pull_plan`: `Session::plan_pull` against a local listing buffer (decode, survey, diff);
 //! - `push_plan`: `Session::plan_push` against the same listing (no tombstones, no hashes);
-//! - `rebuild`: `RebuildBuilder` fed the bucket listing in pages of 1,000, then finished.
+//! - `rebuild`: `RebuildBuilder` fed the bucket listing in pages of 1,000, then finished;
+//! - `pull_phases` (10^5 only): the steps inside a pull plan timed apart (listing decode, layout
+//!   survey, collision search over the index keys, the diff given a survey, plan serialization),
+//!   to show where a plan's time goes.
 //!
 //! The local cache differs from the index in fixed proportions (see [`LocalState`]), so each plan
 //! has real work: about 5 % downloads, 10 % uploads, 3 % mtime updates, 2 % missing.
@@ -19,9 +22,10 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
 use s3sync_core::index::Index;
-use s3sync_core::listing::{decode_remote, encode_local, encode_remote};
-use s3sync_core::paths::PathModel;
-use s3sync_core::pull::PullOptions;
+use s3sync_core::layout::survey;
+use s3sync_core::listing::{decode_local, decode_remote, encode_local, encode_remote};
+use s3sync_core::paths::{find_collisions, PathModel};
+use s3sync_core::pull::{plan_pull, PullOptions};
 use s3sync_core::push::PushInput;
 use s3sync_core::rebuild::RebuildBuilder;
 use s3sync_core::session::Session;
@@ -251,5 +255,41 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(planner, benches);
+/// The steps of one pull plan at 10^5 entries, each timed alone.
+fn pull_phases(c: &mut Criterion) {
+    let data = dataset(100_000);
+    let model = PathModel::new(Some(NAMESPACE), "").expect("namespace is valid");
+    let index = Index::parse(&data.index_json).expect("synthetic index parses");
+    let files = decode_local(&data.listing).expect("listing decodes");
+    let surveyed = survey(&model, &files);
+    let options = PullOptions::default();
+    let plan = plan_pull(&model, &index, &surveyed, &options);
+    let mut group = configure(c, "pull_phases", 100_000);
+    group.bench_function("decode_listing", |b| {
+        b.iter(|| {
+            decode_local(black_box(&data.listing))
+                .expect("decodes")
+                .len()
+        })
+    });
+    group.bench_function("survey", |b| {
+        b.iter(|| survey(&model, black_box(&files)).payload.len())
+    });
+    group.bench_function("find_collisions", |b| {
+        b.iter(|| find_collisions(index.entries.keys().map(String::as_str)).len())
+    });
+    group.bench_function("diff_given_survey", |b| {
+        b.iter(|| {
+            plan_pull(&model, &index, black_box(&surveyed), &options)
+                .downloads
+                .len()
+        })
+    });
+    group.bench_function("serialize_plan", |b| {
+        b.iter(|| serde_json::to_string(black_box(&plan)).map_or(0, |j| j.len()))
+    });
+    group.finish();
+}
+
+criterion_group!(planner, benches, pull_phases);
 criterion_main!(planner);

@@ -18,6 +18,14 @@ if ! command -v rclone >/dev/null; then
 fi
 
 mkdir -p bench/work
+# What is measured: the commit, and any uncommitted edits to the code, taken now (the tree may
+# move while the suite runs; pkg/ was just built from it).
+{
+  printf '{"commit": "%s", "startedAt": "%s", "uncommitted": [' \
+    "$(git rev-parse --short HEAD)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  git status --porcelain -- src js Cargo.toml Cargo.lock | sed 's/"/\\"/g; s/.*/"&"/' | paste -sd, -
+  printf ']}\n'
+} > bench/work/meta.json
 # Fresh criterion output only: stale estimates from an older run must not reach the report.
 rm -rf target/criterion
 say "1. cargo bench --bench planner (native core)"

@@ -1,0 +1,389 @@
+/**
+ * Writes the committed results: `bench/results.json` (every number), `bench/RESULTS.md` (tables,
+ * the machine, the date, the commands, the targets met or missed) and `bench/plan-time.svg`,
+ * from what the three stages left in `bench/work/` (`criterion.json`, `plan.json`, `sync.json`).
+ *
+ * Usage: `deno run -A bench/render.ts` (run by `npm run bench` after the stages).
+ *
+ * @module
+ */
+import { planTimeSvg } from "./chart.ts";
+import type { CriterionResults } from "./criterion.ts";
+import type { MemoryResult, PlanBenchResults } from "./plan_bench.ts";
+import type { SyncBenchResults, SyncScenario, Tool } from "./sync_bench.ts";
+
+const here = (path: string) => new URL(path, import.meta.url).pathname;
+
+async function readJson<T>(path: string): Promise<T> {
+  return JSON.parse(await Deno.readTextFile(here(path))) as T;
+}
+
+async function sh(cmd: string, args: string[] = []): Promise<string> {
+  try {
+    const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).output();
+    return new TextDecoder().decode(out.stdout).trimEnd();
+  } catch {
+    return "n/a";
+  }
+}
+
+/** The machine, as the report states it. */
+async function machine() {
+  const cpuinfo = await Deno.readTextFile("/proc/cpuinfo").catch(() => "");
+  return {
+    date: new Date().toISOString(),
+    nproc: await sh("nproc"),
+    cpuModel: cpuinfo.match(/^model name\s*:\s*(.+)$/m)?.[1] ?? "n/a",
+    memory: await sh("free", ["-h"]),
+    kernel: await sh("uname", ["-sr"]),
+    rustc: await sh("rustc", ["--version"]),
+    deno: (await sh("deno", ["--version"])).split("\n")[0],
+    // The code measured, as scripts/bench.sh recorded it when the suite started.
+    code: await readJson<{ commit: string; startedAt: string; uncommitted: string[] }>(
+      "./work/meta.json",
+    ).catch(() => ({ commit: "unknown", startedAt: "unknown", uncommitted: [] as string[] })),
+    loadAverageAtRender: Deno.loadavg(),
+  };
+}
+
+/** Numbers with thousands separators (the tables' unit is in the header). */
+function n(value: number | null | undefined, digits = 1): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return "n/a";
+  return value.toLocaleString("en-US", { maximumFractionDigits: digits });
+}
+
+/** A ratio: two decimals, or two significant digits when it is small (a no-op's). */
+function ratio(value: number): string {
+  return value >= 0.1 ? n(value, 2) : value.toPrecision(2);
+}
+
+function table(header: string[], rows: (string | number)[][]): string {
+  const line = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}
+
+const TOOL_NAMES: Record<Tool, string> = {
+  ours: "s3sync (library)",
+  oursCli: "s3sync (CLI process)",
+  rclone: "rclone copy",
+  ceiling: "ceiling (bare SDK loop)",
+};
+
+/** One target's verdict. */
+interface Verdict {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+function targets(plan: PlanBenchResults, sync: SyncBenchResults): Verdict[] {
+  const out: Verdict[] = [];
+  for (const size of plan.sizes.filter((s) => s.timing.entries >= 100_000)) {
+    for (const op of ["pull", "push"] as const) {
+      const p = size.timing.plans[op];
+      out.push({
+        target: `WASM ${op} plan ≤ 0.5 × TypeScript at ${n(size.timing.entries, 0)} entries`,
+        measured: `${n(p.wasm.medianMs)} ms vs ${n(p.ts.medianMs)} ms (× ${n(p.ratio, 2)})`,
+        met: p.ratio <= 0.5,
+      });
+    }
+  }
+  const million = plan.sizes.find((s) => s.timing.entries === 1_000_000);
+  if (million) {
+    for (const op of ["pull", "push"] as const) {
+      const ms = million.timing.plans[op].wasm.medianMs;
+      out.push({
+        target: `10^6-entry ${op} plan end to end through WASM under 2 s`,
+        measured: `${n(ms)} ms (median)`,
+        met: ms < 2000,
+      });
+      const mem = million.memory.find((m) => m.impl === "wasm" && m.op === op) as MemoryResult;
+      const added = mem.rssPeakMiB - mem.rssBeforeMiB;
+      out.push({
+        target: `10^6-entry ${op} plan through WASM: peak memory under 1 GiB`,
+        measured:
+          `${n(added, 0)} MiB added by the run (WASM memory ${n(mem.wasmPeakMiB, 0)} MiB, ` +
+          `JS heap +${n(mem.heapPeakMiB - mem.heapBeforeMiB, 0)} MiB); the process peaked at ` +
+          `${n(mem.rssPeakMiB, 0)} MiB with the inputs (index bytes, walk) it held before`,
+        met: added < 1024,
+      });
+    }
+  }
+  const scenario = (id: SyncScenario["id"]) => sync.scenarios.find((s) => s.id === id);
+  for (const id of ["pull-small", "push-small"] as const) {
+    const s = scenario(id);
+    if (!s) continue;
+    const ours = s.tools.ours.medianMs;
+    out.push({
+      target: `${s.title}: at or under rclone's time, ≥ 80 % of the ceiling`,
+      measured: `${n(ours)} ms vs rclone ${n(s.tools.rclone.medianMs)} ms (× ${
+        n(s.ratioToRclone.ours, 2)
+      }), ${n(s.fractionOfCeiling.ours * 100, 0)} % of the ceiling (${
+        n(s.tools.ceiling.medianMs)
+      } ms)`,
+      met: s.ratioToRclone.ours <= 1 && s.fractionOfCeiling.ours >= 0.8,
+    });
+  }
+  const noop = scenario("noop-pull");
+  if (noop) {
+    out.push({
+      target: `${noop.title}: one request, under 100 ms`,
+      measured: `${noop.tools.ours.requests} request(s), ${n(noop.tools.ours.medianMs)} ms ` +
+        `in process (the CLI process, start-up included: ${n(noop.tools.oursCli.medianMs)} ms)`,
+      met: noop.tools.ours.requests === 1 && noop.tools.ours.medianMs < 100,
+    });
+  }
+  return out;
+}
+
+function criterionSection(c: CriterionResults): string {
+  const sizes = ["10000", "100000", "1000000"];
+  const ops = ["index_parse", "pull_plan", "push_plan", "rebuild"];
+  const rows = ops.map((op) => [
+    `\`${op}\``,
+    ...sizes.map((s) => c[op]?.[s] ? n(c[op][s].medianMs, 2) : "n/a"),
+  ]);
+  const phases = Object.entries(c.pull_phases ?? {}).map((
+    [name, e],
+  ) => [`\`${name}\``, n(e.medianMs, 2)]);
+  return [
+    table(["operation (median ms)", "10^4", "10^5", "10^6"], rows),
+    "",
+    "Inside a 10^5-entry pull plan (`pull_phases`, each step alone; `pull_plan` above is decode + survey + diff):",
+    "",
+    table(["step", "median ms"], phases),
+  ].join("\n");
+}
+
+function planSection(plan: PlanBenchResults): string {
+  const rows: (string | number)[][] = [];
+  const memRows: (string | number)[][] = [];
+  for (const { timing, memory } of plan.sizes) {
+    for (const op of ["pull", "push"] as const) {
+      const p = timing.plans[op];
+      rows.push([
+        n(timing.entries, 0),
+        op,
+        n(p.wasm.medianMs),
+        n(p.ts.medianMs),
+        `× ${n(p.ratio, 2)}`,
+        p.wasm.runsMs.length,
+        n(timing.loadAverage, 2),
+        Object.entries(p.planSize).map(([k, v]) => `${k} ${n(v, 0)}`).join(", "),
+      ]);
+      const w = memory.find((m) => m.impl === "wasm" && m.op === op) as MemoryResult;
+      const t = memory.find((m) => m.impl === "ts" && m.op === op) as MemoryResult;
+      memRows.push([
+        n(timing.entries, 0),
+        op,
+        n(w.heapPeakMiB - w.heapBeforeMiB),
+        n(w.wasmPeakMiB),
+        `${n(w.rssPeakMiB, 0)} (${n(w.rssBeforeMiB, 0)})`,
+        n(t.heapPeakMiB - t.heapBeforeMiB),
+        `${n(t.rssPeakMiB, 0)} (${n(t.rssBeforeMiB, 0)})`,
+      ]);
+    }
+  }
+  const phaseRows: (string | number)[][] = [];
+  for (const { timing } of plan.sizes) {
+    for (const op of ["pull", "push"] as const) {
+      for (const impl of ["wasm", "ts"] as const) {
+        phaseRows.push([
+          n(timing.entries, 0),
+          op,
+          impl === "wasm" ? "WASM" : "TS",
+          Object.entries(timing.phasesMs[op][impl]).map(([k, v]) => `${k} ${n(v)}`).join("; "),
+        ]);
+      }
+    }
+  }
+  return [
+    table(
+      [
+        "entries",
+        "plan",
+        "WASM median ms",
+        "TS median ms",
+        "WASM / TS",
+        "runs each",
+        "load avg",
+        "plan (identical)",
+      ],
+      rows,
+    ),
+    "",
+    "![plan time against entry count](plan-time.svg)",
+    "",
+    "Memory, one cold run per row in a fresh process (MiB). JS heap: growth of `heapUsed` at the " +
+    "phase ends, live objects held. WASM: linear memory after the run (it never shrinks, so this " +
+    "is its peak). Peak RSS: the kernel's `VmHWM`, reset once the inputs were built; in brackets " +
+    "the RSS before the run (inputs, runtime, module), which the peak includes.",
+    "",
+    table(
+      [
+        "entries",
+        "plan",
+        "WASM: JS heap",
+        "WASM: linear memory",
+        "WASM: peak RSS (before)",
+        "TS: JS heap",
+        "TS: peak RSS (before)",
+      ],
+      memRows,
+    ),
+    "",
+    "Where the time goes (one run of each, phases timed apart, ms; WASM through the raw glue):",
+    "",
+    table(["entries", "plan", "impl", "phases"], phaseRows),
+  ].join("\n");
+}
+
+function syncSection(sync: SyncBenchResults): string {
+  const parts: string[] = [];
+  for (const s of sync.scenarios) {
+    const rows = (Object.keys(TOOL_NAMES) as Tool[]).map((tool) => {
+      const t = s.tools[tool];
+      return [
+        TOOL_NAMES[tool],
+        n(t.medianMs),
+        t.runsMs.map((v) => n(v, 0)).join(", "),
+        `× ${ratio(s.ratioToRclone[tool])}`,
+        `${n(s.fractionOfCeiling[tool] * 100, 0)} %`,
+        t.requestsByMethod
+          ? `${n(t.requests, 0)} (${
+            Object.entries(t.requestsByMethod).map(([m, c]) => `${m} ${c}`).join(", ")
+          })`
+          : n(t.requests, 0),
+      ];
+    });
+    parts.push(
+      `### ${s.title}`,
+      "",
+      `Concurrency ${s.concurrency} for every tool; load average before: ${n(s.loadAverage, 2)}.`,
+      "",
+      table(["tool", "median ms", "runs ms", "vs rclone", "of ceiling", "requests"], rows),
+      "",
+      ...(Object.keys(TOOL_NAMES) as Tool[]).map((tool) =>
+        `- ${TOOL_NAMES[tool]}: \`${s.commands[tool]}\``
+      ),
+      "",
+    );
+  }
+  return parts.join("\n");
+}
+
+async function main(): Promise<void> {
+  const criterion = await readJson<CriterionResults>("./work/criterion.json");
+  const plan = await readJson<PlanBenchResults>("./work/plan.json");
+  const sync = await readJson<SyncBenchResults>("./work/sync.json");
+  const host = await machine();
+  const verdicts = targets(plan, sync);
+  await Deno.writeTextFile(
+    here("./results.json"),
+    JSON.stringify({ machine: host, targets: verdicts, criterion, plan, sync }, null, 2) + "\n",
+  );
+
+  const series = (["pull", "push"] as const).flatMap((op) =>
+    (["wasm", "ts"] as const).map((impl) => ({
+      label: `${op}: ${impl === "wasm" ? "WASM core" : "TS baseline"}`,
+      color: op === "pull"
+        ? (impl === "wasm" ? "#1f5fbf" : "#7fa7e6")
+        : (impl === "wasm" ? "#c0392b" : "#e8968c"),
+      dashed: impl === "ts",
+      points: plan.sizes.map((s) =>
+        [s.timing.entries, s.timing.plans[op][impl].medianMs] as [number, number]
+      ),
+    }))
+  );
+  await Deno.writeTextFile(
+    here("./plan-time.svg"),
+    planTimeSvg("Plan time vs index entries (median, boundary included)", series),
+  );
+
+  const md = [
+    "# Benchmark results",
+    "",
+    "Written by `npm run bench` (`scripts/bench.sh`); every number below is in `results.json`.",
+    "",
+    "## Machine and run",
+    "",
+    `- date: ${host.date}`,
+    `- CPU: ${host.cpuModel}, \`nproc\` = ${host.nproc} (shared with another engineer's work: ` +
+    `timings can carry noise; the sync scenarios record the load average they started at)`,
+    `- ${host.kernel}; ${host.rustc}; ${host.deno}; ${sync.rcloneVersion}; S3 server: ${sync.server}`,
+    `- code measured: commit ${host.code.commit}` +
+    (host.code.uncommitted.length
+      ? ` plus uncommitted changes (${host.code.uncommitted.map((l) => l.trim()).join(", ")})`
+      : "") +
+    `; suite started ${host.code.startedAt}`,
+    "- `free -h`:",
+    "",
+    "```",
+    host.memory,
+    "```",
+    "",
+    "Commands (all run by `npm run bench`):",
+    "",
+    "```sh",
+    "cargo bench --bench planner                 # 1. core, native (criterion)",
+    "deno run -A bench/criterion.ts              #    collects target/criterion/*/*/new/estimates.json",
+    `deno run -A bench/plan_bench.ts             # 2. WASM vs TypeScript; children run with --v8-flags=${
+      plan.v8Flags.join(",")
+    }`,
+    `deno run -A bench/sync_bench.ts             # 3. whole syncs on s3s-fs, ${sync.reps} runs per tool, interleaved`,
+    "deno run -A bench/render.ts                 #    this page, results.json, plan-time.svg",
+    "```",
+    "",
+    "## Targets",
+    "",
+    "Reported, not failed on.",
+    "",
+    table(
+      ["target", "measured", "met"],
+      verdicts.map((v) => [v.target, v.measured, v.met ? "yes" : "**no**"]),
+    ),
+    "",
+    "The rclone comparisons ran against a server on which listing is pathologically slow, which " +
+    "rclone's folder-by-folder listing pays and s3sync's index-driven pull does not: see §3 " +
+    "before quoting them. The ceiling rows are the fairer yardstick. The machine was shared: " +
+    "load averages of 3 to 6 on 2 cores during the run (recorded per stage below).",
+    "",
+    "## 1. Core, native (`cargo bench`)",
+    "",
+    "Synthetic namespaced datastore (`benches/planner.rs`, same shape as `bench/dataset.ts`): 2 % " +
+    "of entries absent locally, 3 % differ in size, 3 % have a moved mtime, 4 % new local files.",
+    "",
+    criterionSection(criterion),
+    "",
+    "## 2. Core through WASM against TypeScript",
+    "",
+    "Same index bytes, same cache walk. WASM: `new Planner` → `loadIndex(bytes)` → " +
+    "`encodeLocalListing(walk)` → `planPull`/`planPush` (its JSON answer parsed) → `free`, through " +
+    "`js/core.ts`. TS: `bench/ts_baseline.ts`, the extension's way (`JSON.parse`, loops, `Map` " +
+    "look-ups). Runs interleaved, order alternating; every run's two plans compared (downloads or " +
+    "uploads with all names and sizes, mtime updates, missing, counts) and found identical.",
+    "",
+    planSection(plan),
+    "",
+    "## 3. Whole syncs on s3s-fs",
+    "",
+    "Read the rclone rows with the server in mind: on s3s-fs every listing request walks the whole " +
+    "bucket (measured: about 1.2 s per request with 10^4 objects in the bucket, whatever the " +
+    "prefix), and rclone lists folder by folder (the listing GETs in its request counts), so its " +
+    "times here are dominated by listing and would be far lower on S3. `--fast-list` (one " +
+    "recursive listing) cannot be tried: rclone sends it as `delimiter=` (empty), which s3s-fs " +
+    "0.14.1 treats as a delimiter, returning one-character common prefixes, so rclone copies " +
+    "nothing. s3sync lists nothing when the index exists, which is why its no-op is one HEAD.",
+    "",
+    `Loopback s3s-fs, ${sync.reps} runs per tool, the order rotating per run; caches emptied and ` +
+    "pushes sent to a fresh bucket between runs. Requests: `S3Store.requests` for the library " +
+    "and the ceiling; for rclone and the CLI, one extra untimed run through a counting proxy " +
+    "(`bench/count_proxy.ts`). The CLI row includes process start-up and WASM compilation.",
+    "",
+    syncSection(sync),
+  ].join("\n");
+  await Deno.writeTextFile(here("./RESULTS.md"), md);
+  console.error("[render] wrote bench/results.json, bench/RESULTS.md, bench/plan-time.svg");
+}
+
+if (import.meta.main) await main();
