@@ -208,8 +208,11 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
             input.deletes as f64 * 100.0 / input.index_entries as f64
         };
         let over_count = input.deletes > input.policy.max_deletes;
-        let over_percent =
-            input.deletes > PERCENT_CAP_FLOOR && percent > input.policy.max_delete_percent;
+        // Fails closed: a cap that is not a number (NaN from a garbled option; JSON cannot
+        // carry one, but a JS caller can) compares false with everything, so `percent > cap`
+        // let every delete through. Caught by the push_plan fuzz target's cap check.
+        let within_percent = percent <= input.policy.max_delete_percent;
+        let over_percent = input.deletes > PERCENT_CAP_FLOOR && !within_percent;
         if over_count || over_percent {
             verdicts.push(Verdict::new(
                 "delete-cap",

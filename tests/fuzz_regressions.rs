@@ -131,3 +131,63 @@ fn push_plan_never_deletes_entries_inside_a_foreign_namespace_folder() {
         assert!(plan.uploads.iter().all(|u| u.transfer.rel != "other/x"));
     }
 }
+
+/// push_plan: the cap check failed on push spec 16 (20 entries, 12 tombstoned and absent,
+/// caps raised to 12 deletes and 60 %) with the percentage cap set to NaN (header byte 3 = 255):
+/// NaN compares false with everything, so `percent > cap` never fired and the 12 deletes (60 %)
+/// went. A cap that is not a number now caps.
+#[test]
+fn push_plan_a_nan_percentage_cap_withholds_deletes() {
+    let spec: serde_json::Value = serde_json::from_slice(
+        &std::fs::read("tests/specs/push/16-within-raised-caps-deletes-go.json").unwrap(),
+    )
+    .unwrap();
+    let local: Vec<(String, u64, Option<i64>)> = spec["local"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            (
+                row[0].as_str().unwrap().to_string(),
+                row[1].as_u64().unwrap(),
+                row[2].as_i64(),
+            )
+        })
+        .collect();
+    let listing = encode_local(local.iter().map(|(p, s, m)| (p.as_str(), *s, *m)));
+    let tombstones: BTreeSet<String> = spec["tombstones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    let plan_with = |max_delete_percent: f64| {
+        let mut session = Session::new(None, "swamp").unwrap();
+        session
+            .load_index(&serde_json::to_vec(&spec["index"]).unwrap())
+            .unwrap();
+        let input = PushInput {
+            tombstones: tombstones.clone(),
+            hashes: BTreeMap::new(),
+            policy: DeletePolicy {
+                max_deletes: 12,
+                max_delete_percent,
+                ..DeletePolicy::default()
+            },
+            facts: Default::default(),
+        };
+        session.plan_push(&listing, &input).unwrap().clone()
+    };
+    // The spec as written: within the caps, the deletes go.
+    let plan = plan_with(60.0);
+    assert_eq!(plan.deletes.len(), 12);
+    assert!(plan.blocked.is_empty());
+    // A NaN cap withholds them.
+    let plan = plan_with(f64::NAN);
+    assert!(plan.deletes.is_empty());
+    assert_eq!(plan.withheld.len(), 12);
+    let codes: Vec<&str> = plan.blocked.iter().map(|v| v.code.as_str()).collect();
+    assert_eq!(codes, vec!["delete-cap"]);
+    // An infinite cap is an explicit "no percentage cap" (the count cap still holds).
+    assert_eq!(plan_with(f64::INFINITY).deletes.len(), 12);
+}
