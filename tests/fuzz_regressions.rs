@@ -138,9 +138,9 @@ fn push_plan_never_deletes_entries_inside_a_foreign_namespace_folder() {
 /// went. A cap that is not a number now caps.
 #[test]
 fn push_plan_a_nan_percentage_cap_withholds_deletes() {
-    let spec: serde_json::Value = serde_json::from_slice(
-        &std::fs::read("tests/specs/push/16-within-raised-caps-deletes-go.json").unwrap(),
-    )
+    let spec: serde_json::Value = serde_json::from_slice(include_bytes!(
+        "specs/push/16-within-raised-caps-deletes-go.json"
+    ))
     .unwrap();
     let local: Vec<(String, u64, Option<i64>)> = spec["local"]
         .as_array()
