@@ -247,7 +247,8 @@ function syncSection(sync: SyncBenchResults): string {
         TOOL_NAMES[tool],
         n(t.medianMs),
         t.runsMs.map((v) => n(v, 0)).join(", "),
-        `× ${ratio(s.ratioToRclone[tool])}`,
+        // From the medians: the stored ratio is rounded to 3 decimals, too coarse for a no-op.
+        `× ${ratio(t.medianMs / s.tools.rclone.medianMs)}`,
         `${n(s.fractionOfCeiling[tool] * 100, 0)} %`,
         t.requestsByMethod
           ? `${n(t.requests, 0)} (${
