@@ -18,12 +18,14 @@ const decoder = new TextDecoder();
  * Pushes `rels` into namespace `ns` the extension's way.
  *
  * @param retryMs wait between lock attempts (the extension waits 1 s; tests may go faster)
+ * @param thinkMs pause between reading and writing the index
  */
 export async function extensionPush(
   store: S3Store,
   ns: string,
   rels: string[],
   retryMs = 1000,
+  thinkMs = 0,
 ): Promise<void> {
   const nonce = crypto.randomUUID();
   const body = encoder.encode(JSON.stringify(
@@ -59,6 +61,9 @@ export async function extensionPush(
       if (!isNotFound(error)) throw error;
       index = { version: 1, entries: {} };
     }
+    // A writer that takes a moment between reading and writing the index (a slow client, a
+    // big index): the window in which an unlocked writer's publish is silently overwritten.
+    if (thinkMs > 0) await new Promise((r) => setTimeout(r, thinkMs));
     for (const rel of rels) {
       index.entries[rel] = {
         key: rel,

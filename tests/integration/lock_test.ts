@@ -43,7 +43,7 @@ async function mixedRound(
     for (let p = 0; p < 4; p++) {
       const theirs = datastoreRels(15, `ext${p}-`);
       expected.push(...theirs);
-      runs.push(extensionPush(store, "ns", theirs, 100));
+      runs.push(extensionPush(store, "ns", theirs, 100, 400));
     }
     await Promise.all(runs);
     const indexed = await remoteIndexKeys(store, "ns");
