@@ -9,7 +9,12 @@
  */
 import type { S3Store } from "../../js/s3.ts";
 import { isNotFound } from "../../js/s3.ts";
+import { withRetry } from "../../js/engine.ts";
 import { contentOf } from "./seed.ts";
+
+/** The extension retries its requests too (3 attempts on timeouts, 5xx, 429, transport). */
+const retry = <T>(call: () => Promise<T>) =>
+  withRetry(call, { attempts: 3, baseDelayMs: 100, factor: 3, jitter: 0.25 });
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -42,8 +47,8 @@ export async function extensionPush(
   ));
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (await store.putObjectConditional(".datastore.lock", body)) break;
-    const head = await store.headObject(".datastore.lock");
+    if (await retry(() => store.putObjectConditional(".datastore.lock", body))) break;
+    const head = await retry(() => store.headObject(".datastore.lock"));
     if (head.exists && head.lastModified && Date.now() - head.lastModified.getTime() > 30_000) {
       await store.deleteObject(".datastore.lock");
       continue;
@@ -52,11 +57,11 @@ export async function extensionPush(
     await new Promise((r) => setTimeout(r, retryMs * (0.5 + Math.random())));
   }
   try {
-    for (const rel of rels) await store.putObject(`${ns}/${rel}`, contentOf(rel));
+    for (const rel of rels) await retry(() => store.putObject(`${ns}/${rel}`, contentOf(rel)));
     const key = `${ns}/.datastore-index.json`;
     let index: { version: number; lastPulled?: string; entries: Record<string, unknown> };
     try {
-      index = JSON.parse(decoder.decode((await store.getObject(key)).data));
+      index = JSON.parse(decoder.decode((await retry(() => store.getObject(key))).data));
     } catch (error) {
       if (!isNotFound(error)) throw error;
       index = { version: 1, entries: {} };
@@ -71,7 +76,7 @@ export async function extensionPush(
         lastModified: new Date().toISOString(),
       };
     }
-    await store.putObject(key, encoder.encode(JSON.stringify(index)));
+    await retry(() => store.putObject(key, encoder.encode(JSON.stringify(index))));
   } finally {
     const current = await store.getObject(".datastore.lock").catch(() => null);
     if (current && JSON.parse(decoder.decode(current.data)).nonce === nonce) {
