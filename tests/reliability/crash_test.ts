@@ -116,7 +116,7 @@ Deno.test(`kill -9 during push at ${15 * SCALE} seeded points: every re-run conv
           "--no-lock",
         ];
         // The CLI needs ~300 ms to start; the push itself ~1 s: aim inside it.
-        const delay = Math.floor(150 + random() * 1000);
+        const delay = Math.floor(150 + random() * 650);
         if (await killAfter(["push", ...flags], delay)) kills++;
         const kept = rels.filter((r) => !doomed.includes(r));
         await checkIndexSound(store, "ns", kept);
