@@ -51,6 +51,12 @@ export interface FaultProxy {
   stats: FaultStats;
   /** Changes the plan (e.g. to heal the network between runs). */
   setPlan(plan: FaultPlan): void;
+  /**
+   * Calls `action` once, when the `nth` request from now arrives: `"before"` it is forwarded
+   * (the request is then dropped unanswered), or `"after"` its answer was written. Crash tests
+   * kill the client here, so the kill lands at an exact point of the run, not by timing luck.
+   */
+  tripAt(nth: number, when: "before" | "after", action: () => void): void;
   /** Stops it. */
   stop(): Promise<void>;
 }
@@ -139,13 +145,24 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
   let listPages = 0;
   const count = (kind: string) => (stats.injected[kind] = (stats.injected[kind] ?? 0) + 1);
   const open = new Set<Deno.Conn>();
+  let trip: { at: number; when: "before" | "after"; action: () => void } | undefined;
+  /** Fires the trip if this request is its moment; true when it fired. */
+  const tripped = (n: number, when: "before" | "after"): boolean => {
+    if (!trip || trip.at !== n || trip.when !== when) return false;
+    const { action } = trip;
+    trip = undefined;
+    action();
+    return true;
+  };
 
   const handle = async (conn: Deno.Conn) => {
     open.add(conn);
+    let n: number | undefined;
     try {
       const request = await readRequest(conn);
       if (!request) return;
-      stats.requests++;
+      n = ++stats.requests;
+      if (tripped(n, "before")) return;
       const [requestLine, ...headerLines] = request.head.split("\r\n");
       const [method, target] = requestLine.split(" ");
       stats.byMethod[method] = (stats.byMethod[method] ?? 0) + 1;
@@ -223,6 +240,8 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
     } catch {
       // a client that went away mid-answer: nothing to do
     } finally {
+      // Whatever way the request ended (answered, faulted, HEAD), it has been handled.
+      if (n !== undefined) tripped(n, "after");
       open.delete(conn);
       try {
         conn.close();
@@ -242,6 +261,9 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
     setPlan(next) {
       plan = next;
       listPages = 0;
+    },
+    tripAt(nth, when, action) {
+      trip = { at: stats.requests + nth, when, action };
     },
     async stop() {
       listener.close();

@@ -1,7 +1,12 @@
 /**
- * kill -9 of the CLI at seeded random points during pull and push: the re-run converges to the
- * state an uninterrupted run reaches, with nothing lost. (Repair's kill schedule lives in
+ * kill -9 of the CLI at seeded points during pull and push: the re-run converges to the state an
+ * uninterrupted run reaches, with nothing lost. (Repair's kill schedule lives in
  * tests/integration/repair_test.ts.) `RELIABILITY_SCALE=N` multiplies the kills.
+ *
+ * The CLI talks to moto through the loopback proxy of tests/harness/fault_proxy.ts, which kills
+ * it when its k-th request arrives (before forwarding it) or right after answering it. A seeded k
+ * in [1, N), where N is what an uninterrupted run sends, makes every kill land mid-run on any
+ * machine; kills timed by a wall-clock delay missed the run on a fast machine.
  */
 import { assert, assertEquals } from "../harness/assert.ts";
 import { commonFlags, runCli, spawnCli } from "../harness/cli.ts";
@@ -11,24 +16,62 @@ import {
   treeHashes,
   writeCacheFiles,
 } from "../harness/datastore.ts";
+import { type FaultProxy, startFaultProxy } from "../harness/fault_proxy.ts";
 import { checkCacheMatchesRemote, checkIndexSound } from "../harness/invariants.ts";
 import { SCALE } from "../harness/scale.ts";
 import { contentOf, datastoreRels } from "../harness/seed.ts";
 import { prng } from "../harness/prng.ts";
-import { startServer } from "../harness/servers.ts";
+import { type S3Server, startServer } from "../harness/servers.ts";
 
-async function killAfter(args: string[], delayMs: number): Promise<boolean> {
+/** Runs the CLI to the end through `proxy` and says how many requests it sent. */
+async function requestsOfFullRun(args: string[], proxy: FaultProxy): Promise<number> {
+  const before = proxy.stats.requests;
+  const run = await runCli(args);
+  assertEquals(run.code, 0, `uninterrupted run: ${run.stderr}`);
+  return proxy.stats.requests - before;
+}
+
+/** A kill point: the k-th request of the run, before it is forwarded or after it is answered. */
+interface KillPoint {
+  nth: number;
+  when: "before" | "after";
+}
+
+/** A seeded kill point strictly inside a run of `requests` requests. */
+function killPoint(random: () => number, requests: number): KillPoint {
+  return {
+    nth: 1 + Math.floor(random() * (requests - 1)),
+    when: random() < 0.5 ? "before" : "after",
+  };
+}
+
+/** Runs the CLI through `proxy` and SIGKILLs it at `point`; true when it was still running. */
+async function killAt(args: string[], proxy: FaultProxy, point: KillPoint): Promise<boolean> {
+  // Armed in the same tick as the spawn: the proxy cannot see a request of the child before.
   const child = spawnCli(args);
   let finished = false;
-  child.status.then(() => finished = true);
-  await new Promise((r) => setTimeout(r, delayMs));
-  const killed = !finished;
-  if (killed) child.kill("SIGKILL");
+  let killed = false;
+  proxy.tripAt(point.nth, point.when, () => {
+    if (finished) return;
+    try {
+      child.kill("SIGKILL");
+      killed = true;
+    } catch {
+      // it exited between its last request and this moment: not a kill that landed
+    }
+  });
   await child.status;
+  finished = true;
   await child.stdout.cancel();
   await child.stderr.cancel();
   return killed;
 }
+
+/** `server` as the CLI sees it through `proxy`. */
+const through = (server: S3Server, proxy: FaultProxy): S3Server => ({
+  ...server,
+  endpoint: proxy.endpoint,
+});
 
 const copyTree = (from: string, to: string) =>
   new Deno.Command("cp", { args: ["-a", `${from}/.`, to] }).output();
@@ -40,21 +83,31 @@ const payloadOnly = (tree: Map<string, string>) =>
   );
 
 Deno.test(`kill -9 during pull at ${15 * SCALE} seeded points: every re-run converges`, async () => {
-  const server = await startServer("s3s-fs");
+  const server = await startServer("moto");
+  const proxy = startFaultProxy(server.endpoint, { seed: 0 });
   const store = await server.bucket("crash-pull");
   try {
     const rels = datastoreRels(400);
     await seedBucketWithIndex(store, rels, "ns");
+    const pullVia = (target: S3Server, cache: string) => [
+      "pull",
+      ...commonFlags(target, "crash-pull", cache, { namespace: "ns" }),
+      "--concurrency",
+      "8",
+    ];
+    const calibration = await Deno.makeTempDir({ prefix: "s3sync-crash-pull-calibration-" });
+    const requests = await requestsOfFullRun(pullVia(through(server, proxy), calibration), proxy);
+    await Deno.remove(calibration, { recursive: true });
+
     const random = prng(4242);
     let kills = 0;
     for (let run = 0; run < 15 * SCALE; run++) {
       const cache = await Deno.makeTempDir({ prefix: `s3sync-crash-pull-${run}-` });
-      const flags = commonFlags(server, "crash-pull", cache, { namespace: "ns" });
-      const delay = Math.floor(250 + random() * 1500);
-      if (await killAfter(["pull", ...flags, "--concurrency", "8"], delay)) kills++;
+      const point = killPoint(random, requests);
+      if (await killAt(pullVia(through(server, proxy), cache), proxy, point)) kills++;
       await checkCacheMatchesRemote(cache, store, "ns", new Set());
-      const rerun = await runCli(["pull", ...flags]);
-      assertEquals(rerun.code, 0, `run ${run} (kill after ${delay} ms): ${rerun.stderr}`);
+      const rerun = await runCli(pullVia(server, cache));
+      assertEquals(rerun.code, 0, `run ${run} (killed ${JSON.stringify(point)}): ${rerun.stderr}`);
       assertEquals(
         await checkCacheMatchesRemote(cache, store, "ns", new Set()),
         rels.length,
@@ -62,21 +115,24 @@ Deno.test(`kill -9 during pull at ${15 * SCALE} seeded points: every re-run conv
       );
       await Deno.remove(cache, { recursive: true });
     }
-    console.log(`pull: ${kills} kills landed mid-run`);
-    assert(kills >= 10 * SCALE, `only ${kills} kills landed mid-run`);
+    console.log(`pull: ${kills} of ${15 * SCALE} kills landed mid-run (${requests} requests/run)`);
+    assertEquals(kills, 15 * SCALE, "every kill lands mid-run");
   } finally {
     store.destroy();
+    await proxy.stop();
     await server.stop();
   }
 });
 
 Deno.test(`kill -9 during push at ${15 * SCALE} seeded points: every re-run converges, nothing lost`, async () => {
-  const server = await startServer("s3s-fs");
+  const server = await startServer("moto");
+  const proxy = startFaultProxy(server.endpoint, { seed: 0 });
   const template = await Deno.makeTempDir({ prefix: "s3sync-crash-push-template-" });
   try {
     const rels = datastoreRels(150);
     const fresh = datastoreRels(300, "fresh-");
     const doomed = rels.slice(0, 10);
+    const kept = rels.filter((r) => !doomed.includes(r));
     // The template: a cache pulled from the seeded bucket, then new work and tombstoned deletes.
     const seedStore = await server.bucket("crash-push-template");
     await seedBucketWithIndex(seedStore, rels, "ns");
@@ -96,50 +152,62 @@ Deno.test(`kill -9 during push at ${15 * SCALE} seeded points: every re-run conv
       ...doomed.map((r) => `ns/${r}`),
     ]);
 
+    /** A bucket with the template's objects and index bytes (so the ETag its sidecar recorded)
+     * and a copy of the template cache. Killed lock holders are the lock tests' subject; here
+     * the lock would only add a stale wait to some re-runs, hence `--no-lock`. */
+    const prepare = async (bucket: string) => {
+      const store = await server.bucket(bucket);
+      await seedBucketWithIndex(store, rels, "ns");
+      const cache = await Deno.makeTempDir({ prefix: `s3sync-${bucket}-` });
+      await copyTree(template, cache);
+      const pushVia = (target: S3Server) => [
+        "push",
+        ...commonFlags(target, bucket, cache, { namespace: "ns" }),
+        "--yes",
+        "--no-lock",
+      ];
+      const cleanup = async () => {
+        store.destroy();
+        await Deno.remove(cache, { recursive: true });
+      };
+      return { store, cache, pushVia, cleanup };
+    };
+
+    const calibration = await prepare("crash-push-calibration");
+    const requests = await requestsOfFullRun(calibration.pushVia(through(server, proxy)), proxy);
+    const expected = (await checkIndexSound(calibration.store, "ns", [...kept, ...fresh])).sort();
+    await calibration.cleanup();
+
     const random = prng(777);
     let kills = 0;
-    let expected: string[] | undefined;
     for (let run = 0; run < 15 * SCALE; run++) {
-      const bucket = `crash-push-${run}`;
-      const store = await server.bucket(bucket);
-      const cache = await Deno.makeTempDir({ prefix: `s3sync-crash-push-${run}-` });
+      const { store, cache, pushVia, cleanup } = await prepare(`crash-push-${run}`);
       try {
-        // The same objects and index bytes as the template's bucket, so the same index ETag the
-        // template's sidecar recorded.
-        await seedBucketWithIndex(store, rels, "ns");
-        await copyTree(template, cache);
-        // Killed holders of the lock are covered by the lock tests; here the lock would only
-        // add a 30 s stale wait to some re-runs.
-        const flags = [
-          ...commonFlags(server, bucket, cache, { namespace: "ns" }),
-          "--yes",
-          "--no-lock",
-        ];
-        // The CLI needs ~300 ms to start; the push itself ~1 s: aim inside it.
-        const delay = Math.floor(150 + random() * 650);
-        if (await killAfter(["push", ...flags], delay)) kills++;
-        const kept = rels.filter((r) => !doomed.includes(r));
+        const point = killPoint(random, requests);
+        if (await killAt(pushVia(through(server, proxy)), proxy, point)) kills++;
         await checkIndexSound(store, "ns", kept);
-        const rerun = await runCli(["push", ...flags]);
-        assertEquals(rerun.code, 0, `run ${run} (kill after ${delay} ms): ${rerun.stderr}`);
+        const rerun = await runCli(pushVia(server));
+        assertEquals(
+          rerun.code,
+          0,
+          `run ${run} (killed ${JSON.stringify(point)}): ${rerun.stderr}`,
+        );
         const indexed = await checkIndexSound(store, "ns", [...kept, ...fresh]);
         for (const rel of doomed) {
           assert(!indexed.includes(rel), `run ${run}: ${rel} still indexed`);
         }
         const keys = (await bucketState(store)).map((line) => line.split(" ")[0]);
         for (const rel of fresh) assert(keys.includes(`ns/${rel}`), `run ${run}: ns/${rel} lost`);
-        const now = indexed.sort();
-        expected ??= now;
-        assertEquals(now, expected, `run ${run} converged elsewhere`);
+        assertEquals(indexed.sort(), expected, `run ${run} converged elsewhere`);
         assertEquals(payloadOnly(await treeHashes(cache)).size, kept.length + fresh.length);
       } finally {
-        store.destroy();
-        await Deno.remove(cache, { recursive: true });
+        await cleanup();
       }
     }
-    console.log(`push: ${kills} kills landed mid-run`);
-    assert(kills >= 10 * SCALE, `only ${kills} kills landed mid-run`);
+    console.log(`push: ${kills} of ${15 * SCALE} kills landed mid-run (${requests} requests/run)`);
+    assertEquals(kills, 15 * SCALE, "every kill lands mid-run");
   } finally {
+    await proxy.stop();
     await server.stop();
     await Deno.remove(template, { recursive: true });
   }
