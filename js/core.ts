@@ -191,6 +191,8 @@ export interface PushOptions {
   listingErrors?: number;
   /** A metadata-only pull left files remote. */
   lazyPullActive?: boolean;
+  /** The sidecar exists but cannot be read (deletes are then withheld). */
+  sidecarUnreadable?: boolean;
 }
 
 /** One uploaded file. */
@@ -640,6 +642,11 @@ export function sidecarAfterPush(
 /** True when the sidecar records a pending lazy (metadata-only) hydration. */
 export function sidecarLazyPullActive(sidecar: Uint8Array | undefined): boolean {
   return wasm.sidecarLazyPullActive(sidecar);
+}
+
+/** True when a sidecar file exists but cannot be read; the push then withholds deletes. */
+export function sidecarUnreadable(sidecar: Uint8Array | undefined): boolean {
+  return wasm.sidecarUnreadable(sidecar);
 }
 
 /** One object of the solo layout and its namespaced copy. */

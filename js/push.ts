@@ -19,6 +19,7 @@ import {
   sidecarAfterPush,
   sidecarLazyPullActive,
   sidecarTombstones,
+  sidecarUnreadable,
   type Uploaded,
 } from "./core.ts";
 import {
@@ -39,7 +40,8 @@ export const PUBLISH_ATTEMPTS = 10;
 
 /** Options of a push. */
 export interface PushRequest
-  extends Omit<PushOptions, "walkErrors" | "listingErrors" | "lazyPullActive"> {
+  extends
+    Omit<PushOptions, "walkErrors" | "listingErrors" | "lazyPullActive" | "sidecarUnreadable"> {
   /** Plan only: nothing is uploaded, deleted or published. */
   dryRun?: boolean;
   /**
@@ -148,6 +150,7 @@ async function pushWith(
     .map((t) => planner.normalizeTombstone(t))
     .filter((t): t is string => t !== undefined);
   const lazyPullActive = sidecarLazyPullActive(sidecar);
+  const unreadableSidecar = sidecarUnreadable(sidecar);
 
   const loaded = await loadRemoteIndex(ctx, planner, false);
   let etag: string | null = loaded.exists ? loaded.etag ?? null : null;
@@ -162,6 +165,7 @@ async function pushWith(
     walkErrors: walk.errors.length,
     listingErrors: 0,
     lazyPullActive,
+    sidecarUnreadable: unreadableSidecar,
   };
   let plan = planner.planPush(listing, tombstones, new Map(), options);
   if (plan.needsHash.length > 0) {

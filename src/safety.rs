@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::paths::{is_internal, CachePlace, ForeignNamespaces, PathModel};
+use crate::paths::{is_internal, CachePlace, ForeignNamespaces, PathModel, SYNC_STATE_FILE};
 
 /// Default cap on deletes in one push.
 pub const DEFAULT_MAX_DELETES: u64 = 500;
@@ -40,6 +40,7 @@ pub enum Evidence {
 #[serde(rename_all = "camelCase")]
 pub struct Verdict {
     /// Stable code: `mixed-layout`, `namespace-tree-missing`, `delete-cap`, `lazy-hydration`,
+    /// `sidecar-unreadable`,
     /// `walk-error`, `catalog-shrink`.
     pub code: String,
     /// Lowercase, specific message naming the next step.
@@ -90,6 +91,9 @@ pub struct RunFacts {
     pub listing_errors: u64,
     /// A metadata-only pull left files remote.
     pub lazy_pull_active: bool,
+    /// The sync-state sidecar exists but cannot be read, so whether a metadata-only pull left
+    /// files remote (and which paths were marked deleted) is unknown.
+    pub sidecar_unreadable: bool,
 }
 
 /// Normalises a `markDirty` path to a cache-relative path inside the bound tree, or `None` when
@@ -186,10 +190,25 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
             ),
         ));
     }
-    if input.facts.lazy_pull_active {
+    // Lazy hydration is the extension's normal mode for large datastores, not a fault: it only
+    // matters when there is a delete to withhold. Reporting it on every push made each
+    // `pushChanged` after a metadata-only pull throw, although the extension's own push goes
+    // through quietly (skipping deletes) in that state.
+    if input.facts.lazy_pull_active && input.deletes > 0 {
         verdicts.push(Verdict::new(
             "lazy-hydration",
             "a metadata-only pull left files remote, so absent files prove nothing; deletes are withheld until a full `s3sync pull`".to_string(),
+        ));
+    }
+    // Fails closed: the extension reads an unreadable sidecar as absent, which would also read a
+    // lazily hydrated cache as complete and let `--delete-missing` delete what was never
+    // downloaded.
+    if input.facts.sidecar_unreadable && input.deletes > 0 {
+        verdicts.push(Verdict::new(
+            "sidecar-unreadable",
+            format!(
+                "the sync-state file {SYNC_STATE_FILE} cannot be read, so whether files were left remote by a metadata-only pull is unknown; deletes are withheld until a full `s3sync pull` rewrites it"
+            ),
         ));
     }
     if input.facts.walk_errors > 0 || input.facts.listing_errors > 0 {

@@ -59,6 +59,16 @@ pub struct SyncState {
 }
 
 impl SyncState {
+    /// A sidecar for a cache that had none (or an unreadable one): version 2, nothing verified.
+    // `Default` gives version 0, which neither this core nor the extension reads back, so a
+    // push that could not verify the cache wrote a sidecar both sides then ignored.
+    pub fn fresh() -> SyncState {
+        SyncState {
+            version: 2,
+            ..SyncState::default()
+        }
+    }
+
     /// Reads a sidecar. Like the extension, an unreadable sidecar counts as absent (`None`):
     /// the next sync then does a full, verified walk, which is always safe.
     pub fn parse(bytes: &[u8]) -> Option<SyncState> {

@@ -248,6 +248,7 @@ impl Planner {
                 walk_errors: opts.walk_errors.unwrap_or(0),
                 listing_errors: opts.listing_errors.unwrap_or(0),
                 lazy_pull_active: opts.lazy_pull_active.unwrap_or(false),
+                sidecar_unreadable: opts.sidecar_unreadable.unwrap_or(false),
             },
         };
         to_json(self.inner.plan_push(listing, &input).map_err(to_js_error)?)
@@ -407,7 +408,7 @@ pub fn sidecar_after_sync(
     let mut state = sidecar
         .as_deref()
         .and_then(SyncState::parse)
-        .unwrap_or_default();
+        .unwrap_or_else(SyncState::fresh);
     state.mark_synced(etag.as_deref(), &now_iso);
     state.lazy_pull_active = lazy_pull_active;
     state.to_json()
@@ -420,7 +421,7 @@ pub fn sidecar_mark_dirty(sidecar: Option<Vec<u8>>, tombstone: Option<String>) -
     let mut state = sidecar
         .as_deref()
         .and_then(SyncState::parse)
-        .unwrap_or_default();
+        .unwrap_or_else(SyncState::fresh);
     state.record_dirty(tombstone.as_deref());
     state.to_json()
 }
@@ -454,7 +455,7 @@ pub fn sidecar_after_push(
     let mut state = sidecar
         .as_deref()
         .and_then(SyncState::parse)
-        .unwrap_or_default();
+        .unwrap_or_else(SyncState::fresh);
     if verified {
         let lazy = state.lazy_pull_active;
         state.mark_synced(etag.as_deref(), &now_iso);
@@ -488,6 +489,15 @@ pub fn sidecar_lazy_pull_active(sidecar: Option<Vec<u8>>) -> bool {
         .as_deref()
         .and_then(SyncState::parse)
         .is_some_and(|s| s.lazy_pull_active)
+}
+
+/// True when a sidecar file exists but cannot be read (not JSON, wrong shape, unknown version):
+/// the push then withholds deletes (`sidecar-unreadable`) rather than read it as absent.
+#[wasm_bindgen(js_name = sidecarUnreadable)]
+pub fn sidecar_unreadable(sidecar: Option<Vec<u8>>) -> bool {
+    sidecar
+        .as_deref()
+        .is_some_and(|bytes| SyncState::parse(bytes).is_none())
 }
 
 /// Cuts one buffer into named shards.
@@ -612,6 +622,7 @@ struct PushOptions {
     walk_errors: Option<u64>,
     listing_errors: Option<u64>,
     lazy_pull_active: Option<bool>,
+    sidecar_unreadable: Option<bool>,
 }
 
 /// Options of `Planner.planPull`, flat for JS (see `PushOptions` on why every field is optional).

@@ -30,6 +30,7 @@ const GUARDS: &[&str] = &[
     "namespace-tree-missing",
     "delete-cap",
     "lazy-hydration",
+    "sidecar-unreadable",
     "walk-error",
 ];
 
@@ -331,12 +332,16 @@ fn facts() -> impl Strategy<Value = RunFacts> {
         prop_oneof![6 => Just(0u64), 1 => 1u64..4],
         prop_oneof![6 => Just(0u64), 1 => 1u64..4],
         prop::bool::weighted(0.15),
+        prop::bool::weighted(0.1),
     )
-        .prop_map(|(walk_errors, listing_errors, lazy_pull_active)| RunFacts {
-            walk_errors,
-            listing_errors,
-            lazy_pull_active,
-        })
+        .prop_map(
+            |(walk_errors, listing_errors, lazy_pull_active, sidecar_unreadable)| RunFacts {
+                walk_errors,
+                listing_errors,
+                lazy_pull_active,
+                sidecar_unreadable,
+            },
+        )
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -528,8 +533,22 @@ fn check(case: &Case, planned: &Planned, plan: &PushPlan) -> Result<(), TestCase
         prop_assert!(plan.deletes.is_empty());
     }
     // Run facts withhold deletes.
+    // Lazy hydration withholds every delete, and is reported exactly when it withheld one.
     if case.facts.lazy_pull_active {
-        prop_assert!(codes.contains("lazy-hydration"));
+        prop_assert!(plan.deletes.is_empty());
+        prop_assert_eq!(codes.contains("lazy-hydration"), !plan.withheld.is_empty());
+    } else {
+        prop_assert!(!codes.contains("lazy-hydration"), "{codes:?}");
+    }
+    // So does a sidecar that cannot be read (it may hide a lazy hydration).
+    if case.facts.sidecar_unreadable {
+        prop_assert!(plan.deletes.is_empty());
+        prop_assert_eq!(
+            codes.contains("sidecar-unreadable"),
+            !plan.withheld.is_empty()
+        );
+    } else {
+        prop_assert!(!codes.contains("sidecar-unreadable"), "{codes:?}");
     }
     if case.facts.walk_errors + case.facts.listing_errors > 0 {
         prop_assert!(codes.contains("walk-error"));

@@ -56,6 +56,7 @@ const DELETE_GUARDS: &[&str] = &[
     "namespace-tree-missing",
     "delete-cap",
     "lazy-hydration",
+    "sidecar-unreadable",
     "walk-error",
 ];
 
@@ -93,6 +94,8 @@ struct SpecOptions {
     listing_errors: u64,
     #[serde(default)]
     lazy_pull_active: bool,
+    #[serde(default)]
+    sidecar_unreadable: bool,
 }
 
 impl SpecOptions {
@@ -112,6 +115,7 @@ impl SpecOptions {
             walk_errors: self.walk_errors,
             listing_errors: self.listing_errors,
             lazy_pull_active: self.lazy_pull_active,
+            sidecar_unreadable: self.sidecar_unreadable,
         }
     }
 }

@@ -251,6 +251,17 @@ fn run_facts_withhold_deletes() {
     let mut lazy = Case::new(namespaced(), 100, 1);
     lazy.facts.lazy_pull_active = true;
     assert_eq!(lazy.codes(), ["lazy-hydration"]);
+    // Lazy hydration with nothing to delete is the extension's normal state, not a problem.
+    let mut quiet = Case::new(namespaced(), 100, 0);
+    quiet.facts.lazy_pull_active = true;
+    assert!(quiet.codes().is_empty());
+
+    let mut unreadable = Case::new(namespaced(), 100, 1);
+    unreadable.facts.sidecar_unreadable = true;
+    assert_eq!(unreadable.codes(), ["sidecar-unreadable"]);
+    let mut quiet = Case::new(namespaced(), 100, 0);
+    quiet.facts.sidecar_unreadable = true;
+    assert!(quiet.codes().is_empty());
 
     let mut walk = Case::new(namespaced(), 100, 1);
     walk.facts.walk_errors = 1;
@@ -275,6 +286,7 @@ fn every_guard_reports_at_once() {
         walk_errors: 2,
         listing_errors: 1,
         lazy_pull_active: true,
+        sidecar_unreadable: true,
     };
     assert_eq!(
         case.codes(),
@@ -282,6 +294,7 @@ fn every_guard_reports_at_once() {
             "mixed-layout",
             "namespace-tree-missing",
             "lazy-hydration",
+            "sidecar-unreadable",
             "walk-error",
             "delete-cap"
         ]
@@ -297,6 +310,7 @@ fn messages_are_lowercase_and_name_a_next_step() {
         walk_errors: 1,
         listing_errors: 0,
         lazy_pull_active: true,
+        sidecar_unreadable: true,
     };
     for verdict in case.verdicts() {
         let first = verdict.message.chars().next().unwrap();

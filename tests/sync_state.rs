@@ -226,6 +226,18 @@ fn unreadable_sidecars_count_as_absent() {
 }
 
 #[test]
+fn a_fresh_sidecar_reads_back() {
+    // What a push writes for a cache that had no readable sidecar, even when it verified
+    // nothing: it must parse again (version 0 did not, here or in the extension).
+    let mut fresh = SyncState::fresh();
+    fresh.consume_tombstones(&[]);
+    let read = SyncState::parse(&fresh.to_json()).expect("a fresh sidecar parses");
+    assert_eq!(read.version, 2);
+    assert!(!read.lazy_pull_active);
+    assert!(read.remote_index_etag.is_empty());
+}
+
+#[test]
 fn unknown_versions_count_as_absent() {
     assert_eq!(SyncState::parse(fixture!("version-3.json")), None);
     for version in [0u64, 3, 4, 99] {

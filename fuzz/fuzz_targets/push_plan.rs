@@ -30,6 +30,7 @@ const GUARDS: &[&str] = &[
     "namespace-tree-missing",
     "delete-cap",
     "lazy-hydration",
+    "sidecar-unreadable",
     "walk-error",
 ];
 
@@ -58,6 +59,7 @@ fuzz_target!(|data: &[u8]| {
         lazy_pull_active: flags & 4 != 0,
         walk_errors: u64::from(flags & 8 != 0),
         listing_errors: u64::from(flags & 16 != 0),
+        sidecar_unreadable: flags & 128 != 0,
     };
     let hashes_match = flags & 32 != 0;
     let confirm_deletes = flags & 64 != 0;
@@ -234,8 +236,18 @@ fn check(
         assert!(guarded, "withheld without a guard: {codes:?}");
         assert!(plan.deletes.is_empty());
     }
+    // Lazy hydration withholds every delete and is reported exactly when it withheld one.
     if input.facts.lazy_pull_active {
-        assert!(codes.contains("lazy-hydration"));
+        assert!(plan.deletes.is_empty(), "deletes while lazy");
+        assert_eq!(codes.contains("lazy-hydration"), !plan.withheld.is_empty());
+    } else {
+        assert!(!codes.contains("lazy-hydration"));
+    }
+    if input.facts.sidecar_unreadable {
+        assert!(plan.deletes.is_empty(), "deletes under an unreadable sidecar");
+        assert_eq!(codes.contains("sidecar-unreadable"), !plan.withheld.is_empty());
+    } else {
+        assert!(!codes.contains("sidecar-unreadable"));
     }
     if input.facts.walk_errors > 0 || input.facts.listing_errors > 0 {
         assert!(codes.contains("walk-error"));

@@ -106,6 +106,24 @@ export function serviceContract(target: ContractTarget): void {
     assert((await keys()).includes(`ns/${present}`));
   });
 
+  test(
+    "after a metadata-only pull, pushing new work succeeds and deletes nothing",
+    async (client, cache, keys) => {
+      const rels = datastoreRels(12);
+      await seed(client, "ns", rels);
+      const service = new S3SyncService(client, cache);
+      await service.pullChanged({ namespace: "ns", metadataOnly: true });
+      const left = rels.filter((r) => r.endsWith("/raw"));
+      assert(left.length > 0, "the seed has raw files for the lazy pull to leave remote");
+      await writeCacheFiles(cache, [["ns/logs/lazy.log", encoder.encode("new work")]]);
+      assertEquals(await service.pushChanged({ namespace: "ns" }), 1);
+      const after = await keys();
+      assert(after.includes("ns/logs/lazy.log"));
+      for (const rel of rels) assert(after.includes(`ns/${rel}`), `${rel} kept`);
+      assertEquals(await indexKeys(client, "ns"), [...rels, "logs/lazy.log"].sort());
+    },
+  );
+
   test("a second namespace on the same instance throws", async (client, cache) => {
     await seed(client, "ns", datastoreRels(3));
     const service = new S3SyncService(client, cache);

@@ -131,6 +131,40 @@ Deno.test("guards on moto: an emptied namespace folder, the delete cap, and dele
   }
 });
 
+Deno.test("an unreadable sidecar withholds --delete-missing until a full pull rewrites it", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("sidecar");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-sidecar-" });
+  const flags = commonFlags(server, "sidecar", cache, { namespace: "ns" });
+  try {
+    const rels = datastoreRels(20);
+    await seedBucketWithIndex(store, rels, "ns");
+    assertEquals((await runCli(["pull", ...flags])).code, 0);
+    // A torn or foreign sidecar could hide a metadata-only pull: absence then proves nothing.
+    await Deno.writeTextFile(`${cache}/.datastore-sync-state.json`, '{"version": 2, "lazyPu');
+    await Deno.remove(`${cache}/ns/${rels[0]}`);
+    const held = await runCliJson(["push", ...flags, "--delete-missing", "--yes"]);
+    assertEquals(held.code, 3, held.stderr);
+    const summary = held.json.summary as Summary;
+    assertEquals(summary.delete, 0);
+    assert(summary.blocked.some((b) => b.code === "sidecar-unreadable"), held.stdout);
+    assert((await bucketKeys(store, "ns/")).includes(`ns/${rels[0]}`));
+    assertEquals((await remoteIndexKeys(store, "ns")).length, 20);
+
+    // A full pull restores the file and the sidecar; the next push has nothing to do.
+    assertEquals((await runCli(["pull", ...flags])).code, 0);
+    assert(await Deno.stat(`${cache}/ns/${rels[0]}`).then(() => true, () => false));
+    const after = await runCliJson(["push", ...flags, "--delete-missing", "--yes"]);
+    assertEquals(after.code, 0, after.stderr);
+    assertEquals((after.json.summary as Summary).delete, 0);
+    assertEquals((after.json.summary as Summary).blocked, []);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
 Deno.test("an emptied catalog export is held back over a remote one with 1,000 rows", async () => {
   const server = await startServer("moto");
   const store = await server.bucket("catalog");
