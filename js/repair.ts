@@ -19,6 +19,7 @@ import {
   type Problem,
   type RepairPlan,
   sidecarLazyPullActive,
+  sidecarUnreadable,
 } from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { sha256Hex } from "./hash.ts";
@@ -57,6 +58,13 @@ export async function doctor(ctx: SyncContext): Promise<Problem[]> {
       });
     }
     const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
+    if (sidecarUnreadable(sidecar)) {
+      problems.push({
+        code: "sidecar-unreadable",
+        message:
+          `the sync-state file ${SIDECAR} cannot be read, so pushes withhold deletes; run \`s3sync pull\` to rewrite it`,
+      });
+    }
     problems.push(
       ...planner.diagnose(encodeLocalListing(walk.files), sidecarLazyPullActive(sidecar)),
     );

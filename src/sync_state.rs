@@ -69,6 +69,21 @@ impl SyncState {
         }
     }
 
+    /// The state to update and write back: the sidecar as read; a fresh one when there was none;
+    /// and when it could not be read, a fresh one that still withholds deletes
+    /// (`lazyPullActive`) until a full pull. An unreadable sidecar may have hidden a lazy
+    /// hydration, and the first write would otherwise replace that doubt with a clean state
+    /// that the next push (or the extension) trusts.
+    pub fn for_update(sidecar: Option<&[u8]>) -> SyncState {
+        match sidecar {
+            None => SyncState::fresh(),
+            Some(bytes) => SyncState::parse(bytes).unwrap_or_else(|| SyncState {
+                lazy_pull_active: true,
+                ..SyncState::fresh()
+            }),
+        }
+    }
+
     /// Reads a sidecar. Like the extension, an unreadable sidecar counts as absent (`None`):
     /// the next sync then does a full, verified walk, which is always safe.
     pub fn parse(bytes: &[u8]) -> Option<SyncState> {

@@ -405,10 +405,8 @@ pub fn sidecar_after_sync(
     now_iso: String,
     lazy_pull_active: bool,
 ) -> Vec<u8> {
-    let mut state = sidecar
-        .as_deref()
-        .and_then(SyncState::parse)
-        .unwrap_or_else(SyncState::fresh);
+    // The lazy flag is set below from this pull, so an unreadable sidecar's doubt is settled.
+    let mut state = SyncState::for_update(sidecar.as_deref());
     state.mark_synced(etag.as_deref(), &now_iso);
     state.lazy_pull_active = lazy_pull_active;
     state.to_json()
@@ -418,10 +416,7 @@ pub fn sidecar_after_sync(
 /// signal).
 #[wasm_bindgen(js_name = sidecarMarkDirty)]
 pub fn sidecar_mark_dirty(sidecar: Option<Vec<u8>>, tombstone: Option<String>) -> Vec<u8> {
-    let mut state = sidecar
-        .as_deref()
-        .and_then(SyncState::parse)
-        .unwrap_or_else(SyncState::fresh);
+    let mut state = SyncState::for_update(sidecar.as_deref());
     state.record_dirty(tombstone.as_deref());
     state.to_json()
 }
@@ -452,10 +447,7 @@ pub fn sidecar_after_push(
     consumed: Vec<String>,
     verified: bool,
 ) -> Vec<u8> {
-    let mut state = sidecar
-        .as_deref()
-        .and_then(SyncState::parse)
-        .unwrap_or_else(SyncState::fresh);
+    let mut state = SyncState::for_update(sidecar.as_deref());
     if verified {
         let lazy = state.lazy_pull_active;
         state.mark_synced(etag.as_deref(), &now_iso);

@@ -238,6 +238,19 @@ fn a_fresh_sidecar_reads_back() {
 }
 
 #[test]
+fn an_unreadable_sidecar_is_replaced_by_one_that_withholds_deletes() {
+    assert!(!SyncState::for_update(None).lazy_pull_active);
+    let replaced = SyncState::for_update(Some(b"{\"version\": 2, \"lazyPu"));
+    assert_eq!(replaced.version, 2);
+    assert!(replaced.lazy_pull_active, "the doubt is carried forward");
+    let read = SyncState::for_update(Some(fixture!("extension-v2.json")));
+    assert_eq!(
+        read,
+        SyncState::parse(fixture!("extension-v2.json")).unwrap()
+    );
+}
+
+#[test]
 fn unknown_versions_count_as_absent() {
     assert_eq!(SyncState::parse(fixture!("version-3.json")), None);
     for version in [0u64, 3, 4, 99] {

@@ -143,6 +143,10 @@ Deno.test("an unreadable sidecar withholds --delete-missing until a full pull re
     // A torn or foreign sidecar could hide a metadata-only pull: absence then proves nothing.
     await Deno.writeTextFile(`${cache}/.datastore-sync-state.json`, '{"version": 2, "lazyPu');
     await Deno.remove(`${cache}/ns/${rels[0]}`);
+    const doctor = await runCliJson(["doctor", ...flags]);
+    assertEquals(doctor.code, 3, doctor.stderr);
+    const problems = doctor.json.problems as { code: string }[];
+    assert(problems.some((p) => p.code === "sidecar-unreadable"), doctor.stdout);
     const held = await runCliJson(["push", ...flags, "--delete-missing", "--yes"]);
     assertEquals(held.code, 3, held.stderr);
     const summary = held.json.summary as Summary;
@@ -150,6 +154,15 @@ Deno.test("an unreadable sidecar withholds --delete-missing until a full pull re
     assert(summary.blocked.some((b) => b.code === "sidecar-unreadable"), held.stdout);
     assert((await bucketKeys(store, "ns/")).includes(`ns/${rels[0]}`));
     assertEquals((await remoteIndexKeys(store, "ns")).length, 20);
+    // The push rewrote the sidecar, carrying the doubt forward: the next push still withholds.
+    const again = await runCliJson(["push", ...flags, "--delete-missing", "--yes"]);
+    assertEquals(again.code, 3, again.stderr);
+    assertEquals((again.json.summary as Summary).delete, 0);
+    assert(
+      (again.json.summary as Summary).blocked.some((b) => b.code === "lazy-hydration"),
+      again.stdout,
+    );
+    assert((await bucketKeys(store, "ns/")).includes(`ns/${rels[0]}`));
 
     // A full pull restores the file and the sidecar; the next push has nothing to do.
     assertEquals((await runCli(["pull", ...flags])).code, 0);
@@ -158,6 +171,7 @@ Deno.test("an unreadable sidecar withholds --delete-missing until a full pull re
     assertEquals(after.code, 0, after.stderr);
     assertEquals((after.json.summary as Summary).delete, 0);
     assertEquals((after.json.summary as Summary).blocked, []);
+    assertEquals((await runCli(["doctor", ...flags])).code, 0);
   } finally {
     store.destroy();
     await server.stop();

@@ -2,7 +2,13 @@
  * The sidecar functions through the real WASM build: what the push reads from a sidecar it
  * cannot parse, and what it writes back.
  */
-import { sidecarAfterPush, sidecarLazyPullActive, sidecarUnreadable } from "../../js/core.ts";
+import {
+  sidecarAfterPush,
+  sidecarAfterSync,
+  sidecarLazyPullActive,
+  sidecarMarkDirty,
+  sidecarUnreadable,
+} from "../../js/core.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 
 const encoder = new TextEncoder();
@@ -32,11 +38,25 @@ Deno.test("absent is not unreadable; garbage, wrong shapes and unknown versions 
 });
 
 Deno.test("a push that verified nothing writes a sidecar that reads back as version 2", () => {
-  for (const before of [undefined, encoder.encode("not json")]) {
-    const after = sidecarAfterPush(before, undefined, NOW, [], false);
-    assertEquals(sidecarUnreadable(after), false);
-    const parsed = JSON.parse(decoder.decode(after));
-    assertEquals(parsed.version, 2);
-    assert(!parsed.lazyPullActive);
+  const after = sidecarAfterPush(undefined, undefined, NOW, [], false);
+  assertEquals(sidecarUnreadable(after), false);
+  const parsed = JSON.parse(decoder.decode(after));
+  assertEquals(parsed.version, 2);
+  assert(!parsed.lazyPullActive);
+});
+
+Deno.test("rewriting an unreadable sidecar keeps deletes withheld until a full pull", () => {
+  const garbage = encoder.encode('{"version": 2, "lazyPu');
+  const rewrites = [
+    sidecarAfterPush(garbage, undefined, NOW, [], false),
+    sidecarAfterPush(garbage, '"abc"', NOW, [], true),
+    sidecarMarkDirty(garbage, "ns/a.txt"),
+  ];
+  for (const rewritten of rewrites) {
+    assertEquals(sidecarUnreadable(rewritten), false);
+    assertEquals(sidecarLazyPullActive(rewritten), true);
   }
+  // A full pull settles it.
+  const pulled = sidecarAfterSync(rewrites[0], '"abc"', NOW, false);
+  assertEquals(sidecarLazyPullActive(pulled), false);
 });
