@@ -57,6 +57,17 @@ export interface FaultProxy {
    * kill the client here, so the kill lands at an exact point of the run, not by timing luck.
    */
   tripAt(nth: number, when: "before" | "after", action: () => void): void;
+  /**
+   * Holds the first `count` requests that `match` until all of them have arrived, then lets them
+   * go together (or after `timeoutMs`, so a client that died early cannot hang the test): racing
+   * clients then provably read the same state, instead of overlapping by timing luck. Counted
+   * as `barrier-filled` in `stats.injected` when all `count` arrived.
+   */
+  barrier(
+    count: number,
+    match: (method: string, target: string) => boolean,
+    timeoutMs?: number,
+  ): void;
   /** Stops it. */
   stop(): Promise<void>;
 }
@@ -146,6 +157,20 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
   const count = (kind: string) => (stats.injected[kind] = (stats.injected[kind] ?? 0) + 1);
   const open = new Set<Deno.Conn>();
   let trip: { at: number; when: "before" | "after"; action: () => void } | undefined;
+  let gate:
+    | {
+      count: number;
+      match: (method: string, target: string) => boolean;
+      waiting: (() => void)[];
+      timer: ReturnType<typeof setTimeout>;
+    }
+    | undefined;
+  const openGate = () => {
+    if (!gate) return;
+    clearTimeout(gate.timer);
+    for (const release of gate.waiting) release();
+    gate = undefined;
+  };
   /** Fires the trip if this request is its moment; true when it fired. */
   const tripped = (n: number, when: "before" | "after"): boolean => {
     if (!trip || trip.at !== n || trip.when !== when) return false;
@@ -165,6 +190,14 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
       if (tripped(n, "before")) return;
       const [requestLine, ...headerLines] = request.head.split("\r\n");
       const [method, target] = requestLine.split(" ");
+      if (gate && gate.match(method, target)) {
+        const held = new Promise<void>((release) => gate!.waiting.push(release));
+        if (gate.waiting.length >= gate.count) {
+          count("barrier-filled");
+          openGate();
+        }
+        await held;
+      }
       stats.byMethod[method] = (stats.byMethod[method] ?? 0) + 1;
       const nth = (seen.get(`${method} ${target}`) ?? 0) + 1;
       seen.set(`${method} ${target}`, nth);
@@ -265,7 +298,12 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
     tripAt(nth, when, action) {
       trip = { at: stats.requests + nth, when, action };
     },
+    barrier(count, match, timeoutMs = 30_000) {
+      openGate();
+      gate = { count, match, waiting: [], timer: setTimeout(openGate, timeoutMs) };
+    },
     async stop() {
+      openGate();
       listener.close();
       for (const conn of open) {
         try {
