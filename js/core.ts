@@ -495,10 +495,10 @@ export class Planner {
    * Diagnoses a cache walk against the loaded index (if any).
    *
    * @param listing the walk, encoded with {@link encodeLocalListing}
-   * @param lazyPullActive a metadata-only pull left files remote
+   * @param sidecar the raw sync-state sidecar, or undefined when there is none
    */
-  diagnose(listing: Uint8Array, lazyPullActive: boolean): Problem[] {
-    return core(() => this.#inner.diagnose(listing, lazyPullActive));
+  diagnose(listing: Uint8Array, sidecar: Uint8Array | undefined): Problem[] {
+    return core(() => this.#inner.diagnose(listing, sidecar));
   }
 
   /**

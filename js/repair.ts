@@ -13,14 +13,7 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  encodeLocalListing,
-  Planner,
-  type Problem,
-  type RepairPlan,
-  sidecarLazyPullActive,
-  sidecarUnreadable,
-} from "./core.ts";
+import { encodeLocalListing, Planner, type Problem, type RepairPlan } from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { sha256Hex } from "./hash.ts";
 import { describe, SyncError } from "./errors.ts";
@@ -58,16 +51,7 @@ export async function doctor(ctx: SyncContext): Promise<Problem[]> {
       });
     }
     const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
-    if (sidecarUnreadable(sidecar)) {
-      problems.push({
-        code: "sidecar-unreadable",
-        message:
-          `the sync-state file ${SIDECAR} cannot be read, so pushes withhold deletes; run \`s3sync pull\` to rewrite it`,
-      });
-    }
-    problems.push(
-      ...planner.diagnose(encodeLocalListing(walk.files), sidecarLazyPullActive(sidecar)),
-    );
+    problems.push(...planner.diagnose(encodeLocalListing(walk.files), sidecar));
     return problems;
   } finally {
     planner.free();

@@ -15,7 +15,10 @@ use serde::Serialize;
 use crate::index::Index;
 use crate::layout::Survey;
 use crate::listing::LocalFile;
-use crate::paths::{find_collisions, is_lazy_skippable, is_never_synced, CollisionKind, PathModel};
+use crate::paths::{
+    find_collisions, is_lazy_skippable, is_never_synced, CollisionKind, PathModel, SYNC_STATE_FILE,
+};
+use crate::sync_state::SyncState;
 
 /// The folder (at the cache root) where repair keeps backups and its journal. Never synced.
 pub const REPAIR_DIR: &str = ".s3sync-repair";
@@ -25,7 +28,7 @@ pub const REPAIR_DIR: &str = ".s3sync-repair";
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
     /// Stable code: `mixed-layout`, `foreign-namespace-dir`, `internal-file-in-tree`,
-    /// `case-collision`, `index-drift`, `unsafe-path`.
+    /// `case-collision`, `index-drift`, `unsafe-path`, `sidecar-unreadable`.
     pub code: String,
     /// What is wrong and the command that fixes it.
     pub message: String,
@@ -36,6 +39,19 @@ pub struct Problem {
 pub struct DoctorFacts {
     /// A metadata-only pull left files remote (absent files are expected then).
     pub lazy_pull_active: bool,
+    /// The sync-state sidecar exists but cannot be read (pushes then withhold deletes).
+    pub sidecar_unreadable: bool,
+}
+
+impl DoctorFacts {
+    /// The facts a raw sidecar file (or its absence) gives.
+    pub fn from_sidecar(sidecar: Option<&[u8]>) -> DoctorFacts {
+        let state = sidecar.map(SyncState::parse);
+        DoctorFacts {
+            lazy_pull_active: matches!(&state, Some(Some(s)) if s.lazy_pull_active),
+            sidecar_unreadable: matches!(state, Some(None)),
+        }
+    }
 }
 
 /// Diagnoses the cache described by `survey` against `index` (when known).
@@ -86,6 +102,12 @@ pub fn diagnose(
                 f.unsafe_count,
                 f.unsafe_paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
             ),
+        ));
+    }
+    if facts.sidecar_unreadable {
+        problems.push(problem(
+            "sidecar-unreadable",
+            format!("the sync-state file {SYNC_STATE_FILE} cannot be read, so pushes withhold deletes; run `s3sync pull` to rewrite it"),
         ));
     }
     for collision in find_collisions(survey.payload.keys().map(String::as_str)) {

@@ -291,11 +291,11 @@ impl Planner {
         safety::normalize_tombstone(self.inner.model(), path)
     }
 
-    /// Diagnoses the cache in `listing` against the loaded index (if any); returns
-    /// `[{code, message}]`.
+    /// Diagnoses the cache in `listing` against the loaded index (if any), given the raw
+    /// sync-state sidecar (or its absence); returns `[{code, message}]`.
     #[wasm_bindgen]
-    pub fn diagnose(&self, listing: &[u8], lazy_pull_active: bool) -> Result<JsValue, JsValue> {
-        let facts = DoctorFacts { lazy_pull_active };
+    pub fn diagnose(&self, listing: &[u8], sidecar: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
+        let facts = DoctorFacts::from_sidecar(sidecar.as_deref());
         to_js(&self.inner.diagnose(listing, facts).map_err(to_js_error)?)
     }
 

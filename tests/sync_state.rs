@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use s3sync_core::repair::DoctorFacts;
 use s3sync_core::sync_state::{is_trusted_etag, unquote_etag, SyncState, DIRTY_PATHS_CAP};
 
 macro_rules! fixture {
@@ -248,6 +249,20 @@ fn an_unreadable_sidecar_is_replaced_by_one_that_withholds_deletes() {
         read,
         SyncState::parse(fixture!("extension-v2.json")).unwrap()
     );
+}
+
+#[test]
+fn doctor_facts_from_the_raw_sidecar() {
+    let none = DoctorFacts::from_sidecar(None);
+    assert!(!none.lazy_pull_active && !none.sidecar_unreadable);
+    let torn = DoctorFacts::from_sidecar(Some(b"{\"version\": 2, \"lazyPu"));
+    assert!(!torn.lazy_pull_active && torn.sidecar_unreadable);
+    let lazy = SyncState {
+        lazy_pull_active: true,
+        ..SyncState::fresh()
+    };
+    let read = DoctorFacts::from_sidecar(Some(&lazy.to_json()));
+    assert!(read.lazy_pull_active && !read.sidecar_unreadable);
 }
 
 #[test]

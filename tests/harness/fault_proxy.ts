@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { S3Server } from "./servers.ts";
 
 /** What to inject, and how often. Rates are per request, in [0, 1]. */
 export interface FaultPlan {
@@ -315,4 +316,9 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
       await serving;
     },
   };
+}
+
+/** `server` as a client sees it through `proxy` (for `commonFlags` and the like). */
+export function throughProxy(server: S3Server, proxy: FaultProxy): S3Server {
+  return { ...server, endpoint: proxy.endpoint };
 }

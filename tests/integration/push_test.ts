@@ -14,7 +14,7 @@ import {
 } from "../harness/datastore.ts";
 import { contentOf, datastoreRels } from "../harness/seed.ts";
 import { SERVER_KINDS, startServer } from "../harness/servers.ts";
-import { startFaultProxy } from "../harness/fault_proxy.ts";
+import { startFaultProxy, throughProxy } from "../harness/fault_proxy.ts";
 
 type Summary = {
   upload: number;
@@ -240,9 +240,7 @@ async function concurrentPushes(
       runs.push(
         spawnCli([
           "push",
-          ...commonFlags({ ...server, endpoint: proxy.endpoint }, "writers", cache, {
-            namespace: "ns",
-          }),
+          ...commonFlags(throughProxy(server, proxy), "writers", cache, { namespace: "ns" }),
           "--yes",
           ...(conditional ? [] : ["--allow-unconditional"]),
         ]).output(),

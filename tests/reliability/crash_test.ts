@@ -16,7 +16,7 @@ import {
   treeHashes,
   writeCacheFiles,
 } from "../harness/datastore.ts";
-import { type FaultProxy, startFaultProxy } from "../harness/fault_proxy.ts";
+import { type FaultProxy, startFaultProxy, throughProxy } from "../harness/fault_proxy.ts";
 import { checkCacheMatchesRemote, checkIndexSound } from "../harness/invariants.ts";
 import { SCALE } from "../harness/scale.ts";
 import { contentOf, datastoreRels } from "../harness/seed.ts";
@@ -67,12 +67,6 @@ async function killAt(args: string[], proxy: FaultProxy, point: KillPoint): Prom
   return killed;
 }
 
-/** `server` as the CLI sees it through `proxy`. */
-const through = (server: S3Server, proxy: FaultProxy): S3Server => ({
-  ...server,
-  endpoint: proxy.endpoint,
-});
-
 const copyTree = (from: string, to: string) =>
   new Deno.Command("cp", { args: ["-a", `${from}/.`, to] }).output();
 const payloadOnly = (tree: Map<string, string>) =>
@@ -96,7 +90,10 @@ Deno.test(`kill -9 during pull at ${15 * SCALE} seeded points: every re-run conv
       "8",
     ];
     const calibration = await Deno.makeTempDir({ prefix: "s3sync-crash-pull-calibration-" });
-    const requests = await requestsOfFullRun(pullVia(through(server, proxy), calibration), proxy);
+    const requests = await requestsOfFullRun(
+      pullVia(throughProxy(server, proxy), calibration),
+      proxy,
+    );
     await Deno.remove(calibration, { recursive: true });
 
     const random = prng(4242);
@@ -104,7 +101,7 @@ Deno.test(`kill -9 during pull at ${15 * SCALE} seeded points: every re-run conv
     for (let run = 0; run < 15 * SCALE; run++) {
       const cache = await Deno.makeTempDir({ prefix: `s3sync-crash-pull-${run}-` });
       const point = killPoint(random, requests);
-      if (await killAt(pullVia(through(server, proxy), cache), proxy, point)) kills++;
+      if (await killAt(pullVia(throughProxy(server, proxy), cache), proxy, point)) kills++;
       await checkCacheMatchesRemote(cache, store, "ns", new Set());
       const rerun = await runCli(pullVia(server, cache));
       assertEquals(rerun.code, 0, `run ${run} (killed ${JSON.stringify(point)}): ${rerun.stderr}`);
@@ -174,7 +171,10 @@ Deno.test(`kill -9 during push at ${15 * SCALE} seeded points: every re-run conv
     };
 
     const calibration = await prepare("crash-push-calibration");
-    const requests = await requestsOfFullRun(calibration.pushVia(through(server, proxy)), proxy);
+    const requests = await requestsOfFullRun(
+      calibration.pushVia(throughProxy(server, proxy)),
+      proxy,
+    );
     const expected = (await checkIndexSound(calibration.store, "ns", [...kept, ...fresh])).sort();
     await calibration.cleanup();
 
@@ -184,7 +184,7 @@ Deno.test(`kill -9 during push at ${15 * SCALE} seeded points: every re-run conv
       const { store, cache, pushVia, cleanup } = await prepare(`crash-push-${run}`);
       try {
         const point = killPoint(random, requests);
-        if (await killAt(pushVia(through(server, proxy)), proxy, point)) kills++;
+        if (await killAt(pushVia(throughProxy(server, proxy)), proxy, point)) kills++;
         await checkIndexSound(store, "ns", kept);
         const rerun = await runCli(pushVia(server));
         assertEquals(
