@@ -40,8 +40,7 @@ pub enum Evidence {
 #[serde(rename_all = "camelCase")]
 pub struct Verdict {
     /// Stable code: `mixed-layout`, `namespace-tree-missing`, `delete-cap`, `lazy-hydration`,
-    /// `sidecar-unreadable`,
-    /// `walk-error`, `catalog-shrink`.
+    /// `sidecar-unreadable`, `walk-error`, `catalog-shrink`.
     pub code: String,
     /// Lowercase, specific message naming the next step.
     pub message: String,

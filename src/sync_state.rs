@@ -59,7 +59,7 @@ pub struct SyncState {
 }
 
 impl SyncState {
-    /// A sidecar for a cache that had none (or an unreadable one): version 2, nothing verified.
+    /// A sidecar for a cache that had none: version 2, nothing verified.
     // `Default` gives version 0, which neither this core nor the extension reads back, so a
     // push that could not verify the cache wrote a sidecar both sides then ignored.
     pub fn fresh() -> SyncState {
