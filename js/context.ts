@@ -7,7 +7,7 @@ import type { CacheStore } from "./cache_fs.ts";
 import type { ListedObject } from "./core.ts";
 import type { Progress, RetryPolicy } from "./engine.ts";
 import type { LockOptions } from "./lock.ts";
-import type { ObjectStore, ObjectStoreClient } from "./s3.ts";
+import type { ObjectStore, ObjectStoreClient } from "./store.ts";
 
 /** The inputs of one sync operation. */
 export interface SyncContext {

@@ -17,59 +17,15 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import type { ListedObject } from "./core.ts";
+import { type HeadResult, isNotFound, isPreconditionFailed, type ObjectStore } from "./store.ts";
 
-/** Result of a HEAD. */
-export interface HeadResult {
-  /** False when the object does not exist. */
-  exists: boolean;
-  /** Size in bytes. */
-  size?: number;
-  /** Last-modified time. */
-  lastModified?: Date;
-  /** ETag, quoted as S3 sends it. */
-  etag?: string;
-}
-
-/**
- * The extension's object-store client surface. Missing objects surface as errors named
- * `NotFound` or `NoSuchKey`.
- */
-export interface ObjectStoreClient {
-  /** Reads an object. */
-  getObject(key: string, signal?: AbortSignal): Promise<{ data: Uint8Array; etag?: string }>;
-  /** Writes an object unconditionally. */
-  putObject(key: string, body: Uint8Array, signal?: AbortSignal): Promise<{ etag?: string }>;
-  /** Creates an object only if absent (`If-None-Match: *`); false when it already existed. */
-  putObjectConditional(key: string, body: Uint8Array, signal?: AbortSignal): Promise<boolean>;
-  /** HEADs an object; `{exists: false}` on 404. */
-  headObject(key: string, signal?: AbortSignal): Promise<HeadResult>;
-  /** Deletes an object. */
-  deleteObject(key: string, signal?: AbortSignal): Promise<void>;
-  /** Copies an object server-side. */
-  copyObject(sourceKey: string, destinationKey: string, signal?: AbortSignal): Promise<void>;
-  /** Lists every object under a sub-prefix. */
-  listAllObjects(subPrefix?: string, signal?: AbortSignal): Promise<ListedObject[]>;
-}
-
-/** What this project's adapter adds to the extension's surface. */
-export interface ObjectStore extends ObjectStoreClient {
-  /** Lists page by page (`pageSize` keys per request). */
-  listPages(
-    subPrefix: string,
-    options?: { pageSize?: number; signal?: AbortSignal },
-  ): AsyncIterable<ListedObject[]>;
-  /**
-   * Writes only if the object's current ETag is `etag` (`If-Match`), or, with `etag` null, only
-   * if it does not exist (`If-None-Match: *`). Returns the new ETag, or null when the condition
-   * failed (someone else wrote first).
-   */
-  putObjectIfMatch(
-    key: string,
-    body: Uint8Array,
-    etag: string | null,
-    signal?: AbortSignal,
-  ): Promise<{ etag?: string } | null>;
-}
+export {
+  type HeadResult,
+  isNotFound,
+  isPreconditionFailed,
+  type ObjectStore,
+  type ObjectStoreClient,
+} from "./store.ts";
 
 /** Settings of {@link S3Store}. */
 export interface S3StoreOptions {
@@ -87,21 +43,6 @@ export interface S3StoreOptions {
   requestTimeoutMs?: number;
   /** Static credentials (tests); otherwise the standard AWS chain. */
   credentials?: { accessKeyId: string; secretAccessKey: string };
-}
-
-/** True when an error means "no such object". */
-export function isNotFound(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-  return error.name === "NotFound" || error.name === "NoSuchKey" || status === 404;
-}
-
-/** True when a conditional write lost (412, or 409 from servers that report a conflict). */
-export function isPreconditionFailed(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-  return error.name === "PreconditionFailed" || error.name === "ConditionalRequestConflict" ||
-    status === 412 || status === 409;
 }
 
 /** Object-store adapter over `@aws-sdk/client-s3`. */
