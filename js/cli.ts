@@ -7,9 +7,9 @@
  */
 import { parseArgs } from "node:util";
 import { DenoCacheFs } from "./cache_fs.ts";
-import { Planner } from "./core.ts";
+import { lockKeyFor, Planner } from "./core.ts";
 import { publishConditionally, type SyncContext } from "./context.ts";
-import { describeLock, forceRelease, inspectLock, LOCK_KEY, underPublishLock } from "./lock.ts";
+import { describeLock, forceRelease, inspectLock, underPublishLock } from "./lock.ts";
 import { describe, SyncError } from "./errors.ts";
 import { pull, type PullReport, rebuildIndex } from "./pull.ts";
 import { S3Store } from "./s3.ts";
@@ -580,7 +580,7 @@ async function runMigrate(
 async function runLock(ctx: SyncContext, args: string[], force: boolean): Promise<Outcome> {
   const [action, nonce] = args;
   if (action === "status") {
-    const current = await inspectLock(ctx.store, LOCK_KEY, ctx.signal);
+    const current = await inspectLock(ctx.store, lockKeyFor(ctx.namespace), ctx.signal);
     if (!current) {
       return { code: EXIT.ok, json: { lock: null }, lines: ["No datastore lock is held."] };
     }
@@ -611,7 +611,7 @@ async function runLock(ctx: SyncContext, args: string[], force: boolean): Promis
     if (!force || !nonce) {
       usageError("lock release needs --force and the lock's NONCE (see `s3sync lock status`)");
     }
-    const released = await forceRelease(ctx.store, nonce, LOCK_KEY);
+    const released = await forceRelease(ctx.store, nonce, lockKeyFor(ctx.namespace));
     return {
       code: released ? EXIT.ok : EXIT.attention,
       json: { released },

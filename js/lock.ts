@@ -10,11 +10,12 @@
  *
  * @module
  */
-import * as wasm from "../pkg/s3sync_core.js";
+import * as wasm from "./wasm.ts";
+import { lockKeyFor } from "./core.ts";
 import { hasExtras, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { core, describe, SyncError } from "./errors.ts";
-import { isNotFound, type ObjectStore, type ObjectStoreClient } from "./s3.ts";
+import { isNotFound, type ObjectStore, type ObjectStoreClient } from "./store.ts";
 
 /** The lock's key, relative to the prefix (not namespaced, as in the extension). */
 export const LOCK_KEY = ".datastore.lock";
@@ -306,7 +307,11 @@ export async function underPublishLock<T>(
   fn: (lost: AbortSignal) => Promise<T>,
 ): Promise<T> {
   if (ctx.lock === false) return await fn(new AbortController().signal);
-  return await withLock(ctx.store, { log: ctx.log, signal: ctx.signal, ...ctx.lock }, fn);
+  return await withLock(
+    ctx.store,
+    { key: lockKeyFor(ctx.namespace), log: ctx.log, signal: ctx.signal, ...ctx.lock },
+    fn,
+  );
 }
 
 /**

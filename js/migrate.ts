@@ -11,7 +11,7 @@ import { listPages, publishConditionally, type SyncContext } from "./context.ts"
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, SyncError } from "./errors.ts";
 import { underPublishLock } from "./lock.ts";
-import { isNotFound } from "./s3.ts";
+import { isNotFound } from "./store.ts";
 import type { ListedObject } from "./core.ts";
 
 /** What a migrate did (or, dry, would do). */
@@ -121,7 +121,7 @@ export async function migrateRemote(
         if (report.indexed > 0) {
           const body = nsPlanner.indexJson(false);
           const put = await underPublishLock(
-            ctx,
+            { ...ctx, namespace },
             () =>
               publishConditionally(
                 ctx.store,
@@ -145,8 +145,9 @@ export async function migrateRemote(
           soloPlanner.loadIndex(soloIndex.data);
           if (soloPlanner.removeEntries(verifiedRels) > 0) {
             const body = soloPlanner.indexJson(false);
+            // The solo index is guarded by the solo layout's lock key, not the namespace's.
             const put = await underPublishLock(
-              ctx,
+              { ...ctx, namespace: undefined },
               () =>
                 publishConditionally(
                   ctx.store,

@@ -47,6 +47,15 @@ const INTERNAL_EXACT: &[&str] = &[
 /// Basename of the marker that claims a top-level folder for a namespace.
 pub const NAMESPACE_MARKER: &str = ".namespace.json";
 
+/// The global lock key in solo mode (relative to the prefix).
+pub const SOLO_LOCK_KEY: &str = ".datastore.lock";
+
+/// The folder of per-namespace global locks (`.locks/{ns}.lock`).
+pub const LOCKS_DIR: &str = ".locks";
+
+/// The suffix of a per-namespace global lock key.
+pub const LOCK_SUFFIX: &str = ".lock";
+
 /// Name of the monolithic index file.
 pub const INDEX_FILE: &str = ".datastore-index.json";
 
@@ -363,6 +372,17 @@ impl PathModel {
         self.under_binding(rel.as_str())
     }
 
+    /// The key of the datastore's global lock, relative to the prefix: the key swamp core
+    /// takes for this layout (`.datastore.lock` solo, `.locks/{ns}.lock` namespaced). A writer
+    /// with no caller (the CLI) must take exactly this key, or it would not exclude core's own
+    /// writers on the same repo.
+    pub fn lock_key(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{}/{}{}", LOCKS_DIR, ns.0, LOCK_SUFFIX),
+            None => SOLO_LOCK_KEY.to_string(),
+        }
+    }
+
     /// A name (rel or `_index/...`) under the bound tree: `{ns}/{name}` or `{name}`.
     pub fn under_binding(&self, name: &str) -> String {
         match &self.namespace {
@@ -449,7 +469,7 @@ fn refusal_of(error: &CoreError) -> PathRefusal {
 }
 
 /// `path` without its first segment when that segment is exactly `segment`.
-fn strip_first_segment<'a>(path: &'a str, segment: &str) -> Option<&'a str> {
+pub(crate) fn strip_first_segment<'a>(path: &'a str, segment: &str) -> Option<&'a str> {
     path.strip_prefix(segment)?.strip_prefix('/')
 }
 

@@ -185,3 +185,16 @@ fn namespaced_pull_is_up_to_date_from_the_namespace_tree() {
     );
     assert!(plan.layout.root_layout_trees.is_empty());
 }
+
+/// The global lock key is the one swamp core takes for the layout: a CLI taking any other key
+/// would not exclude core's writers (solo `.datastore.lock`, namespaced `.locks/<ns>.lock`).
+#[test]
+fn lock_key_matches_swamp_core_per_layout() {
+    assert_eq!(PathModel::solo().lock_key(), ".datastore.lock");
+    assert_eq!(
+        PathModel::new(Some(""), "pfx").unwrap().lock_key(),
+        ".datastore.lock"
+    );
+    let prod = PathModel::namespaced(Namespace::parse("prod").unwrap());
+    assert_eq!(prod.lock_key(), ".locks/prod.lock");
+}
