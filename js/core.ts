@@ -5,7 +5,7 @@
  *
  * @module
  */
-import * as wasm from "../pkg/s3sync_core.js";
+import * as wasm from "./wasm.ts";
 import { core } from "./errors.ts";
 
 export { SyncError } from "./errors.ts";
@@ -344,6 +344,11 @@ export class Planner {
     return this.#inner.remoteIndexKey();
   }
 
+  /** Key of the global lock swamp core takes for this layout (`.datastore.lock`, `.locks/<ns>.lock`). */
+  get lockKey(): string {
+    return this.#inner.lockKey();
+  }
+
   /** Folder a rebuild lists (`ns/` or empty). */
   get listingPrefix(): string {
     return this.#inner.listingPrefix();
@@ -357,6 +362,21 @@ export class Planner {
    */
   loadIndex(bytes: Uint8Array): { entries: number; internalEntries: number } {
     return core(() => this.#inner.loadIndex(bytes));
+  }
+
+  /**
+   * The loaded index cut into shards. Without `commitSeq`: the v1 per-partition mirror a v1
+   * writer keeps beside the monolith; with it: a v2 shard-first layout at that sequence
+   * (throws when a rel has no partition, rather than lose it).
+   *
+   * @param commitSeq the v2 meta's sequence, or undefined for the v1 mirror
+   * @param onlyTouched only the shards the recorded push changed (the meta lists all)
+   */
+  shardLayout(
+    commitSeq: number | undefined,
+    onlyTouched: boolean,
+  ): { shards: { partition: string; json: string }[]; meta: string; unpartitioned: string[] } {
+    return JSON.parse(core(() => this.#inner.shardLayout(commitSeq, onlyTouched)));
   }
 
   /** Entries in the loaded index. */
@@ -436,12 +456,12 @@ export class Planner {
    *
    * @param downloaded files written, with their mtimes after the write
    * @param notFound rels whose objects were gone (404)
-   * @returns how many entries were removed and mtimes recorded
+   * @returns how many entries were removed and mtimes recorded, and which sizes were corrected
    */
   applyPull(
     downloaded: LocalFile[],
     notFound: string[],
-  ): { removed: number; mtimesRecorded: number } {
+  ): { removed: number; mtimesRecorded: number; sizesCorrected: string[] } {
     const buffer = encodeLocalListing(downloaded);
     return core(() => this.#inner.applyPull(buffer, notFound));
   }
@@ -585,6 +605,44 @@ export function isInternal(rel: string): boolean {
   return wasm.isInternal(rel);
 }
 
+/** One object of another namespace under the bound one, with what may be done with it. */
+export interface ForeignObject {
+  /** Its key: `<ns>/<other>/<rel>`. */
+  key: string;
+  /** Where it belongs: `<other>/<rel>`. */
+  homeKey: string;
+  /** Its size. */
+  size: number;
+  /** `redundant` (same bytes at home: may go), `only-copy`, `differs` or `unproven` (kept). */
+  verdict: "redundant" | "only-copy" | "differs" | "unproven";
+}
+
+/** What a contamination scan found. */
+export interface ContaminationReport {
+  /** Other namespaces with objects under the bound one. */
+  foreignNamespaces: { namespace: string; objectCount: number }[];
+  /** Every contaminating object. */
+  objects: ForeignObject[];
+}
+
+/**
+ * Scans a whole-bucket listing for objects of other namespaces under `namespace`.
+ *
+ * @param namespace the bound namespace
+ * @param listing the listing, encoded with {@link encodeRemotePage}
+ */
+export function findContamination(namespace: string, listing: Uint8Array): ContaminationReport {
+  return core(() => wasm.findContamination(namespace, listing));
+}
+
+/**
+ * True when a catalog export of `localSize` bytes replacing a remote one of `remoteSize` bytes
+ * looks like a truncation (the `catalog-shrink` guard: emptied, or cut to under a tenth).
+ */
+export function catalogShrinks(localSize: number, remoteSize: number): boolean {
+  return wasm.catalogShrinks(localSize, remoteSize);
+}
+
 /** The v2 shard partition of a rel, or undefined. */
 export function partitionKey(rel: string): string | undefined {
   return wasm.partitionKey(rel);
@@ -684,4 +742,19 @@ export function planMigrate(
   // Keys holding a NUL cannot be framed in the buffer; they are never solo payload anyway.
   const page = encodeRemotePage(listing.filter((o) => !o.key.includes("\0")));
   return JSON.parse(core(() => wasm.planMigrate(namespace, prefix, page)));
+}
+
+/**
+ * The key of the global lock swamp core takes for a layout, relative to the prefix: a writer
+ * with no caller must take exactly this key to exclude core's own writers.
+ *
+ * @param namespace bound namespace, or undefined for solo mode
+ */
+export function lockKeyFor(namespace?: string): string {
+  const planner = new Planner(namespace);
+  try {
+    return planner.lockKey;
+  } finally {
+    planner.free();
+  }
 }

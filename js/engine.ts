@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { describe, SyncError } from "./errors.ts";
+import { abortError, describe, SyncError } from "./errors.ts";
+import { httpStatusOf } from "./store.ts";
 
 /** Retry policy (the extension's: 3 attempts, 500 ms base, ×3 per attempt, ±25 % jitter). */
 export interface RetryPolicy {
@@ -50,7 +51,7 @@ export function isTransient(error: unknown, signal?: AbortSignal): boolean {
   if (!(error instanceof Error)) return false;
   if (error instanceof SyncError) return false;
   if (PERMANENT.has(error.name)) return false;
-  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  const status = httpStatusOf(error);
   if (status !== undefined) return status === 429 || status >= 500;
   // Our per-request timeout aborts the SDK call: a timeout, so transient.
   if (error.name === "TimeoutError" || error.name === "AbortError") return true;
@@ -174,7 +175,7 @@ export async function runPool<T>(
     Array.from({ length: Math.max(1, Math.min(options.concurrency, items.length)) }, worker),
   );
   if (options.signal?.aborted) {
-    throw new SyncError("aborted", "the operation was aborted", { cause: options.signal.reason });
+    throw abortError(options.signal.reason);
   }
   return failures.sort((a, b) => a.index - b.index).map((f) => f.failure);
 }

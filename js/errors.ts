@@ -42,6 +42,24 @@ export class SyncError extends Error {
 }
 
 /**
+ * The error a cancelled operation rejects with: a {@link SyncError} with code `aborted` whose
+ * `name` is `AbortError`, the name swamp core (and `fetch`, and the extension) use for it.
+ *
+ * @param reason the signal's reason, kept as the cause
+ */
+export function abortError(reason?: unknown): SyncError {
+  const error = new SyncError("aborted", "the operation was aborted", { cause: reason });
+  error.name = "AbortError";
+  return error;
+}
+
+/** True when `error` is a cancellation (ours, the platform's, or the SDK's). */
+export function isAbort(error: unknown): boolean {
+  return error instanceof Error && (error.name === "AbortError" ||
+    (error instanceof SyncError && error.code === "aborted"));
+}
+
+/**
  * Wraps anything thrown by the WASM core into a {@link SyncError}, keeping its code.
  *
  * @param error what the core threw

@@ -26,7 +26,7 @@ import {
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
 import { underPublishLock } from "./lock.ts";
-import { isNotFound } from "./s3.ts";
+import { isNotFound } from "./store.ts";
 
 /** Options of a pull. */
 export interface PullRequest {
@@ -58,6 +58,10 @@ export interface PullReport {
   bytes: number;
   /** Entries whose objects were gone (pruned from the index). */
   notFound: string[];
+  /** Namespaced entries found at their bare key (the extension's bug #1250), downloaded. */
+  atBareKey?: string[];
+  /** Entries whose index size disagreed with the object, corrected in the index. */
+  sizesCorrected?: string[];
   /** Files that failed, with reasons. */
   failures: ItemFailure[];
   /** True when the pruned index was published back to the bucket. */
@@ -345,6 +349,8 @@ async function pullWith(
   for (const folder of plan.lazyFolders) await ctx.cache.ensureDir(folder);
   const downloaded: { path: string; size: number; mtimeMs?: number }[] = [];
   const notFound: string[] = [];
+  const atBareKey: string[] = [];
+  const sizeMismatch: string[] = [];
   let bytes = 0;
   const failures = await runPool(plan.downloads, {
     concurrency: ctx.concurrency ?? 50,
@@ -355,28 +361,25 @@ async function pullWith(
     failureCode: "download-failed",
     sizeOf: (t) => t.size,
   }, async (t) => {
+    const get = (key: string) =>
+      withRetry(async () => (await ctx.store.getObject(key, ctx.signal)).data, retry, ctx.signal);
     let data: Uint8Array;
     try {
-      data = await withRetry(
-        async () => {
-          const got = await ctx.store.getObject(t.remoteKey, ctx.signal);
-          if (got.data.length !== t.size) {
-            // A short body is a transport fault (retried); a remote object whose size changed
-            // since the index was written stays a failure after the retries.
-            throw new Error(`got ${got.data.length} bytes, the index says ${t.size}`);
-          }
-          return got.data;
-        },
-        retry,
-        ctx.signal,
-      );
+      data = await get(t.remoteKey);
     } catch (error) {
-      if (isNotFound(error)) {
+      if (!isNotFound(error)) throw error;
+      // The extension's bug #1250 wrote some namespaced objects at the bare key while indexing
+      // them under the namespace: the index is right about the file, wrong about where it sits.
+      const bare = ctx.namespace ? await getIfExists(() => get(t.rel)) : undefined;
+      if (!bare) {
         notFound.push(t.rel);
         return;
       }
-      throw error;
+      data = bare;
+      atBareKey.push(t.rel);
     }
+    // The object is the truth about its size: a wrong index size is corrected, not a failure.
+    if (data.length !== t.size) sizeMismatch.push(t.rel);
     const stat = await ctx.cache.writeAtomic(t.cachePath, data);
     bytes += data.length;
     downloaded.push({ path: t.rel, size: stat.size, mtimeMs: stat.mtimeMs });
@@ -387,7 +390,16 @@ async function pullWith(
   planner.setLastPulled(now);
   let etag = loaded.etag;
   let indexPublished = false;
-  if (applied.removed > 0 && loaded.exists && !loaded.v2) {
+  if (atBareKey.length > 0) {
+    ctx.log?.(
+      `${atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
+    );
+  }
+  if (applied.sizesCorrected.length > 0) {
+    ctx.log?.(`${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`);
+  }
+  const indexStale = applied.removed > 0 || applied.sizesCorrected.length > 0;
+  if (indexStale && loaded.exists && !loaded.v2) {
     // Prune vanished and internal entries remotely too, but only over the copy we read.
     const body = planner.indexJson(false);
     const key = planner.remoteIndexKey;
@@ -404,7 +416,7 @@ async function pullWith(
   // The sidecar vouches for the cache only when every planned file arrived and the remote
   // index is the one we read (or our pruned copy of it).
   const complete = failures.length === 0 &&
-    (applied.removed === 0 || indexPublished || loaded.v2 !== undefined) &&
+    (!indexStale || indexPublished || loaded.v2 !== undefined) &&
     !(request.scope && request.scope.length > 0);
   if (complete) {
     await ctx.cache.writeAtomic(
@@ -427,7 +439,19 @@ async function pullWith(
     downloaded: downloaded.length,
     bytes,
     notFound,
+    atBareKey,
+    sizesCorrected: applied.sizesCorrected,
     failures,
     indexPublished,
   };
+}
+
+/** The value of `read`, or undefined when the object does not exist. */
+async function getIfExists<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
 }

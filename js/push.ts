@@ -32,8 +32,9 @@ import {
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
 import { underPublishLock } from "./lock.ts";
+import { writeV1Mirror } from "./shards.ts";
 import { loadRemoteIndex, readShardSet, type ShardIndexState } from "./pull.ts";
-import { isNotFound, type ObjectStore } from "./s3.ts";
+import { isNotFound, type ObjectStore } from "./store.ts";
 
 /** How many times a lost publish race is re-read and re-merged before giving up. */
 export const PUBLISH_ATTEMPTS = 10;
@@ -131,7 +132,9 @@ export async function conditionalWritesWork(
 export async function push(ctx: SyncContext, request: PushRequest = {}): Promise<PushReport> {
   const planner = new Planner(ctx.namespace, ctx.prefix);
   try {
-    return await pushWith(ctx, planner, request);
+    const prepared = await prepareWith(ctx, planner, request);
+    if (request.dryRun) return prepared.report;
+    return await commitWith(ctx, prepared, false);
   } catch (error) {
     throw asSyncError(error, "push");
   } finally {
@@ -139,11 +142,77 @@ export async function push(ctx: SyncContext, request: PushRequest = {}): Promise
   }
 }
 
-async function pushWith(
+/**
+ * A push whose uploads are done and whose index commit is still to come (the two-phase push
+ * swamp core runs: uploads outside its global lock, the commit under it). It owns a planner
+ * holding the recorded changes; {@link commitPreparedPush} or {@link discardPreparedPush}
+ * frees it.
+ */
+export interface PreparedPush {
+  /** The planner with the plan and the recorded uploads. */
+  planner: Planner;
+  /** What the prepare did. */
+  report: PushReport;
+  /** Tombstones read at prepare time (consumed by the commit). */
+  tombstones: string[];
+  /** Lazy mode at prepare time (the commit never vouches for a lazy cache). */
+  lazyPullActive: boolean;
+  /** True when the plan's deletes were confirmed (they run after the commit's publish). */
+  deletesConfirmed: boolean;
+  /** True when the recorded changes touch the remote index. */
+  mustPublish: boolean;
+  /** The index as read at prepare time. */
+  loaded: { exists: boolean; v2?: ShardIndexState };
+  /** The ETag of the monolith read at prepare time. */
+  etag: string | null;
+  /** The request. */
+  request: PushRequest;
+}
+
+/**
+ * Phase one of a two-phase push: plans and uploads, and records the uploads in a planner, but
+ * publishes no index, deletes nothing, and leaves the local index and the sidecar alone.
+ */
+export async function preparePush(
+  ctx: SyncContext,
+  request: PushRequest = {},
+): Promise<PreparedPush> {
+  const planner = new Planner(ctx.namespace, ctx.prefix);
+  try {
+    return await prepareWith(ctx, planner, request);
+  } catch (error) {
+    planner.free();
+    throw asSyncError(error, "push");
+  }
+}
+
+/**
+ * Phase two: re-reads the current remote index, merges the prepared changes into it (never
+ * replacing it), publishes, runs the deletes, and only then records the push locally.
+ */
+export async function commitPreparedPush(
+  ctx: SyncContext,
+  prepared: PreparedPush,
+): Promise<PushReport> {
+  try {
+    return await commitWith(ctx, prepared, true);
+  } catch (error) {
+    throw asSyncError(error, "push");
+  } finally {
+    prepared.planner.free();
+  }
+}
+
+/** Frees a prepared push that will not be committed. */
+export function discardPreparedPush(prepared: PreparedPush): void {
+  prepared.planner.free();
+}
+
+async function prepareWith(
   ctx: SyncContext,
   planner: Planner,
   request: PushRequest,
-): Promise<PushReport> {
+): Promise<PreparedPush> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
   const tombstones = sidecarTombstones(sidecar)
@@ -153,7 +222,7 @@ async function pushWith(
   const unreadableSidecar = sidecarUnreadable(sidecar);
 
   const loaded = await loadRemoteIndex(ctx, planner, false);
-  let etag: string | null = loaded.exists ? loaded.etag ?? null : null;
+  const etag: string | null = loaded.exists ? loaded.etag ?? null : null;
   const walk = await ctx.cache.walk(ctx.signal);
   const listing = encodeLocalListing(walk.files);
   const listingDigest = await sha256Hex(listing);
@@ -195,8 +264,19 @@ async function pushWith(
     remoteIndexEtag: etag,
     listingDigest,
   };
+  const prepared: PreparedPush = {
+    planner,
+    report,
+    tombstones,
+    lazyPullActive,
+    deletesConfirmed: false,
+    mustPublish: false,
+    loaded,
+    etag,
+    request,
+  };
   if (request.expect) checkSavedPlan(request.expect, report);
-  if (request.dryRun) return report;
+  if (request.dryRun) return prepared;
 
   let deletesConfirmed = plan.deletes.length > 0;
   if (deletesConfirmed && request.confirmDeletes) {
@@ -235,13 +315,33 @@ async function pushWith(
     })),
   );
   report.uploaded = uploaded.length;
+  prepared.deletesConfirmed = deletesConfirmed;
+  prepared.mustPublish = planner.recordPush(uploaded, ctx.now?.() ?? new Date(), deletesConfirmed);
+  return prepared;
+}
 
-  const now = ctx.now?.() ?? new Date();
-  const mustPublish = planner.recordPush(uploaded, now, deletesConfirmed);
-  if (mustPublish) {
-    etag = loaded.v2
-      ? await publishShards(ctx, planner, loaded.v2, report)
-      : await publishIndex(ctx, planner, etag, request, report);
+/**
+ * Publishes a prepared push, runs its deletes and records it locally. With `reread`, the
+ * current remote index is read first and the changes merged into it (two-phase: another writer
+ * may have committed since the prepare); otherwise the copy read at prepare time is the base.
+ */
+async function commitWith(
+  ctx: SyncContext,
+  prepared: PreparedPush,
+  reread: boolean,
+): Promise<PushReport> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const { planner, report, request, loaded, tombstones, deletesConfirmed } = prepared;
+  const plan = report.plan;
+  let etag = prepared.etag;
+  if (prepared.mustPublish) {
+    if (reread) etag = await rebaseOnCurrent(ctx, prepared);
+    if (loaded.v2) {
+      etag = await publishShards(ctx, planner, loaded.v2, report);
+    } else {
+      etag = await publishIndex(ctx, planner, etag, request, report);
+      await writeV1Mirror(ctx, planner);
+    }
     report.published = true;
   }
   if (deletesConfirmed) {
@@ -264,17 +364,51 @@ async function pushWith(
     report.failures.push(...deleteFailures);
   }
 
+  const now = ctx.now?.() ?? new Date();
   await ctx.cache.writeAtomic(LOCAL_INDEX, planner.indexJson(true));
   // Tombstones stay while any delete they support is withheld: the evidence is still needed.
   const consumed = plan.withheld.length === 0 ? tombstones : [];
   const verified = report.failures.length === 0 && plan.blocked.length === 0 &&
-    plan.missing.length === 0 && !lazyPullActive;
+    plan.missing.length === 0 && !prepared.lazyPullActive;
   const fresh = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
   await ctx.cache.writeAtomic(
     SIDECAR,
     sidecarAfterPush(fresh, etag ?? undefined, now, consumed, verified),
   );
   return report;
+}
+
+/**
+ * Reads the remote index as it is now and re-applies the prepared changes on top of it.
+ *
+ * @returns the ETag the publish must match (null: create-only)
+ */
+async function rebaseOnCurrent(ctx: SyncContext, prepared: PreparedPush): Promise<string | null> {
+  const { planner, loaded } = prepared;
+  if (loaded.v2) {
+    const current = await readShardSet(ctx, planner.listingPrefix);
+    if (!current) {
+      throw new SyncError("index-vanished", "the v2 shard index disappeared since the prepare");
+    }
+    planner.rebasePushShards(current.meta, current.shards);
+    loaded.v2.metaEtag = current.metaEtag;
+    loaded.v2.shardEtags = current.shardEtags;
+    return prepared.etag;
+  }
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  try {
+    const current = await withRetry(
+      () => ctx.store.getObject(planner.remoteIndexKey, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    planner.rebasePush(current.data);
+    return current.etag ?? null;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    // No index now: the prepared changes go over the copy the prepare started from, create-only.
+    return null;
+  }
 }
 
 function checkSavedPlan(saved: SavedPlan, report: PushReport): void {

@@ -9,15 +9,32 @@
  *
  * @module
  */
-import { type CacheStore, DenoCacheFs } from "./cache_fs.ts";
+import { type CacheStore, DenoCacheFs, type FileStat } from "./cache_fs.ts";
 import { mapRel, Planner, type PushPlan, relFromRemoteKey } from "./core.ts";
-import type { SyncContext } from "./context.ts";
+import { SIDECAR, type SyncContext } from "./context.ts";
 import { markDirty as recordDirty } from "./dirty.ts";
 import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "./engine.ts";
-import { SyncError } from "./errors.ts";
+import { abortError, isAbort, SyncError } from "./errors.ts";
 import { pull } from "./pull.ts";
-import { push } from "./push.ts";
-import { isNotFound, type ObjectStoreClient } from "./s3.ts";
+import {
+  commitPreparedPush,
+  type PreparedPush,
+  preparePush,
+  push,
+  type PushReport,
+} from "./push.ts";
+import {
+  CATALOG_EXPORT,
+  type CatalogExportEntry,
+  exportCatalog,
+  fetchForeignContent,
+  pullForeignCatalogs,
+} from "./catalog.ts";
+import { type ContaminationSummary, repairContamination } from "./contamination.ts";
+import { type ControlPlaneStore, controlPlaneStore } from "./control_plane.ts";
+import { type MigrateIndexResult, migrateToShards } from "./shards.ts";
+import type { LockOptions } from "./lock.ts";
+import { isNotFound, type ObjectStoreClient } from "./store.ts";
 
 /** The extension's per-call options. */
 export interface DatastoreSyncOptions {
@@ -41,9 +58,9 @@ export interface SyncCapabilities {
   lazyHydration: boolean;
   /** Namespaced layouts. */
   namespacedSync: boolean;
-  /** `preparePush`/`commitPush` (not offered: push publishes conditionally in one step). */
+  /** `preparePush`/`commitPush`: uploads outside core's global lock, the index commit under it. */
   twoPhaseSync: boolean;
-  /** The control-plane store (not offered). */
+  /** `controlPlaneStore()`: small records under `_control/`, scoped by namespace. */
   controlPlane: boolean;
   /** `previewPush` (absent from the extension). */
   previewPush: boolean;
@@ -67,9 +84,46 @@ export interface SyncServiceOptions {
   cache?: CacheStore;
   /** Narration. */
   log?: (line: string) => void;
+  /**
+   * The global lock around publishing. Default `false`: swamp core, the service's caller,
+   * already holds it around `pushChanged`, `commitPush` and structural commands, so waiting
+   * for the same key would deadlock against the caller. Pass lock options only when nothing
+   * above the service takes the lock; the key is then the one core would take for the layout.
+   */
+  lock?: LockOptions | false;
+}
+
+/** What swamp core shows before `sync --push` (its `PushPreviewSummary`), plus our plan. */
+export interface PushPreview {
+  /** Files that would be pushed: uploads plus deletes. */
+  total: number;
+  /** Uploads of files the remote index does not have. */
+  new: number;
+  /** Uploads of files whose content changed. */
+  changed: number;
+  /** Remote objects that would be deleted (tombstoned paths now absent). */
+  deleted: number;
+  /** The full plan: uploads, deletes with their evidence, missing files, guards. */
+  plan: PushPlan;
 }
 
 const UNBOUND = Symbol("unbound");
+/**
+ * The prepared push behind each manifest handed out. Swamp core only passes a manifest
+ * through, so it stays an empty token; a manifest not from this process finds nothing here.
+ */
+const preparedPushes = new WeakMap<object, PreparedPush>();
+
+/** The opaque manifest `preparePush` hands swamp core and `commitPush` takes back. */
+export type PushManifest = { readonly __brand: unique symbol };
+/** The memo key of a `markDirty` without a path. */
+const BULK = Symbol("bulk");
+
+/** True when two stats describe the same file version (size and mtime). */
+function sameStat(a: FileStat | null, b: FileStat | null): boolean {
+  return a !== null && b !== null && a.size === b.size && a.mtimeMs === b.mtimeMs &&
+    a.mtimeMs !== undefined;
+}
 
 /** The sync service. */
 export class S3SyncService {
@@ -77,6 +131,10 @@ export class S3SyncService {
   readonly #cache: CacheStore;
   readonly #options: SyncServiceOptions;
   #bound: string | undefined | typeof UNBOUND = UNBOUND;
+  /** `markDirty` paths (or {@link BULK}) recorded in the sidecar as last written by us. */
+  readonly #dirtyMemo = new Set<string | typeof BULK>();
+  /** The sidecar's stat after our last `markDirty` write. */
+  #sidecarWritten: FileStat | null = null;
 
   /**
    * @param client any object with the extension's client methods
@@ -120,6 +178,7 @@ export class S3SyncService {
       retry: this.#options.retry,
       signal,
       log: this.#options.log,
+      lock: this.#options.lock ?? false,
     };
   }
 
@@ -129,8 +188,8 @@ export class S3SyncService {
       scopedSync: true,
       lazyHydration: true,
       namespacedSync: true,
-      twoPhaseSync: false,
-      controlPlane: false,
+      twoPhaseSync: true,
+      controlPlane: true,
       previewPush: true,
     };
   }
@@ -141,6 +200,10 @@ export class S3SyncService {
    * @returns the number of files downloaded (0 when nothing changed)
    */
   async pullChanged(opts: DatastoreSyncOptions = {}): Promise<number> {
+    return await this.#cancellable(opts.signal, () => this.#pull(opts));
+  }
+
+  async #pull(opts: DatastoreSyncOptions): Promise<number> {
     const namespace = this.#bind(opts.namespace);
     const scope = (opts.context?.models ?? []).flatMap((m) =>
       ["data", "outputs", "definitions-evaluated"].map((tree) =>
@@ -167,18 +230,20 @@ export class S3SyncService {
   }
 
   /**
-   * Shows what {@link S3SyncService.pushChanged} would do, changing nothing.
-   *
-   * @returns the push plan: uploads, deletes with their evidence, missing files, guards
+   * Shows what {@link S3SyncService.pushChanged} would do, changing nothing: the counts swamp
+   * core prints before `sync --push` asks for confirmation, and the full plan beside them.
    */
-  async previewPush(opts: DatastoreSyncOptions = {}): Promise<PushPlan> {
+  async previewPush(opts: DatastoreSyncOptions = {}): Promise<PushPreview> {
     const namespace = this.#bind(opts.namespace);
-    const report = await push(this.#context(namespace, opts.signal), {
-      dryRun: true,
-      maxDeletes: this.#options.maxDeletes,
-      maxDeletePercent: this.#options.maxDeletePercent,
-    });
-    return report.plan;
+    const report = await this.#cancellable(
+      opts.signal,
+      () => push(this.#context(namespace, opts.signal), { dryRun: true, ...this.#pushPolicy() }),
+    );
+    const plan = report.plan;
+    const created = plan.uploads.filter((u) => u.reason === "new").length;
+    const changed = plan.uploads.length - created;
+    const deleted = plan.deletes.length;
+    return { total: created + changed + deleted, new: created, changed, deleted, plan };
   }
 
   /**
@@ -189,30 +254,173 @@ export class S3SyncService {
    * @returns files uploaded plus objects deleted
    */
   async pushChanged(opts: DatastoreSyncOptions = {}): Promise<number> {
-    const namespace = this.#bind(opts.namespace);
-    const report = await push(
-      this.#context(namespace, opts.signal, this.#options.pushConcurrency),
-      {
-        maxDeletes: this.#options.maxDeletes,
-        maxDeletePercent: this.#options.maxDeletePercent,
-      },
-    );
-    if (report.failures.length > 0) {
+    return await this.#cancellable(opts.signal, async () => {
+      const namespace = this.#bind(opts.namespace);
+      const report = await push(
+        this.#context(namespace, opts.signal, this.#options.pushConcurrency),
+        this.#pushPolicy(),
+      );
+      this.#dirtyMemo.clear();
+      return finishPush(report);
+    });
+  }
+
+  /**
+   * Phase one of a two-phase push (swamp core runs it outside its global lock): plans and
+   * uploads, but publishes no index, deletes nothing and leaves the dirty state alone.
+   *
+   * @returns an opaque manifest for {@link S3SyncService.commitPush}
+   */
+  async preparePush(opts: DatastoreSyncOptions = {}): Promise<PushManifest> {
+    return await this.#cancellable(opts.signal, async () => {
+      const namespace = this.#bind(opts.namespace);
+      const prepared = await preparePush(
+        this.#context(namespace, opts.signal, this.#options.pushConcurrency),
+        this.#pushPolicy(),
+      );
+      const manifest = Object.freeze({});
+      preparedPushes.set(manifest, prepared);
+      return manifest as unknown as PushManifest;
+    });
+  }
+
+  /**
+   * Phase two (under core's global lock): re-reads the current remote index, merges the
+   * prepared changes into it (never replacing it), publishes, runs the deletes, and only then
+   * clears the dirty state. Guards and failures throw as `pushChanged`'s do.
+   *
+   * @returns files uploaded plus objects deleted
+   */
+  async commitPush(manifest: PushManifest, opts: DatastoreSyncOptions = {}): Promise<number> {
+    const prepared = typeof manifest === "object" && manifest !== null
+      ? preparedPushes.get(manifest)
+      : undefined;
+    if (!prepared) {
       throw new SyncError(
-        "upload-failed",
-        `Failed to push ${report.failures.length} file(s) to S3: ${
-          report.failures.slice(0, 3).map((f) => `${f.item}: ${f.message}`).join("; ")
-        }`,
-        { details: report.failures },
+        "usage",
+        "commitPush needs a manifest preparePush returned in this process, committed at most once",
       );
     }
-    const guard = report.plan.blocked[0];
-    if (guard) {
-      throw new SyncError(guard.code, `${guard.message} (pushed ${report.uploaded} files first)`, {
-        details: report.plan.blocked,
-      });
+    preparedPushes.delete(manifest);
+    return await this.#cancellable(opts.signal, async () => {
+      const namespace = this.#bind(opts.namespace);
+      const report = await commitPreparedPush(
+        this.#context(namespace, opts.signal, this.#options.pushConcurrency),
+        prepared,
+      );
+      this.#dirtyMemo.clear();
+      return finishPush(report);
+    });
+  }
+
+  #pushPolicy(): { maxDeletes?: number; maxDeletePercent?: number } {
+    return {
+      maxDeletes: this.#options.maxDeletes,
+      maxDeletePercent: this.#options.maxDeletePercent,
+    };
+  }
+
+  /**
+   * Runs `work`, turning any failure after `signal` fired into the error swamp core expects of
+   * a cancelled call: `name` `AbortError` (code `aborted`).
+   */
+  async #cancellable<T>(signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+    signal?.throwIfAborted();
+    try {
+      return await work();
+    } catch (error) {
+      if (signal?.aborted && !(error instanceof Error && error.name === "AbortError")) {
+        throw abortError(signal.reason ?? error);
+      }
+      if (isAbort(error) && error instanceof Error) error.name = "AbortError";
+      throw error;
     }
-    return report.uploaded + report.deleted;
+  }
+
+  /** A store for small control-plane records under `_control/`, scoped by the namespace. */
+  controlPlaneStore(): ControlPlaneStore {
+    const namespace = this.#bound === UNBOUND ? undefined : this.#bound;
+    return controlPlaneStore(this.#client, namespace, this.#options.retry);
+  }
+
+  /**
+   * Uploads a namespace's catalog export (`<ns>/.catalog-export.json`): `rows` when given, as
+   * the extension takes them, else the export core wrote into the cache. Held back with
+   * `catalog-shrink` when it would replace a much larger remote copy.
+   */
+  async exportCatalog(
+    namespace: string,
+    rows?: readonly Record<string, unknown>[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    await this.#cancellable(signal, async () => {
+      const body = rows !== undefined
+        ? new TextEncoder().encode(JSON.stringify(rows))
+        : await this.#cache.readFile(mapRel(CATALOG_EXPORT, namespace).cachePath);
+      await exportCatalog(this.#client, namespace, body, { retry: this.#options.retry, signal });
+    });
+  }
+
+  /** Reads other namespaces' catalog exports; a namespace with none yet is skipped. */
+  async pullForeignCatalogs(
+    namespaces: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<CatalogExportEntry[]> {
+    return await this.#cancellable(
+      signal,
+      () =>
+        pullForeignCatalogs(this.#client, namespaces, {
+          retry: this.#options.retry,
+          signal,
+          log: this.#options.log,
+        }),
+    );
+  }
+
+  /**
+   * Reads one file of another namespace, without keeping it.
+   *
+   * @returns its bytes, or null when it does not exist
+   */
+  async fetchForeignContent(
+    namespace: string,
+    relPath: string,
+    signal?: AbortSignal,
+  ): Promise<Uint8Array | null> {
+    return await this.#cancellable(
+      signal,
+      () => fetchForeignContent(this.#client, namespace, relPath, { retry: this.#options.retry }),
+    );
+  }
+
+  /**
+   * Moves the index to the v2 shard-first layout (swamp core calls it under its global lock).
+   * Idempotent: a repo already on v2 is reported as it is.
+   */
+  async migrateMonolithToShards(opts: DatastoreSyncOptions = {}): Promise<MigrateIndexResult> {
+    return await this.#cancellable(opts.signal, async () => {
+      const namespace = this.#bind(opts.namespace);
+      const planner = new Planner(namespace, this.#options.prefix);
+      try {
+        return await migrateToShards(this.#context(namespace, opts.signal), planner);
+      } finally {
+        planner.free();
+      }
+    });
+  }
+
+  /**
+   * Finds objects of other namespaces under the bound one. The dry run (the default) only
+   * reports; the real run removes only copies proven identical at home and reports the rest
+   * as `kept`, so the only copy of a file is never lost.
+   */
+  async repairNamespaceContamination(
+    opts: { signal?: AbortSignal; namespace?: string; dryRun?: boolean } = {},
+  ): Promise<ContaminationSummary> {
+    return await this.#cancellable(opts.signal, async () => {
+      const namespace = this.#bind(opts.namespace);
+      return await repairContamination(this.#context(namespace, opts.signal), opts.dryRun ?? true);
+    });
   }
 
   /**
@@ -222,7 +430,15 @@ export class S3SyncService {
    */
   async markDirty(opts: DatastoreSyncOptions = {}): Promise<void> {
     const namespace = this.#bound === UNBOUND ? opts.namespace : this.#bound;
+    // Core calls this before every cache write, not deduplicated: a repeat of what this
+    // instance already recorded, with the sidecar as we left it, costs one stat, not a rewrite.
+    const memo = opts.relPath ?? BULK;
+    const stat = await this.#cache.stat(SIDECAR);
+    if (this.#dirtyMemo.has(memo) && sameStat(stat, this.#sidecarWritten)) return;
+    if (!sameStat(stat, this.#sidecarWritten)) this.#dirtyMemo.clear();
     await recordDirty(this.#cache, namespace, opts.relPath);
+    this.#sidecarWritten = await this.#cache.stat(SIDECAR);
+    this.#dirtyMemo.add(memo);
   }
 
   /**
@@ -255,4 +471,24 @@ export class S3SyncService {
 /** `<ns>/<rel>` → `<rel>`; a bare rel stays as it is (the extension accepts both). */
 function stripNamespace(relPath: string, namespace: string): string {
   return relPath.startsWith(`${namespace}/`) ? relPath.slice(namespace.length + 1) : relPath;
+}
+
+/** A push's outcome for swamp core: failures and withheld work throw, after the rest is done. */
+function finishPush(report: PushReport): number {
+  if (report.failures.length > 0) {
+    throw new SyncError(
+      "upload-failed",
+      `Failed to push ${report.failures.length} file(s) to S3: ${
+        report.failures.slice(0, 3).map((f) => `${f.item}: ${f.message}`).join("; ")
+      }`,
+      { details: report.failures },
+    );
+  }
+  const guard = report.plan.blocked[0];
+  if (guard) {
+    throw new SyncError(guard.code, `${guard.message} (pushed ${report.uploaded} files first)`, {
+      details: report.plan.blocked,
+    });
+  }
+  return report.uploaded + report.deleted;
 }

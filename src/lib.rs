@@ -18,6 +18,7 @@
 //! - [`index`]: index formats v1 and v2.
 //! - [`listing`]: compact listing buffers that cross the WASM boundary.
 //! - [`migrate`]: the remote side of a solo → namespaced migrate.
+//! - [`contamination`]: objects of other namespaces under the bound one, and which are safe to remove.
 //! - [`lock`]: decisions of the extension-compatible distributed lock (time passed in).
 //! - [`rebuild`]: an index from a bucket listing.
 //! - [`layout`]: what a cache walk says about the layout.
@@ -31,6 +32,7 @@
 //!
 //! Every public function returns [`CoreResult`]; no panic may cross the boundary.
 
+pub mod contamination;
 pub mod error;
 pub mod index;
 pub mod layout;

@@ -241,6 +241,10 @@ pub struct PullOutcome {
     pub downloaded: Vec<(String, i64)>,
     /// Rels whose object was gone (404): their entries are pruned, as the extension does.
     pub not_found: Vec<String>,
+    /// Downloaded rels with the size of the bytes that arrived. Where it disagrees with the
+    /// index, the object is the truth (a writer recorded a wrong size): the entry takes the real
+    /// size and loses its now meaningless `sha256`.
+    pub sizes: Vec<(String, u64)>,
 }
 
 /// What applying a pull changed in the index.
@@ -251,6 +255,9 @@ pub struct PullApplied {
     pub removed: u64,
     /// Entries whose `localMtime` was updated.
     pub mtimes_recorded: u64,
+    /// Entries whose recorded size disagreed with the object downloaded; corrected in the
+    /// index, so the remote index is stale too.
+    pub sizes_corrected: Vec<String>,
 }
 
 /// Records the outcome of a pull in `index`: local mtimes of downloaded and current files, and
@@ -267,6 +274,15 @@ pub fn apply_pull(index: &mut Index, plan: &PullPlan, outcome: &PullOutcome) -> 
         if let Some(entry) = index.entries.get_mut(rel) {
             entry.local_mtime = Some(format_iso_millis(*mtime));
             applied.mtimes_recorded += 1;
+        }
+    }
+    for (rel, size) in &outcome.sizes {
+        if let Some(entry) = index.entries.get_mut(rel) {
+            if entry.size != *size {
+                entry.size = *size;
+                entry.sha256 = None;
+                applied.sizes_corrected.push(rel.clone());
+            }
         }
     }
     for rel in plan.prune.iter().chain(&outcome.not_found) {

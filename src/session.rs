@@ -23,6 +23,29 @@ use crate::push::{
 use crate::rebuild::{RebuildBuilder, RebuildReport};
 use crate::repair::{diagnose, plan_repair, DoctorFacts, Problem, RepairPlan};
 
+/// Which shard layout [`Session::shard_layout`] cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardFormat {
+    /// The v1 per-partition mirror of the monolith.
+    V1Mirror,
+    /// The v2 shard-first layout at this commit sequence.
+    V2 {
+        /// The `commitSeq` the meta records.
+        commit_seq: u64,
+    },
+}
+
+/// An index cut into shards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardLayout {
+    /// `(partition, compact shard JSON)`, by partition.
+    pub shards: Vec<(String, Vec<u8>)>,
+    /// The `_index/_meta.json` bytes listing them.
+    pub meta: Vec<u8>,
+    /// Rels with no partition (kept in the monolith by a v1 mirror).
+    pub unpartitioned: Vec<String>,
+}
+
 /// What loading an index found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -254,6 +277,75 @@ impl Session {
         self.index = Some(index);
         self.pull = None;
         Ok(report)
+    }
+
+    /// The loaded index cut into shards, with the `_index/_meta.json` that lists them.
+    ///
+    /// - `ShardFormat::V1Mirror`: the per-partition files a v1 writer keeps beside the
+    ///   monolith (the extension's scoped pulls read them first, so a v1 publish that skips
+    ///   them leaves stale entries for its peers). Unpartitioned rels stay in the monolith.
+    /// - `ShardFormat::V2 { commit_seq }`: a shard-first layout whose shards are the source of
+    ///   truth. A rel with no partition would be lost there, so it is refused
+    ///   (`index-unpartitioned`), never dropped.
+    ///
+    /// With `only_touched`, only the shards holding a rel the recorded push changed are cut
+    /// (an emptied one as an empty shard; the meta lists every partition that has entries).
+    pub fn shard_layout(&self, format: ShardFormat, only_touched: bool) -> CoreResult<ShardLayout> {
+        let index = self.index()?;
+        let grouped = group_by_partition(index);
+        let touched: Option<BTreeSet<String>> = if only_touched {
+            let changes = self.changes.as_ref().ok_or_else(|| {
+                CoreError::input("shard_layout of touched shards before record_push")
+            })?;
+            Some(
+                changes
+                    .upserts
+                    .keys()
+                    .chain(changes.deletes.keys())
+                    .chain(changes.prune.iter())
+                    .filter_map(|rel| partition_key(rel))
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        let commit_seq = match format {
+            ShardFormat::V1Mirror => None,
+            ShardFormat::V2 { commit_seq } => {
+                if let Some(rel) = grouped.unpartitioned.first() {
+                    return Err(CoreError::input(format!(
+                        "{rel:?} has no shard partition under the v2 layout, so the index cannot move to shards without losing it"
+                    )));
+                }
+                Some(commit_seq)
+            }
+        };
+        let mut shards: Vec<(String, Vec<u8>)> = grouped
+            .shards
+            .iter()
+            .filter(|(partition, _)| touched.as_ref().is_none_or(|t| t.contains(*partition)))
+            .map(|(partition, rels)| (partition.clone(), shard_json(index, rels)))
+            .collect();
+        // A touched partition the push emptied gets an empty shard: a reader that goes to a
+        // shard by its partition key (the extension's scoped pull) must not see the old entries.
+        for partition in touched.iter().flatten() {
+            if !grouped.shards.contains_key(partition) {
+                shards.push((partition.clone(), shard_json(index, &[])));
+            }
+        }
+        shards.sort_by(|a, b| a.0.cmp(&b.0));
+        let meta = ShardMeta {
+            version: if commit_seq.is_some() { 2 } else { 1 },
+            partitions: grouped.shards.keys().cloned().collect(),
+            commit_seq,
+            last_compacted: None,
+            extra: Default::default(),
+        };
+        Ok(ShardLayout {
+            shards,
+            meta: meta.to_json(),
+            unpartitioned: grouped.unpartitioned,
+        })
     }
 
     fn index(&self) -> CoreResult<&Index> {

@@ -11,7 +11,7 @@ use crate::error::CoreError;
 use crate::listing::decode_local;
 use crate::lock;
 use crate::paths::{
-    find_collisions, is_internal, partition_key, CachePlace, PathModel, INDEX_FILE,
+    find_collisions, is_internal, partition_key, CachePlace, Namespace, PathModel, INDEX_FILE,
 };
 use crate::pull::{PullOptions, PullOutcome};
 use crate::push::{PushInput, Uploaded};
@@ -19,7 +19,7 @@ use crate::repair::DoctorFacts;
 use crate::safety::{
     self, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
 };
-use crate::session::Session;
+use crate::session::{Session, ShardFormat};
 use crate::sync_state::SyncState;
 
 /// Turns a core error into a JS `Error` with a `code` property.
@@ -113,6 +113,63 @@ impl Planner {
                 })
                 .collect(),
             meta: text(meta),
+        })
+    }
+
+    /// The loaded index cut into shards: `{shards: [{partition, json}], meta, unpartitioned}`.
+    /// `commitSeq` absent: the v1 mirror kept beside the monolith; present: a v2 shard-first
+    /// layout at that sequence (refused when a rel has no partition).
+    /// With `onlyTouched`, only shards the recorded push changed.
+    #[wasm_bindgen(js_name = shardLayout)]
+    pub fn shard_layout(
+        &self,
+        commit_seq: Option<f64>,
+        only_touched: bool,
+    ) -> Result<String, JsValue> {
+        let format = match commit_seq {
+            None => ShardFormat::V1Mirror,
+            Some(seq)
+                if seq >= 0.0
+                    && seq.fract() == 0.0
+                    && seq <= crate::index::MAX_SAFE_INTEGER as f64 =>
+            {
+                ShardFormat::V2 {
+                    commit_seq: seq as u64,
+                }
+            }
+            Some(seq) => {
+                return Err(to_js_error(CoreError::input(format!(
+                    "commitSeq must be a non-negative integer, got {seq}"
+                ))))
+            }
+        };
+        let layout = self
+            .inner
+            .shard_layout(format, only_touched)
+            .map_err(to_js_error)?;
+        #[derive(Serialize)]
+        struct Shard {
+            partition: String,
+            json: String,
+        }
+        #[derive(Serialize)]
+        struct Layout {
+            shards: Vec<Shard>,
+            meta: String,
+            unpartitioned: Vec<String>,
+        }
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap_or_default();
+        to_json(&Layout {
+            shards: layout
+                .shards
+                .into_iter()
+                .map(|(partition, json)| Shard {
+                    partition,
+                    json: text(json),
+                })
+                .collect(),
+            meta: text(layout.meta),
+            unpartitioned: layout.unpartitioned,
         })
     }
 
@@ -210,6 +267,7 @@ impl Planner {
                 .iter()
                 .filter_map(|f| Some((f.path.to_string(), f.mtime_ms?)))
                 .collect(),
+            sizes: files.iter().map(|f| (f.path.to_string(), f.size)).collect(),
             not_found,
         };
         to_js(&self.inner.apply_pull(&outcome).map_err(to_js_error)?)
@@ -356,6 +414,12 @@ impl Planner {
     #[wasm_bindgen(js_name = remoteIndexKey)]
     pub fn remote_index_key(&self) -> String {
         self.inner.model().under_binding(INDEX_FILE)
+    }
+
+    /// The key of the global lock swamp core takes for this layout (relative to the prefix).
+    #[wasm_bindgen(js_name = lockKey)]
+    pub fn lock_key(&self) -> String {
+        self.inner.model().lock_key()
     }
 
     /// The remote folder (relative to the prefix, with a trailing `/`, or empty solo) that a
@@ -715,6 +779,37 @@ pub fn classify_cache_path(
         },
     };
     to_js(&place)
+}
+
+/// Scans a listing of the whole bucket (the `encodeRemotePage` buffer) for objects of other
+/// namespaces under `namespace`, with a verdict per object (only `redundant` ones may go).
+#[wasm_bindgen(js_name = findContamination)]
+pub fn find_contamination_js(namespace: &str, listing: &[u8]) -> Result<JsValue, JsValue> {
+    let own = Namespace::parse(namespace).map_err(to_js_error)?;
+    let objects = crate::listing::decode_remote(listing)
+        .and_then(|records| {
+            records
+                .iter()
+                .map(|r| r.checked())
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(to_js_error)?;
+    to_js(&crate::contamination::find_contamination(&own, &objects))
+}
+
+/// True when uploading a catalog export of `localSize` bytes over a remote one of
+/// `remoteSize` bytes looks like a truncation (the `catalog-shrink` guard).
+#[wasm_bindgen(js_name = catalogShrinks)]
+pub fn catalog_shrinks_js(local_size: f64, remote_size: f64) -> bool {
+    // Sizes arrive as JS numbers; anything negative or fractional is clamped, never trusted up.
+    let bytes = |n: f64| {
+        if n.is_finite() && n > 0.0 {
+            n as u64
+        } else {
+            0
+        }
+    };
+    crate::safety::catalog_shrinks(bytes(local_size), bytes(remote_size))
 }
 
 /// True when a rel (namespace stripped) is an internal file that never syncs.

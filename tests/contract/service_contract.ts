@@ -157,12 +157,19 @@ export function serviceContract(target: ContractTarget): void {
     await Deno.remove(`${cache}/ns/${rels[1]}`);
     await service.markDirty({ relPath: `ns/${rels[1]}` });
     const preview = await service.previewPush({ namespace: "ns" });
-    assertEquals(preview.uploads.map((u) => u.rel), ["logs/new.log"]);
-    assertEquals(preview.deletes.map((d) => d.rel), [rels[1]]);
+    // Core's PushPreviewSummary fields, which `sync --push` prints before asking.
     assertEquals(
-      await service.pushChanged({ namespace: "ns" }),
-      preview.uploads.length + preview.deletes.length,
+      {
+        total: preview.total,
+        new: preview.new,
+        changed: preview.changed,
+        deleted: preview.deleted,
+      },
+      { total: 2, new: 1, changed: 0, deleted: 1 },
     );
+    assertEquals(preview.plan.uploads.map((u) => u.rel), ["logs/new.log"]);
+    assertEquals(preview.plan.deletes.map((d) => d.rel), [rels[1]]);
+    assertEquals(await service.pushChanged({ namespace: "ns" }), preview.total);
     const after = await keys();
     assert(after.includes("ns/logs/new.log") && !after.includes(`ns/${rels[1]}`));
   });

@@ -1,0 +1,100 @@
+/**
+ * Shard files beside or instead of the monolithic index: the v1 per-partition mirror a v1
+ * writer keeps current, and the one-time move of a v1 repo to the v2 shard-first layout
+ * (`migrateMonolithToShards`). The cutting is the core's (`Planner.shardLayout`); this module
+ * only writes what it is given.
+ *
+ * @module
+ */
+import type { Planner } from "./core.ts";
+import type { SyncContext } from "./context.ts";
+import { DEFAULT_RETRY, withRetry } from "./engine.ts";
+import { describe } from "./errors.ts";
+import { loadRemoteIndex, readShardSet } from "./pull.ts";
+
+/** swamp core's `MigrateIndexResult`. */
+export interface MigrateIndexResult {
+  /** The meta's version after the call (2). */
+  version: number;
+  /** The partitions the meta lists. */
+  partitions: string[];
+  /** The meta's commit sequence. */
+  commitSeq: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * After a v1 publish, rewrites the shards of the partitions this push touched and a v1
+ * `_meta.json`, as the extension's writers do: its scoped pulls read a model's shard first, so
+ * a writer that skipped them would leave its peers reading stale entries. The monolith stays
+ * the source of truth, so a failure here is reported through `log`, not thrown.
+ *
+ * @returns shards written
+ */
+export async function writeV1Mirror(ctx: SyncContext, planner: Planner): Promise<number> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const folder = planner.listingPrefix;
+  const layout = planner.shardLayout(undefined, true);
+  let written = 0;
+  try {
+    for (const shard of layout.shards) {
+      const key = `${folder}_index/${shard.partition}.json`;
+      await withRetry(
+        () => ctx.store.putObject(key, encoder.encode(shard.json), ctx.signal),
+        retry,
+        ctx.signal,
+      );
+      written++;
+    }
+    await withRetry(
+      () =>
+        ctx.store.putObject(`${folder}_index/_meta.json`, encoder.encode(layout.meta), ctx.signal),
+      retry,
+      ctx.signal,
+    );
+  } catch (error) {
+    ctx.log?.(`the v1 shard mirror was not fully updated (${describe(error)}); the index was`);
+  }
+  return written;
+}
+
+/**
+ * Moves the bound tree's index to the v2 shard-first layout: every entry into its shard, then
+ * `_meta.json` version 2 at `commitSeq` 1. Idempotent: a repo already on v2 is left as it is
+ * and its meta reported. Swamp core calls it under its global lock (a structural command).
+ *
+ * @throws SyncError when an entry has no partition (it would be lost), or the index is corrupt
+ */
+export async function migrateToShards(
+  ctx: SyncContext,
+  planner: Planner,
+): Promise<MigrateIndexResult> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const folder = planner.listingPrefix;
+  const current = await readShardSet(ctx, folder);
+  if (current) {
+    const meta = JSON.parse(new TextDecoder().decode(current.meta));
+    return { version: 2, partitions: [...current.shards.keys()], commitSeq: meta.commitSeq ?? 0 };
+  }
+  // The monolith, or (when there is none) the index rebuilt from a listing.
+  await loadRemoteIndex(ctx, planner, false);
+  const layout = planner.shardLayout(1, false);
+  for (const shard of layout.shards) {
+    const key = `${folder}_index/${shard.partition}.json`;
+    await withRetry(
+      () => ctx.store.putObject(key, encoder.encode(shard.json), ctx.signal),
+      retry,
+      ctx.signal,
+    );
+  }
+  // The meta last: until it says version 2, readers keep using the monolith.
+  await withRetry(
+    () =>
+      ctx.store.putObject(`${folder}_index/_meta.json`, encoder.encode(layout.meta), ctx.signal),
+    retry,
+    ctx.signal,
+  );
+  ctx.log?.(`moved ${layout.shards.length} shards to the v2 layout`);
+  return { version: 2, partitions: layout.shards.map((s) => s.partition), commitSeq: 1 };
+}
