@@ -5,8 +5,9 @@
  * Faults per request: a 500/503/429 answered without forwarding, the same answered after the
  * request reached the server (an ambiguous failure: the write may have happened), a connection
  * reset with no answer, a truncated body, a latency spike, and a listing that fails on page k.
- * Decisions come from a hash of (seed, method, path, n-th time this request was seen), not from
- * arrival order, so a failing run replays with the same seed whatever the concurrency.
+ * Decisions come from a hash of (seed, method, path with random UUIDs masked, n-th time this
+ * request was seen), not from arrival order, so a failing run replays with the same seed
+ * whatever the concurrency.
  *
  * @module
  */
@@ -59,6 +60,14 @@ export interface FaultProxy {
    */
   tripAt(nth: number, when: "before" | "after", action: () => void): void;
   /**
+   * Holds the `nth` request from now before it is forwarded, until the returned function is
+   * called: with `true` it is then forwarded, with `false` dropped unanswered (as for a client
+   * killed while it waited). A client that must not get past a point of its run while a test
+   * acts (a kill placed by something other than a request) waits here. Counted as `held` in
+   * `stats.injected` when the request arrives.
+   */
+  holdAt(nth: number): (forward: boolean) => void;
+  /**
    * Holds the first `count` requests that `match` until all of them have arrived, then lets them
    * go together (or after `timeoutMs`, so a client that died early cannot hang the test): racing
    * clients then provably read the same state, instead of overlapping by timing luck. Counted
@@ -88,6 +97,7 @@ function unit(seed: number, text: string): number {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
   outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
@@ -158,6 +168,9 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
   const count = (kind: string) => (stats.injected[kind] = (stats.injected[kind] ?? 0) + 1);
   const open = new Set<Deno.Conn>();
   let trip: { at: number; when: "before" | "after"; action: () => void } | undefined;
+  let hold:
+    | { at: number; released: Promise<boolean>; release: (forward: boolean) => void }
+    | undefined;
   let gate:
     | {
       count: number;
@@ -189,6 +202,11 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
       if (!request) return;
       n = ++stats.requests;
       if (tripped(n, "before")) return;
+      if (hold && hold.at === n) {
+        count("held");
+        const forward = await hold.released;
+        if (!forward) return;
+      }
       const [requestLine, ...headerLines] = request.head.split("\r\n");
       const [method, target] = requestLine.split(" ");
       if (gate && gate.match(method, target)) {
@@ -200,9 +218,13 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
         await held;
       }
       stats.byMethod[method] = (stats.byMethod[method] ?? 0) + 1;
-      const nth = (seen.get(`${method} ${target}`) ?? 0) + 1;
-      seen.set(`${method} ${target}`, nth);
-      const roll = unit(plan.seed, `${method} ${target} #${nth}`);
+      // A random name in the path (push's conditional-write probe object is named by a fresh
+      // UUID each run) would make every decision on it differ from run to run: decide on the
+      // path with such names masked, so a seed replays.
+      const stable = `${method} ${target.replace(UUID, "<uuid>")}`;
+      const nth = (seen.get(stable) ?? 0) + 1;
+      seen.set(stable, nth);
+      const roll = unit(plan.seed, `${stable} #${nth}`);
       const eligible = !plan.methods || plan.methods.includes(method);
       const isList = method === "GET" && /[?&]list-type=2/.test(target);
       if (isList) listPages++;
@@ -214,7 +236,7 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
       let edge = 0;
       const hit = (rate = 0) => eligible && roll >= edge && roll < (edge += rate);
       if (hit(plan.errorRate)) {
-        const status = [500, 503, 429][Math.floor(unit(plan.seed + 1, target) * 3)];
+        const status = [500, 503, 429][Math.floor(unit(plan.seed + 1, stable) * 3)];
         count(`error-${status}`);
         await writeAll(conn, errorResponse(status));
         return;
@@ -299,12 +321,20 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
     tripAt(nth, when, action) {
       trip = { at: stats.requests + nth, when, action };
     },
+    holdAt(nth) {
+      let release!: (forward: boolean) => void;
+      const released = new Promise<boolean>((resolve) => release = resolve);
+      hold?.release(false);
+      hold = { at: stats.requests + nth, released, release };
+      return (forward) => release(forward);
+    },
     barrier(count, match, timeoutMs = 30_000) {
       openGate();
       gate = { count, match, waiting: [], timer: setTimeout(openGate, timeoutMs) };
     },
     async stop() {
       openGate();
+      hold?.release(false);
       listener.close();
       for (const conn of open) {
         try {

@@ -107,3 +107,100 @@ export function checkNoDeletes(deletesSent: number, why: string): void {
     throw new InvariantViolation(`${deletesSent} deletes were sent after ${why}`);
   }
 }
+
+/** What an index audit compared (see `auditIndex`). */
+export interface IndexAudit {
+  /** Entries that had to be held (`mustHold`). */
+  expected: number;
+  /** Of those, the ones the index holds. */
+  found: number;
+  /** The ones it lost. */
+  missing: string[];
+  /** Entries the index names. */
+  named: number;
+  /** Of those, the ones whose object exists with the entry's size. */
+  present: number;
+  /** The ones whose object is absent or of another size. */
+  absent: string[];
+}
+
+/**
+ * The comparisons of `checkIndexSound`, counted instead of thrown: how many entries had to be
+ * held and were, how many objects the index names and exist with their size. An absent index
+ * holds nothing. Figures are built from this; the checks stay `checkIndexSound`'s.
+ */
+export async function auditIndex(
+  direct: ObjectStoreClient,
+  namespace: string,
+  mustHold: Iterable<string>,
+): Promise<IndexAudit> {
+  let entries: Record<string, { size: number }> = {};
+  try {
+    entries = JSON.parse(
+      decoder.decode((await direct.getObject(`${namespace}/.datastore-index.json`)).data),
+    ).entries;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  const objects = new Map(
+    (await direct.listAllObjects(`${namespace}/`)).map((o) => [o.key, o.size]),
+  );
+  const absent = Object.entries(entries)
+    .filter(([rel, entry]) => objects.get(`${namespace}/${rel}`) !== entry.size)
+    .map(([rel]) => rel);
+  const wanted = [...mustHold];
+  const missing = wanted.filter((rel) => !(rel in entries));
+  return {
+    expected: wanted.length,
+    found: wanted.length - missing.length,
+    missing,
+    named: Object.keys(entries).length,
+    present: Object.keys(entries).length - absent.length,
+    absent,
+  };
+}
+
+/** What a cache audit compared (see `auditCache`). */
+export interface CacheAudit {
+  /** Files that had to be in the cache (`mustHave`), plus any other file of the tree. */
+  expected: number;
+  /** Of those, the ones present and byte-identical to their object. */
+  found: number;
+  /** The ones absent, without an object, or differing from it. */
+  wrong: string[];
+}
+
+/**
+ * The comparisons of `checkCacheMatchesRemote`, counted instead of thrown: every file of the
+ * bound tree (temp files aside) and every rel of `mustHave` must be in the cache and
+ * byte-identical to its object.
+ */
+export async function auditCache(
+  cache: string,
+  direct: ObjectStoreClient,
+  namespace: string,
+  mustHave: Iterable<string> = [],
+): Promise<CacheAudit> {
+  const paths = new Set(
+    (await listTree(`${cache}/${namespace}`))
+      .filter((path) => !path.split("/").pop()!.startsWith(".s3sync-tmp-")),
+  );
+  for (const rel of mustHave) paths.add(rel);
+  const wrong: string[] = [];
+  for (const path of paths) {
+    let local: Uint8Array;
+    let remote: Uint8Array;
+    try {
+      local = await Deno.readFile(`${cache}/${namespace}/${path}`);
+      remote = (await direct.getObject(`${namespace}/${path}`)).data;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound || isNotFound(error)) {
+        wrong.push(path);
+        continue;
+      }
+      throw error;
+    }
+    if (!same(local, remote)) wrong.push(path);
+  }
+  return { expected: paths.size, found: paths.size - wrong.length, wrong };
+}

@@ -14,7 +14,13 @@ import { S3Store } from "../../js/s3.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 import { seedBucketWithIndex, writeCacheFiles } from "../harness/datastore.ts";
 import { type FaultPlan, startFaultProxy } from "../harness/fault_proxy.ts";
-import { checkCacheMatchesRemote, checkIndexSound, checkNoDeletes } from "../harness/invariants.ts";
+import {
+  auditCache,
+  auditIndex,
+  checkCacheMatchesRemote,
+  checkIndexSound,
+  checkNoDeletes,
+} from "../harness/invariants.ts";
 import { seeds } from "../harness/scale.ts";
 import { contentOf, datastoreRels, putAll } from "../harness/seed.ts";
 import { type S3Server, startServer } from "../harness/servers.ts";
@@ -75,11 +81,57 @@ async function rig(server: S3Server, bucket: string, faults: FaultPlan): Promise
   };
 }
 
-const totals = { runs: 0, faults: 0, requests: 0, lost: 0 };
-function tally(r: Rig): void {
+/**
+ * What the campaign injected and what its invariant checks compared, summed over the runs:
+ * index entries that had to be held and were found, objects the index names and were present
+ * with their size, cache files that had to match their object and did. Printed at the end.
+ */
+const totals = {
+  runs: 0,
+  faults: 0,
+  requests: 0,
+  entriesExpected: 0,
+  entriesFound: 0,
+  objectsNamed: 0,
+  objectsPresent: 0,
+  filesExpected: 0,
+  filesFound: 0,
+};
+function tally(r: Rig, label: string): void {
+  const faults = Object.values(r.proxy.stats.injected).reduce((a, b) => a + b, 0);
   totals.runs++;
   totals.requests += r.proxy.stats.requests;
-  totals.faults += Object.values(r.proxy.stats.injected).reduce((a, b) => a + b, 0);
+  totals.faults += faults;
+  console.log(
+    `${label}: ${r.proxy.stats.requests} requests, ${faults} faults ${
+      JSON.stringify(r.proxy.stats.injected)
+    }`,
+  );
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/** `checkIndexSound`, with what it compares counted into the totals first. */
+async function indexSound(r: Rig, mustHold: string[]): Promise<string[]> {
+  const audit = await auditIndex(r.direct, "ns", mustHold);
+  totals.entriesExpected += audit.expected;
+  totals.entriesFound += audit.found;
+  totals.objectsNamed += audit.named;
+  totals.objectsPresent += audit.present;
+  return await checkIndexSound(r.direct, "ns", mustHold);
+}
+
+/**
+ * `checkCacheMatchesRemote` (every file of the tree is its object's bytes), with what it
+ * compares counted into the totals first; `mustHave` are rels that must also be there.
+ */
+async function cacheMatches(r: Rig, mustHave: string[] = []): Promise<number> {
+  const audit = await auditCache(r.cache, r.direct, "ns", mustHave);
+  totals.filesExpected += audit.expected;
+  totals.filesFound += audit.found;
+  return await checkCacheMatchesRemote(r.cache, r.direct, "ns", new Set());
 }
 
 for (const rate of [0.1, 0.3]) {
@@ -99,17 +151,14 @@ for (const rate of [0.1, 0.3]) {
             assert(error instanceof SyncError, `seed ${seed}: ${error}`);
           }
           // The cache started empty: a failed download must have left no file at all.
-          const written = await checkCacheMatchesRemote(r.cache, r.direct, "ns", new Set());
+          const written = await cacheMatches(r);
           assert(written + failed <= rels.length, `seed ${seed}`);
-          await checkIndexSound(r.direct, "ns", rels);
-          tally(r);
+          await indexSound(r, rels);
+          tally(r, `pull ${rate * 100} % seed ${seed}`);
           r.proxy.setPlan({ seed });
           const healed = await pull(r.ctx);
           assertEquals(healed.failures, [], `seed ${seed}`);
-          assertEquals(
-            await checkCacheMatchesRemote(r.cache, r.direct, "ns", new Set()),
-            rels.length,
-          );
+          assertEquals(await cacheMatches(r, rels), rels.length);
         } finally {
           await r.close();
         }
@@ -146,12 +195,12 @@ for (const rate of [0.1, 0.3]) {
           }
           // Whatever happened: nothing the index names is absent, nothing kept was dropped.
           const kept = rels.filter((rel) => !doomed.includes(rel));
-          const indexed = await checkIndexSound(r.direct, "ns", kept);
-          tally(r);
+          const indexed = await indexSound(r, kept);
+          tally(r, `push ${rate * 100} % seed ${seed} (${outcome})`);
           r.proxy.setPlan({ seed });
           const healed = await push(r.ctx);
           assertEquals(healed.failures, [], `seed ${seed} (${outcome})`);
-          const final = await checkIndexSound(r.direct, "ns", [...kept, ...fresh]);
+          const final = await indexSound(r, [...kept, ...fresh]);
           for (const rel of doomed) assert(!final.includes(rel), `${rel} still indexed`);
           assert(indexed.length > 0);
         } finally {
@@ -173,12 +222,12 @@ Deno.test("a listing that fails on page 2 aborts the rebuild and publishes nothi
     const error = await assertRejects(() => pull({ ...r.ctx, listPageSize: 50 }), SyncError);
     assertEquals((error as SyncError).code, "listing-failed");
     assertEquals((await r.direct.headObject("ns/.datastore-index.json")).exists, false);
-    assertEquals(await checkCacheMatchesRemote(r.cache, r.direct, "ns", new Set()), 0);
+    assertEquals(await cacheMatches(r), 0);
     r.proxy.setPlan({ seed: 7 });
     const healed = await pull({ ...r.ctx, listPageSize: 50 });
     assertEquals(healed.rebuilt?.kept, 120);
-    await checkIndexSound(r.direct, "ns", rels);
-    tally(r);
+    await indexSound(r, rels);
+    tally(r, "rebuild, listing page 2 failing");
   } finally {
     await r.close();
     await server.stop();
@@ -209,8 +258,8 @@ Deno.test("a walk error withholds every delete, even with --delete-missing", asy
     const report = await push({ ...r.ctx, cache: erring }, { deleteMissing: true });
     assert(report.plan.blocked.some((b) => b.code === "walk-error"));
     checkNoDeletes(r.proxy.stats.byMethod.DELETE ?? 0, "a walk error");
-    await checkIndexSound(r.direct, "ns", rels);
-    tally(r);
+    await indexSound(r, rels);
+    tally(r, "walk error");
   } finally {
     await r.close();
     await server.stop();
@@ -239,14 +288,24 @@ Deno.test("repair under 30 % faults loses nothing and converges once healed", as
         } catch (error) {
           assert(error instanceof SyncError, `seed ${seed}: ${error}`);
         }
-        tally(r);
+        tally(r, `repair 30 % seed ${seed}`);
         r.proxy.setPlan({ seed });
         const healed = await repair(r.ctx, true);
         assertEquals(healed.hydration?.failures ?? [], []);
+        // The local-only files (no object to compare with): each must be in the namespace
+        // folder with its own bytes.
         for (const rel of datastoreRels(10, "mine-")) {
-          assertEquals(await Deno.readFile(`${r.cache}/ns/${rel}`), contentOf(rel), rel);
+          totals.filesExpected++;
+          const data = await Deno.readFile(`${r.cache}/ns/${rel}`).catch(() => null);
+          if (data && sameBytes(data, contentOf(rel))) totals.filesFound++;
+          assertEquals(data, contentOf(rel), rel);
         }
-        await checkIndexSound(r.direct, "ns", rels);
+        // The hydrated files: every indexed rel is in the namespace folder with its object's bytes.
+        const hydrated = await auditCache(r.cache, r.direct, "ns", rels);
+        totals.filesExpected += rels.length;
+        totals.filesFound += rels.filter((rel) => !hydrated.wrong.includes(rel)).length;
+        assertEquals(hydrated.wrong.filter((p) => rels.includes(p)), [], "hydrated files");
+        await indexSound(r, rels);
         checkNoDeletes(r.proxy.stats.byMethod.DELETE ?? 0, "a repair (it never writes the bucket)");
       } finally {
         await r.close();
@@ -258,8 +317,17 @@ Deno.test("repair under 30 % faults loses nothing and converges once healed", as
 });
 
 Deno.test("fault campaign figures", () => {
+  const t = totals;
+  const lost = (t.entriesExpected - t.entriesFound) + (t.filesExpected - t.filesFound);
   console.log(
-    `fault runs: ${totals.runs}, requests: ${totals.requests}, faults injected: ${totals.faults}, data lost: ${totals.lost}`,
+    `fault runs: ${t.runs}, requests: ${t.requests}, faults injected: ${t.faults}; ` +
+      `index entries expected ${t.entriesExpected}, found ${t.entriesFound}; ` +
+      `objects named by the index ${t.objectsNamed}, present ${t.objectsPresent}; ` +
+      `cache files expected ${t.filesExpected}, found byte-identical ${t.filesFound}; ` +
+      `data lost: ${lost}`,
   );
-  assert(totals.runs > 0 && totals.faults > 0, "the campaign injected faults");
+  assert(t.runs > 0 && t.faults > 0, "the campaign injected faults");
+  assert(t.entriesExpected > 0 && t.filesExpected > 0, "the checks compared something");
+  assertEquals(lost, 0, "nothing lost");
+  assertEquals(t.objectsPresent, t.objectsNamed, "the index named no absent object");
 });
