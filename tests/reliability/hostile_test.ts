@@ -22,6 +22,10 @@ async function fenced(): Promise<{ parent: string; cache: string; outside(): Pro
 type Json = {
   code?: number;
   summary?: { blocked: { code: string }[] };
+  report?: {
+    rebuilt?: { skippedUnsafe: number; unsafeExamples: { key: string; code: string }[] };
+    plan?: { refused: { rel: string; code: string }[] };
+  };
   error?: { code: string; message: string };
 };
 
@@ -38,59 +42,98 @@ async function pullJson(
   return { ...(run.json as Json), exit: run.code };
 }
 
-const tried: string[] = [];
+/** What the tests below measured, input by input; printed by the last test. */
+const figures = {
+  /** Unsafe inputs that reached s3sync. */
+  unsafeTried: 0,
+  /** Of those, refused with the code expected for that input. */
+  unsafeRefused: 0,
+  /** Safe controls that reached s3sync. */
+  controlsTried: 0,
+  /** Of those, downloaded byte for byte under their own name. */
+  controlsArrived: 0,
+  /** Bucket keys the server itself would not store (they never reached s3sync). */
+  serverRejected: [] as string[],
+  /** Fenced runs after which nothing had been written outside the cache. */
+  fencedRuns: 0,
+};
 
 Deno.test("unsafe bucket keys are refused with codes and nothing lands outside the cache", async () => {
   const server = await startServer("moto");
   const store = await server.bucket("hostile-keys", { prefix: "p" });
   const { cache, outside, parent } = await fenced();
   try {
-    const keys = [
-      "ns/../escape",
-      "ns/data/../../../escape-deeper",
-      "ns/data//double",
-      "ns/data/back\\slash",
-      "ns/data/ctl\u0001char",
-      "ns/data/nul\u0000byte",
-      `ns/data/${"x".repeat(1020 - "p/ns/data/".length + 10)}`, // over 1,024 bytes with the prefix
-      "ns/data/C:/drive",
-      "ns/data/aux.txt",
+    // Each unsafe key with the code its refusal must carry.
+    const unsafe: [string, string][] = [
+      ["ns/../escape", "path-dot-segment"],
+      ["ns/data/../../../escape-deeper", "path-dot-segment"],
+      ["ns/data//double", "path-empty-segment"],
+      ["ns/data/back\\slash", "path-backslash"],
+      ["ns/data/ctl\u0001char", "path-control-character"],
+      ["ns/data/nul\u0000byte", "path-control-character"],
+      // over 1,024 bytes with the prefix
+      [`ns/data/${"x".repeat(1020 - "p/ns/data/".length + 10)}`, "path-too-long"],
+      ["ns/data/C:/drive", "path-drive-letter"],
+      ["ns/data/aux.txt", "path-reserved-name"],
+    ];
+    // Safe controls: distinct names on Linux, each must arrive under its own name.
+    const controls = [
       "ns/logs/caf\u00e9.log", // NFC
       "ns/logs/cafe\u0301.log", // NFD: same name on macOS
       "ns/logs/Case.log",
       "ns/logs/case.log",
       "ns/logs/ok.log",
     ];
-    const stored: string[] = [];
-    for (const key of keys) {
+    const stored = new Set<string>();
+    for (const key of [...unsafe.map(([key]) => key), ...controls]) {
       try {
         await store.putObject(key, encoder.encode(`payload of ${key}`));
-        stored.push(key);
+        stored.add(key);
       } catch {
-        // the server itself refused this key
+        figures.serverRejected.push(JSON.stringify(key));
       }
     }
+    // What the bucket really holds: a key the server stored under another name is not the
+    // input it was meant to be, and would be counted as tried without being tried.
     const listed = new Set((await store.listAllObjects("ns/")).map((o) => o.key));
-    tried.push(...keys);
+    for (const key of stored) {
+      assert(listed.has(key), `the server stored ${JSON.stringify(key)} under another name`);
+    }
+    assertEquals(listed.size, stored.size, `listed: ${JSON.stringify([...listed])}`);
+
     const run = await pullJson(server, "hostile-keys", cache, "p");
     assertEquals(run.exit, 3, JSON.stringify(run));
     assert(run.summary!.blocked.some((b) => b.code === "unsafe-keys"), JSON.stringify(run.summary));
-    assertEquals(await outside(), [], "nothing outside the cache");
+    const rebuilt = run.report!.rebuilt!;
+    const refusedWith = new Map(rebuilt.unsafeExamples.map((u) => [u.key, u.code]));
+    const reached = unsafe.filter(([key]) => stored.has(key));
+    // Every example is listed (the core keeps up to 20), so the count and the list agree.
+    assertEquals(rebuilt.skippedUnsafe, reached.length, JSON.stringify(rebuilt));
+    assertEquals(refusedWith.size, reached.length, JSON.stringify(rebuilt.unsafeExamples));
     const inCache = await listTree(`${cache}/ns`);
-    for (const file of inCache) assert(!file.includes(".."), file);
-    assert(inCache.includes("logs/ok.log"));
-    // The safe Unicode and case variants are distinct names on Linux: both arrive.
-    for (
-      const key of [
-        "ns/logs/caf\u00e9.log",
-        "ns/logs/cafe\u0301.log",
-        "ns/logs/Case.log",
-        "ns/logs/case.log",
-      ]
-    ) {
-      if (listed.has(key)) assert(inCache.includes(key.slice(3)), key);
+    for (const [key, code] of reached) {
+      figures.unsafeTried++;
+      assertEquals(refusedWith.get(key), code, `${JSON.stringify(key)} refused with ${code}`);
+      figures.unsafeRefused++;
     }
-    assert(stored.length > 5, `the server stored ${stored.length} keys`);
+    for (const key of controls.filter((k) => stored.has(k))) {
+      figures.controlsTried++;
+      assert(!refusedWith.has(key), `${key} was refused`);
+      assert(inCache.includes(key.slice(3)), `${key} arrived`);
+      assertEquals(
+        await Deno.readTextFile(`${cache}/${key}`),
+        `payload of ${key}`,
+        `${key} arrived byte for byte`,
+      );
+      figures.controlsArrived++;
+    }
+    // Nothing else arrived: the cache holds the controls and nothing of the unsafe keys.
+    assertEquals(
+      inCache,
+      controls.filter((k) => stored.has(k)).map((k) => k.slice(3)).sort(),
+    );
+    assertEquals(await outside(), [], "nothing outside the cache");
+    figures.fencedRuns++;
     await Deno.stat(parent);
   } finally {
     store.destroy();
@@ -108,32 +151,45 @@ Deno.test("hostile index documents fail with index-corrupt or refuse their unsaf
       size,
       lastModified: "2026-08-01T12:00:00.000Z",
     });
-    const corrupt: [string, string | Uint8Array][] = [
-      ["truncated", '{"version":1,"entries":{"a":'],
-      ["empty array", "[]\n"],
+    // Each document with the code its refusal must carry.
+    const corrupt: [string, string | Uint8Array, string][] = [
+      ["truncated", '{"version":1,"entries":{"a":', "index-corrupt"],
+      ["empty array", "[]\n", "index-corrupt"],
       [
         "deep nesting",
         `{"version":1,"entries":{},"x":${"[".repeat(100_000)}${"]".repeat(100_000)}}`,
+        "index-corrupt",
       ],
       [
         "duplicate keys",
         '{"version":1,"entries":{"logs/a":{"key":"logs/a","size":1},"logs/a":{"key":"logs/a","size":2}}}',
+        "index-corrupt",
       ],
-      ["negative size", JSON.stringify({ version: 1, entries: { "logs/a": entry("logs/a", -1) } })],
+      [
+        "negative size",
+        JSON.stringify({ version: 1, entries: { "logs/a": entry("logs/a", -1) } }),
+        "index-corrupt",
+      ],
       [
         "size over 2^53",
         `{"version":1,"entries":{"logs/a":{"key":"logs/a","size":9007199254740993}}}`,
+        "index-corrupt",
       ],
       [
         "size as string",
         JSON.stringify({ version: 1, entries: { "logs/a": entry("logs/a", "3") } }),
+        "index-corrupt",
       ],
-      ["key mismatch", JSON.stringify({ version: 1, entries: { "logs/a": entry("logs/b") } })],
-      ["entries as array", '{"version":1,"entries":[]}'],
-      ["version 99", '{"version":99,"entries":{}}'],
-      ["100 MB of junk", new Uint8Array(100 * 1024 * 1024).fill(0x7b)],
+      [
+        "key mismatch",
+        JSON.stringify({ version: 1, entries: { "logs/a": entry("logs/b") } }),
+        "index-corrupt",
+      ],
+      ["entries as array", '{"version":1,"entries":[]}', "index-corrupt"],
+      ["version 99", '{"version":99,"entries":{}}', "index-version-unsupported"],
+      ["100 MB of junk", new Uint8Array(100 * 1024 * 1024).fill(0x7b), "index-corrupt"],
     ];
-    for (const [name, body] of corrupt) {
+    for (const [name, body, code] of corrupt) {
       const { cache, outside, parent } = await fenced();
       try {
         await store.putObject(
@@ -141,46 +197,57 @@ Deno.test("hostile index documents fail with index-corrupt or refuse their unsaf
           typeof body === "string" ? encoder.encode(body) : body,
         );
         const run = await pullJson(server, "hostile-index", cache);
-        tried.push(name);
+        figures.unsafeTried++;
         assertEquals(run.exit, 1, `${name}: ${JSON.stringify(run)}`);
-        assert(
-          ["index-corrupt", "index-version-unsupported"].includes(run.error!.code),
-          `${name}: ${run.error!.code}`,
-        );
+        assertEquals(run.error?.code, code, `${name}: ${JSON.stringify(run)}`);
         assertEquals(await outside(), [], name);
         assertEquals(await listTree(cache), [], `${name}: nothing written`);
+        figures.unsafeRefused++;
+        figures.fencedRuns++;
       } finally {
         await Deno.remove(parent, { recursive: true });
       }
     }
 
-    // A well-formed index naming unsafe keys: the safe entry arrives, the others are refused.
-    const keys = [
-      "../../etc/passwd",
-      "/abs/olute",
-      "a\\b",
-      "ctl\u0001x",
-      "nul\u0000x",
-      `logs/${"y".repeat(1100)}`,
-      "logs/fine.log",
+    // A well-formed index naming unsafe keys, each with the code its refusal must carry, and
+    // a safe control that must arrive.
+    const unsafe: [string, string][] = [
+      ["../../etc/passwd", "path-dot-segment"],
+      ["/abs/olute", "path-absolute"],
+      ["a\\b", "path-backslash"],
+      ["ctl\u0001x", "path-control-character"],
+      ["nul\u0000x", "path-control-character"],
+      [`logs/${"y".repeat(1100)}`, "path-too-long"],
     ];
+    const control = "logs/fine.log";
     const entries: Record<string, unknown> = {};
-    for (const key of keys) entries[key] = entry(key);
+    for (const [key] of unsafe) entries[key] = entry(key);
+    entries[control] = entry(control);
     await store.putObject(
       "ns/.datastore-index.json",
       encoder.encode(JSON.stringify({ version: 1, entries })),
     );
-    await store.putObject("ns/logs/fine.log", encoder.encode("ok!"));
+    await store.putObject(`ns/${control}`, encoder.encode("ok!"));
     const { cache, outside, parent } = await fenced();
     try {
       const run = await pullJson(server, "hostile-index", cache);
-      tried.push(...keys);
       assertEquals(run.exit, 3, JSON.stringify(run));
       assert(run.summary!.blocked.some((b) => b.code === "refused-entries"));
+      const refused = run.report!.plan!.refused;
+      const refusedWith = new Map(refused.map((r) => [r.rel, r.code]));
+      assertEquals(refused.length, unsafe.length, JSON.stringify(refused));
+      for (const [key, code] of unsafe) {
+        figures.unsafeTried++;
+        assertEquals(refusedWith.get(key), code, `${JSON.stringify(key)} refused with ${code}`);
+        figures.unsafeRefused++;
+      }
+      figures.controlsTried++;
+      assert(!refusedWith.has(control), `${control} was refused`);
+      assertEquals((await listTree(cache)).filter((p) => p.startsWith("ns/")), [`ns/${control}`]);
+      assertEquals(await Deno.readTextFile(`${cache}/ns/${control}`), "ok!");
+      figures.controlsArrived++;
       assertEquals(await outside(), []);
-      assertEquals((await listTree(cache)).filter((p) => p.startsWith("ns/")), [
-        "ns/logs/fine.log",
-      ]);
+      figures.fencedRuns++;
     } finally {
       await Deno.remove(parent, { recursive: true });
     }
@@ -191,6 +258,17 @@ Deno.test("hostile index documents fail with index-corrupt or refuse their unsaf
 });
 
 Deno.test("hostile input figures", () => {
-  console.log(`hostile inputs tried: ${tried.length}`);
-  assert(tried.length >= 25);
+  const f = figures;
+  console.log(
+    `hostile inputs: ${f.unsafeRefused} of ${f.unsafeTried} unsafe inputs refused with their expected code; ` +
+      `${f.controlsArrived} of ${f.controlsTried} safe controls downloaded; ` +
+      `${f.serverRejected.length} bucket keys rejected by the server (never reached s3sync)` +
+      (f.serverRejected.length ? `: ${f.serverRejected.join(", ")}` : "") +
+      `; ${f.fencedRuns} fenced runs, nothing written outside the cache`,
+  );
+  // Counted input by input above; equal only when every input had its expected outcome (a
+  // test that stopped early leaves them apart).
+  assertEquals(f.unsafeRefused, f.unsafeTried);
+  assertEquals(f.controlsArrived, f.controlsTried);
+  assert(f.unsafeTried > 0 && f.controlsTried > 0, "the inputs were tried");
 });
