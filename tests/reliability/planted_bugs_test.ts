@@ -5,9 +5,10 @@
 import { type CacheStore, DenoCacheFs } from "../../js/cache_fs.ts";
 import { pull } from "../../js/pull.ts";
 import { push } from "../../js/push.ts";
-import type { ObjectStoreClient } from "../../js/s3.ts";
-import { assert, assertRejects } from "../harness/assert.ts";
-import { seedBucketWithIndex, writeCacheFiles } from "../harness/datastore.ts";
+import { type ObjectStoreClient, S3Store } from "../../js/s3.ts";
+import { assert, assertEquals, assertRejects, assertThrows } from "../harness/assert.ts";
+import { bucketKeys, seedBucketWithIndex, writeCacheFiles } from "../harness/datastore.ts";
+import { startFaultProxy } from "../harness/fault_proxy.ts";
 import { extensionShaped } from "../harness/memory_client.ts";
 import {
   checkCacheMatchesRemote,
@@ -81,10 +82,14 @@ Deno.test("planted bug: publishing the index before the data leaves an index nam
     // "dies" right after the index write, so they never go.
     const parked: (() => Promise<unknown>)[] = [];
     const base = extensionShaped(real);
+    // Index writes (the monolith, and the partition shards and _meta.json a v1 publish keeps
+    // current) go through; the payload uploads are parked.
+    const isIndex = (key: string) =>
+      key.endsWith(".datastore-index.json") || key.includes("_index/");
     const reordering: ObjectStoreClient = {
       ...base,
       putObject: (key, body, signal) => {
-        if (key.endsWith(".datastore-index.json")) return base.putObject(key, body, signal);
+        if (isIndex(key)) return base.putObject(key, body, signal);
         parked.push(() => base.putObject(key, body, signal));
         return Promise.resolve({ etag: '"parked"' });
       },
@@ -100,50 +105,65 @@ Deno.test("planted bug: publishing the index before the data leaves an index nam
   }
 });
 
-Deno.test("planted bug: deleting after a failed walk is caught by the no-delete check", async () => {
+/**
+ * Plants a real walk error in `folder`, one permissions cannot give (root reads everything): a
+ * file whose name is not UTF-8. Deno lists it under a lossy name, which then cannot be stat'd,
+ * and the walk reports that file as an error.
+ */
+async function plantUnreadableName(folder: string): Promise<void> {
+  const made = await new Deno.Command("bash", {
+    args: ["-c", 'touch "$1/$(printf "latin1-\\351t\\351.log")"', "_", folder],
+  }).output();
+  assert(made.success, new TextDecoder().decode(made.stderr));
+}
+
+Deno.test("planted bug: deleting after a walk error the adapter hid is caught by the proxy's DELETE count", async () => {
   const server = await startServer("moto");
   const store = await server.bucket("plant-walk");
+  const proxy = startFaultProxy(server.endpoint, { seed: 0 });
+  const proxied = new S3Store({ ...server.storeOptions("plant-walk"), endpoint: proxy.endpoint });
   const cache = await Deno.makeTempDir({ prefix: "s3sync-plant-" });
   try {
     const rels = datastoreRels(20);
     await seedBucketWithIndex(store, rels, "ns");
     const real = new DenoCacheFs(cache);
     await pull({ store, cache: real, namespace: "ns" });
-    // The bug: a walk that hits an unreadable folder drops its files and hides the error, so
-    // the folder's files look deleted.
+    // Files removed locally (what --delete-missing deletes), and a real walk error beside them.
+    const missing = rels.filter((rel) => rel.startsWith("logs/"));
+    assert(missing.length > 0);
+    for (const rel of missing) await Deno.remove(`${cache}/ns/${rel}`);
+    await plantUnreadableName(`${cache}/ns/logs`);
+    const walk = await real.walk();
+    assert(walk.errors.some((e) => e.startsWith("ns/logs/")), JSON.stringify(walk.errors));
+    const ctx = { store: proxied, namespace: "ns", lock: false as const };
+
+    // Control: the real adapter reports the error, the push withholds every delete, and the
+    // check, fed by the proxy's DELETE count, passes.
+    const control = await push({ ...ctx, cache: real }, { deleteMissing: true });
+    assert(control.plan.blocked.some((b) => b.code === "walk-error"), JSON.stringify(control.plan));
+    checkNoDeletes(proxy.stats.byMethod.DELETE ?? 0, "a walk error");
+
+    // The bug: an adapter that drops the walk's errors, so --delete-missing deletes what the
+    // walk did not show, though the walk did not see everything.
     const hiding = delegate(real, {
       async walk(signal) {
-        const walk = await real.walk(signal);
-        return {
-          ...walk,
-          files: walk.files.filter((f) => !f.path.startsWith("ns/logs/")),
-          errors: [],
-        };
+        return { ...(await real.walk(signal)), errors: [] };
       },
     });
-    let deletes = 0;
-    const counting: ObjectStoreClient = {
-      ...extensionShaped(store),
-      deleteObject: (key, signal) => {
-        deletes++;
-        return store.deleteObject(key, signal);
-      },
-    };
-    await push({ store: counting, cache: hiding, namespace: "ns", lock: false }, {
-      deleteMissing: true,
-    });
-    assert(deletes > 0, "the planted bug deleted");
-    const error = (() => {
-      try {
-        checkNoDeletes(deletes, "a walk error");
-      } catch (e) {
-        return e as Error;
-      }
-      return undefined;
-    })();
-    assert(error instanceof InvariantViolation, "the check caught it");
+    const keysBefore = await bucketKeys(store);
+    await push({ ...ctx, cache: hiding }, { deleteMissing: true });
+    const keysAfter = await bucketKeys(store);
+    const deleted = keysBefore.filter((key) => !keysAfter.includes(key));
+    for (const rel of missing) assert(deleted.includes(`ns/${rel}`), `ns/${rel} was deleted`);
+    const deletes = proxy.stats.byMethod.DELETE ?? 0;
+    assert(deletes >= missing.length, `the proxy counted ${deletes} DELETEs`);
+    const error = assertThrows(() => checkNoDeletes(deletes, "a walk error"));
+    assert(error instanceof InvariantViolation, `the check caught it: ${error}`);
+    assertEquals(error.message, `${deletes} deletes were sent after a walk error`);
   } finally {
+    proxied.destroy();
     store.destroy();
+    await proxy.stop();
     await server.stop();
     await Deno.remove(cache, { recursive: true });
   }
