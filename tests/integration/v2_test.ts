@@ -1,15 +1,16 @@
 /**
  * Repos on the v2 shard-first index (`_index/_meta.json` version 2): the shards are the truth,
  * the monolith is stale. Pull reads the shards; push writes only the shards it changed and bumps
- * `commitSeq`, conditionally; concurrent pushers lose nothing.
+ * `commitSeq`, conditionally; concurrent pushers lose nothing (the loser of the commit retries).
  */
 import { DenoCacheFs } from "../../js/cache_fs.ts";
 import { partitionKey } from "../../js/core.ts";
 import { pull } from "../../js/pull.ts";
 import { push } from "../../js/push.ts";
-import type { S3Store } from "../../js/s3.ts";
+import { S3Store } from "../../js/s3.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";
+import { startFaultProxy } from "../harness/fault_proxy.ts";
 import { contentOf, datastoreRels, listTree, putAll } from "../harness/seed.ts";
 import { startServer } from "../harness/servers.ts";
 
@@ -72,6 +73,7 @@ async function shardRels(store: S3Store): Promise<{ rels: string[]; commitSeq: n
 Deno.test("v2: pull reads the shards, push commits changed shards with commitSeq + 1, racers lose nothing", async () => {
   const server = await startServer("moto");
   const store = await server.bucket("v2-repo");
+  const proxy = startFaultProxy(server.endpoint, { seed: 0 });
   const caches: string[] = [];
   try {
     const rels = datastoreRels(60);
@@ -84,7 +86,10 @@ Deno.test("v2: pull reads the shards, push commits changed shards with commitSeq
     assertEquals(report.downloaded, 60, "all shard entries, not the stale monolith's one");
     assertEquals((await listTree(cache)).filter((p) => p.startsWith("ns/")).length, 60);
 
-    // Two pushers at once, disjoint new files (different shards and a shared one).
+    // Two pushers at once, disjoint new files (different shards and a shared one), through the
+    // loopback proxy, which holds each one's first read of _meta.json until both have asked:
+    // both provably plan from commitSeq 7, so one of them must lose the commit and retry
+    // (rather than the two overlapping by timing luck).
     const other = await Deno.makeTempDir({ prefix: "s3sync-v2-other-" });
     caches.push(other);
     await pull({ store, cache: new DenoCacheFs(other), namespace: "ns" });
@@ -92,10 +97,21 @@ Deno.test("v2: pull reads the shards, push commits changed shards with commitSeq
     const theirs = datastoreRels(12, "theirs-");
     await writeCacheFiles(cache, mine.map((rel) => [`ns/${rel}`, contentOf(rel)]));
     await writeCacheFiles(other, theirs.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    proxy.barrier(
+      2,
+      (method, target) =>
+        method === "GET" && target.split("?")[0] === "/v2-repo/ns/_index/_meta.json",
+    );
+    const racers = [0, 1].map(() =>
+      new S3Store({ ...server.storeOptions("v2-repo"), endpoint: proxy.endpoint })
+    );
     const [a, b] = await Promise.all([
-      push({ store, cache: new DenoCacheFs(cache), namespace: "ns" }),
-      push({ store, cache: new DenoCacheFs(other), namespace: "ns" }),
+      push({ store: racers[0], cache: new DenoCacheFs(cache), namespace: "ns" }),
+      push({ store: racers[1], cache: new DenoCacheFs(other), namespace: "ns" }),
     ]);
+    for (const racer of racers) racer.destroy();
+    assertEquals(proxy.stats.injected["barrier-filled"], 1, "both read the same _meta.json");
+    assertEquals(a.conflicts + b.conflicts, 1, "the loser of the commit re-read and retried once");
     assertEquals([a.failures, b.failures], [[], []]);
     const after = await shardRels(store);
     assertEquals(after.rels, [...rels, ...mine, ...theirs].sort());
@@ -108,6 +124,7 @@ Deno.test("v2: pull reads the shards, push commits changed shards with commitSeq
     assert(a.published && b.published);
   } finally {
     store.destroy();
+    await proxy.stop();
     await server.stop();
     for (const c of caches) await Deno.remove(c, { recursive: true });
   }
