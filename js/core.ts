@@ -100,6 +100,8 @@ export interface PullPlan {
   refused: Refused[];
   /** Internal entries dropped from the index. */
   prune: string[];
+  /** Files unchanged here since the base whose remote version moved on (left for the pull). */
+  behind: string[];
   /** Layout findings. */
   layout: LayoutFindings;
 }
@@ -171,6 +173,8 @@ export interface PushPlan {
   blocked: Verdict[];
   /** Internal entries dropped from the index. */
   prune: string[];
+  /** Files unchanged here since the base whose remote version moved on (left for the pull). */
+  behind: string[];
   /** Layout findings. */
   layout: LayoutFindings;
 }
@@ -377,6 +381,21 @@ export class Planner {
     onlyTouched: boolean,
   ): { shards: { partition: string; json: string }[]; meta: string; unpartitioned: string[] } {
     return JSON.parse(core(() => this.#inner.shardLayout(commitSeq, onlyTouched)));
+  }
+
+  /**
+   * Loads the base: the local index, what this cache last synced. Push plans then upload only
+   * what changed here since it, never a stale copy over a newer remote version.
+   *
+   * @returns false when the bytes are no readable index (there is then no base)
+   */
+  loadBase(bytes: Uint8Array): boolean {
+    return core(() => this.#inner.loadBase(bytes));
+  }
+
+  /** The local index to write after a push: the published one, with base entries of files behind. */
+  localIndexAfterPush(): Uint8Array {
+    return core(() => this.#inner.localIndexAfterPush());
   }
 
   /** Entries in the loaded index. */
@@ -641,6 +660,16 @@ export function findContamination(namespace: string, listing: Uint8Array): Conta
  */
 export function catalogShrinks(localSize: number, remoteSize: number): boolean {
   return wasm.catalogShrinks(localSize, remoteSize);
+}
+
+/** The hash of the last catalog export a sidecar recorded, if any. */
+export function sidecarCatalogHash(sidecar: Uint8Array | undefined): string | undefined {
+  return wasm.sidecarCatalogHash(sidecar);
+}
+
+/** The sidecar with `hash` recorded as the last catalog export's. */
+export function sidecarWithCatalogHash(sidecar: Uint8Array | undefined, hash: string): Uint8Array {
+  return wasm.sidecarWithCatalogHash(sidecar, hash);
 }
 
 /** The v2 shard partition of a rel, or undefined. */

@@ -298,13 +298,14 @@ async function pullWith(
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const sidecar = await ctx.cache.readFile(SIDECAR);
   const localIndexExists = (await ctx.cache.stat(LOCAL_INDEX)) !== null;
-  const head = await withRetry(
+  // Without a sidecar there is no fast path to take, so no HEAD is spent on one.
+  const head = sidecar === null || request.verify ? undefined : await withRetry(
     () => ctx.store.headObject(planner.remoteIndexKey, ctx.signal),
     retry,
     ctx.signal,
   );
   if (
-    !request.verify && head.exists &&
+    head?.exists &&
     pullIsNoop(sidecar ?? undefined, head.etag, localIndexExists, request.metadataOnly ?? false)
   ) {
     ctx.log?.("remote index unchanged since the last verified pull: nothing to do");

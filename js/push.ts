@@ -223,6 +223,12 @@ async function prepareWith(
 
   const loaded = await loadRemoteIndex(ctx, planner, false);
   const etag: string | null = loaded.exists ? loaded.etag ?? null : null;
+  const base = await ctx.cache.readFile(LOCAL_INDEX);
+  if (base && !planner.loadBase(base)) {
+    ctx.log?.(
+      `the local ${LOCAL_INDEX} is unreadable: every file is compared with the remote index`,
+    );
+  }
   const walk = await ctx.cache.walk(ctx.signal);
   const listing = encodeLocalListing(walk.files);
   const listingDigest = await sha256Hex(listing);
@@ -252,6 +258,11 @@ async function prepareWith(
     `plan: ${plan.summary.upload} to upload, ${plan.summary.delete} to delete, ` +
       `${plan.summary.missing} missing (not deleted), ${plan.summary.withheldDeletes} deletes withheld`,
   );
+  if (plan.behind.length > 0) {
+    ctx.log?.(
+      `${plan.behind.length} files changed remotely since this cache last synced them: not uploaded (pull to bring them)`,
+    );
+  }
   const report: PushReport = {
     plan,
     dryRun: request.dryRun ?? false,
@@ -365,11 +376,13 @@ async function commitWith(
   }
 
   const now = ctx.now?.() ?? new Date();
-  await ctx.cache.writeAtomic(LOCAL_INDEX, planner.indexJson(true));
+  await ctx.cache.writeAtomic(LOCAL_INDEX, planner.localIndexAfterPush());
   // Tombstones stay while any delete they support is withheld: the evidence is still needed.
   const consumed = plan.withheld.length === 0 ? tombstones : [];
+  // Files behind the remote mean the cache does not match the index just published: the
+  // sidecar must not vouch for it, or the next pull's fast path would never bring them.
   const verified = report.failures.length === 0 && plan.blocked.length === 0 &&
-    plan.missing.length === 0 && !prepared.lazyPullActive;
+    plan.missing.length === 0 && plan.behind.length === 0 && !prepared.lazyPullActive;
   const fresh = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
   await ctx.cache.writeAtomic(
     SIDECAR,

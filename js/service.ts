@@ -10,7 +10,15 @@
  * @module
  */
 import { type CacheStore, DenoCacheFs, type FileStat } from "./cache_fs.ts";
-import { mapRel, Planner, type PushPlan, relFromRemoteKey } from "./core.ts";
+import {
+  mapRel,
+  Planner,
+  type PushPlan,
+  relFromRemoteKey,
+  sidecarCatalogHash,
+  sidecarWithCatalogHash,
+} from "./core.ts";
+import { sha256Hex } from "./hash.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { markDirty as recordDirty } from "./dirty.ts";
 import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "./engine.ts";
@@ -278,7 +286,8 @@ export class S3SyncService {
         this.#context(namespace, opts.signal, this.#options.pushConcurrency),
         this.#pushPolicy(),
       );
-      const manifest = Object.freeze({});
+      // `pushed` is informational (the uploads done); core passes the manifest through.
+      const manifest = Object.freeze({ pushed: prepared.report.uploaded });
       preparedPushes.set(manifest, prepared);
       return manifest as unknown as PushManifest;
     });
@@ -357,7 +366,14 @@ export class S3SyncService {
       const body = rows !== undefined
         ? new TextEncoder().encode(JSON.stringify(rows))
         : await this.#cache.readFile(mapRel(CATALOG_EXPORT, namespace).cachePath);
+      if (body === null) return;
+      // The sidecar remembers the last export's hash across processes, as the extension's does.
+      const hash = await sha256Hex(body);
+      const sidecar = (await this.#cache.readFile(SIDECAR)) ?? undefined;
+      if (sidecarCatalogHash(sidecar) === hash) return;
       await exportCatalog(this.#client, namespace, body, { retry: this.#options.retry, signal });
+      const fresh = (await this.#cache.readFile(SIDECAR)) ?? undefined;
+      await this.#cache.writeAtomic(SIDECAR, sidecarWithCatalogHash(fresh, hash));
     });
   }
 

@@ -36,6 +36,8 @@ export async function writeV1Mirror(ctx: SyncContext, planner: Planner): Promise
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const folder = planner.listingPrefix;
   const layout = planner.shardLayout(undefined, true);
+  // Nothing the push changed has a shard: leave the mirror (and a missing one) as it is.
+  if (layout.shards.length === 0) return 0;
   let written = 0;
   try {
     for (const shard of layout.shards) {

@@ -247,6 +247,10 @@ pub fn is_lazy_skippable(rel: &str) -> bool {
 /// segments joined with `--`; `workflow-runs` needs ≥ 3 and takes `workflow-runs--{seg 2}`;
 /// the other data trees partition by their name.
 pub fn partition_key(rel: &str) -> Option<String> {
+    // An empty rel names no file, so it has no shard (not `_root`).
+    if rel.is_empty() {
+        return None;
+    }
     let segments: Vec<&str> = rel.split('/').collect();
     let n = segments.len();
     if n == 1 {

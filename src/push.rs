@@ -98,6 +98,10 @@ pub struct PushPlan {
     pub blocked: Vec<Verdict>,
     /// Internal entries dropped from the index.
     pub prune: Vec<String>,
+    /// Files unchanged here since the base whose remote version moved on (another cache pushed
+    /// a newer one, or removed it): never uploaded, left for the pull to bring. Their base
+    /// entries stay in the local index (see `local_index_after_push`).
+    pub behind: Vec<String>,
     /// Layout findings of the walk.
     pub layout: LayoutFindings,
 }
@@ -123,12 +127,50 @@ enum Compared {
     HashMatched,
 }
 
+/// Whether two entries describe the same version of a file (size, content hash, upload time).
+pub fn same_version(a: &IndexEntry, b: &IndexEntry) -> bool {
+    a.size == b.size && a.sha256 == b.sha256 && a.last_modified == b.last_modified
+}
+
+/// Whether a local file's size and mtime are what an entry recorded for it.
+fn stat_matches(entry: &IndexEntry, size: u64, mtime: Option<i64>) -> bool {
+    let recorded = entry.local_mtime.as_deref().and_then(parse_iso_millis);
+    entry.size == size && recorded.is_some() && recorded == mtime
+}
+
+/// Compares one local file with the remote entry and with the base (what this cache last
+/// synced, from the local index).
+///
+/// - Unchanged since the base (same size and the mtime recorded when it last matched):
+///   nothing of ours to upload, whatever the remote holds now; a newer remote version is the
+///   pull's to bring, never to be overwritten by a stale copy. Only a file marked dirty since
+///   (`dirty`) is hashed against the base's SHA-256: a same-size rewrite within one mtime tick
+///   is invisible to stat on coarse file systems.
+/// - Otherwise, against the remote entry: a size change uploads; the remote's recorded mtime
+///   is trusted only where no SHA-256 is recorded (it may be another machine's mtime), else the
+///   file is hashed (the extension's rule since its #1307).
 fn compare(
     entry: Option<&IndexEntry>,
+    base: Option<&IndexEntry>,
     size: u64,
     mtime: Option<i64>,
     hash: Option<&String>,
+    dirty: bool,
 ) -> Compared {
+    if let Some(base) = base.filter(|b| stat_matches(b, size, mtime)) {
+        match (&base.sha256, dirty) {
+            (_, false) => return Compared::Unchanged,
+            (Some(expected), true) => {
+                return match hash {
+                    None => Compared::NeedsHash,
+                    Some(actual) if expected.eq_ignore_ascii_case(actual) => Compared::HashMatched,
+                    Some(_) => Compared::Upload(UploadReason::ContentChanged),
+                }
+            }
+            // Marked dirty and nothing recorded to hash against: judge it by the remote entry.
+            (None, true) => {}
+        }
+    }
     let Some(entry) = entry else {
         return Compared::Upload(UploadReason::New);
     };
@@ -136,9 +178,9 @@ fn compare(
         return Compared::Upload(UploadReason::SizeChanged);
     }
     let recorded = entry.local_mtime.as_deref().and_then(parse_iso_millis);
-    if recorded.is_some() && recorded == mtime {
-        // Same size and the mtime we recorded when it last matched: unchanged, no hashing
-        // (the rclone default, and far cheaper than the extension's hash-on-equal-mtime).
+    if recorded.is_some() && recorded == mtime && entry.sha256.is_none() {
+        // Same size and the recorded mtime, nothing to hash against: unchanged (the rclone
+        // default).
         return Compared::Unchanged;
     }
     match (&entry.sha256, hash) {
@@ -153,8 +195,15 @@ fn compare(
     }
 }
 
-/// Plans a push of the cache described by `survey` against `index`.
-pub fn plan_push(model: &PathModel, index: &Index, survey: &Survey, input: &PushInput) -> PushPlan {
+/// Plans a push of the cache described by `survey` against the remote `index`, with `base`
+/// (the local index: what this cache last synced) deciding what changed locally.
+pub fn plan_push(
+    model: &PathModel,
+    index: &Index,
+    base: Option<&Index>,
+    survey: &Survey,
+    input: &PushInput,
+) -> PushPlan {
     let mut plan = PushPlan {
         layout: survey.findings.clone(),
         ..PushPlan::default()
@@ -167,12 +216,24 @@ pub fn plan_push(model: &PathModel, index: &Index, survey: &Survey, input: &Push
         };
         let cache_path = model.cache_path(&rel);
         let entry = index.entries.get(rel_text);
-        match compare(
+        let base_entry = base.and_then(|b| b.entries.get(rel_text));
+        let dirty = covering_tombstone(&input.tombstones, &cache_path).is_some();
+        let compared = compare(
             entry,
+            base_entry,
             stat.size,
             stat.mtime_ms,
             input.hashes.get(&cache_path),
-        ) {
+            dirty,
+        );
+        if let Some(b) = base_entry {
+            let kept = matches!(compared, Compared::Unchanged | Compared::HashMatched)
+                && stat_matches(b, stat.size, stat.mtime_ms);
+            if kept && entry.is_none_or(|r| !same_version(r, b)) {
+                plan.behind.push(rel_text.clone());
+            }
+        }
+        match compared {
             Compared::Unchanged => plan.summary.unchanged += 1,
             Compared::HashMatched => {
                 plan.summary.unchanged += 1;
@@ -257,7 +318,9 @@ pub fn plan_push(model: &PathModel, index: &Index, survey: &Survey, input: &Push
 
     let verdicts = delete_verdicts(&GuardInput {
         model,
-        index_entries: index.entries.len() as u64,
+        // Bookkeeping entries (the seed bug's `<ns>/_index/...`) are not datastore files: an
+        // index of nothing else counts as empty for the guards.
+        index_entries: index.entries.keys().filter(|rel| !is_internal(rel)).count() as u64,
         payload_files: survey.payload.len() as u64,
         root_layout_trees: &survey.findings.root_layout_trees,
         root_layout_files: survey.findings.root_layout_files,

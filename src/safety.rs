@@ -163,7 +163,12 @@ pub struct GuardInput<'a> {
 pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
     let mut verdicts = Vec::new();
     let namespaced = input.model.namespace().map(|ns| ns.as_str().to_string());
-    if let Some(ns) = &namespaced {
+    // The layout guards, like lazy hydration below, only matter when there is a delete to
+    // withhold: uploads from the bound tree go either way, and a verdict on a push with no
+    // delete made every such `pushChanged` throw where the extension's push goes through.
+    // `s3sync doctor` still reports the layout itself.
+    let withholding = input.deletes > 0;
+    if let Some(ns) = namespaced.as_ref().filter(|_| withholding) {
         if !input.root_layout_trees.is_empty() {
             verdicts.push(Verdict::new(
                 "mixed-layout",
@@ -176,7 +181,7 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
             ));
         }
     }
-    if input.index_entries > 0 && input.payload_files == 0 {
+    if withholding && input.index_entries > 0 && input.payload_files == 0 {
         let place = match &namespaced {
             Some(ns) => format!("the namespace folder {ns}/ is absent or empty"),
             None => "the cache holds no datastore files".to_string(),

@@ -61,6 +61,8 @@ pub struct IndexLoaded {
 pub struct Session {
     model: PathModel,
     index: Option<Index>,
+    /// The local index (what this cache last synced), when one was loaded.
+    base: Option<Index>,
     rebuild: Option<RebuildBuilder>,
     pull: Option<PullPlan>,
     push: Option<PushPlan>,
@@ -75,6 +77,7 @@ impl Session {
         Ok(Session {
             model: PathModel::new(namespace, prefix)?,
             index: None,
+            base: None,
             rebuild: None,
             pull: None,
             push: None,
@@ -103,6 +106,15 @@ impl Session {
         self.pull = None;
         self.meta = None;
         Ok(loaded)
+    }
+
+    /// Loads the base: the local index, what this cache last synced. Push plans then upload
+    /// only what changed locally since it. An unreadable local index is no base (every file
+    /// is then judged against the remote index alone), never an error: the local copy is a
+    /// cache, the remote index the record.
+    pub fn load_base(&mut self, bytes: &[u8]) -> bool {
+        self.base = Index::parse(bytes).ok();
+        self.base.is_some()
     }
 
     /// Loads a v2 shard-first index: `_index/_meta.json` and the shards it lists (each as
@@ -380,7 +392,13 @@ impl Session {
     pub fn plan_push(&mut self, listing: &[u8], input: &PushInput) -> CoreResult<&PushPlan> {
         let files = decode_local(listing)?;
         let surveyed = survey(&self.model, &files);
-        let plan = plan_push(&self.model, self.index()?, &surveyed, input);
+        let plan = plan_push(
+            &self.model,
+            self.index()?,
+            self.base.as_ref(),
+            &surveyed,
+            input,
+        );
         Ok(self.push.insert(plan))
     }
 
@@ -484,6 +502,27 @@ impl Session {
         } else {
             index.to_compact_json()
         })
+    }
+
+    /// The local index to write after a push: the published index, except that a file this
+    /// cache still holds in its base version while the remote moved on (the plan's `behind`)
+    /// keeps its base entry. Writing the remote's entry there would make the next push read
+    /// the stale local copy as a local change and upload it over the newer version.
+    pub fn local_index_after_push(&self) -> CoreResult<Vec<u8>> {
+        let index = self.index()?;
+        let (Some(base), Some(plan)) = (&self.base, &self.push) else {
+            return Ok(index.to_pretty_json());
+        };
+        if plan.behind.is_empty() {
+            return Ok(index.to_pretty_json());
+        }
+        let mut local = index.clone();
+        for rel in &plan.behind {
+            if let Some(entry) = base.entries.get(rel) {
+                local.entries.insert(rel.clone(), entry.clone());
+            }
+        }
+        Ok(local.to_pretty_json())
     }
 
     /// Number of entries in the loaded index.

@@ -188,6 +188,13 @@ impl Planner {
             .map_err(to_js_error)
     }
 
+    /// Loads the base: the local index (what this cache last synced). Returns false when the
+    /// bytes are no readable index (then there is no base).
+    #[wasm_bindgen(js_name = loadBase)]
+    pub fn load_base(&mut self, bytes: &[u8]) -> bool {
+        self.inner.load_base(bytes)
+    }
+
     /// Starts from an empty index (the bucket has none yet).
     #[wasm_bindgen(js_name = loadEmptyIndex)]
     pub fn load_empty_index(&mut self) {
@@ -432,6 +439,13 @@ impl Planner {
         }
     }
 
+    /// The local index to write after a push (pretty JSON): the published index, with the base
+    /// entries of files that are behind the remote kept.
+    #[wasm_bindgen(js_name = localIndexAfterPush)]
+    pub fn local_index_after_push(&self) -> Result<Vec<u8>, JsValue> {
+        self.inner.local_index_after_push().map_err(to_js_error)
+    }
+
     /// Entries in the loaded index.
     #[wasm_bindgen(js_name = indexLength)]
     pub fn index_length(&self) -> Result<usize, JsValue> {
@@ -482,6 +496,23 @@ pub fn sidecar_after_sync(
 pub fn sidecar_mark_dirty(sidecar: Option<Vec<u8>>, tombstone: Option<String>) -> Vec<u8> {
     let mut state = SyncState::for_update(sidecar.as_deref());
     state.record_dirty(tombstone.as_deref());
+    state.to_json()
+}
+
+/// The hash of the last catalog export recorded in a sidecar, if any.
+#[wasm_bindgen(js_name = sidecarCatalogHash)]
+pub fn sidecar_catalog_hash(sidecar: Option<Vec<u8>>) -> Option<String> {
+    sidecar
+        .as_deref()
+        .and_then(SyncState::parse)
+        .and_then(|state| state.last_catalog_hash)
+}
+
+/// The sidecar with `hash` recorded as the last catalog export's (everything else kept).
+#[wasm_bindgen(js_name = sidecarWithCatalogHash)]
+pub fn sidecar_with_catalog_hash(sidecar: Option<Vec<u8>>, hash: String) -> Vec<u8> {
+    let mut state = SyncState::for_update(sidecar.as_deref());
+    state.last_catalog_hash = Some(hash);
     state.to_json()
 }
 

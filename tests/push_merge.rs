@@ -372,3 +372,53 @@ fn a_corrupt_newer_index_is_never_read_as_empty() {
         .unwrap()
         .contains_key("files/peer.txt"));
 }
+
+/// After a push, a file this cache still holds in its base version while another cache pushed a
+/// newer one keeps its base entry in the local index: the next push must not read the stale
+/// copy as a local change and upload it over the newer version.
+#[test]
+fn the_local_index_keeps_the_base_of_files_behind_the_remote() {
+    let entry = |size: u64, mtime: &str, sha: &str| {
+        format!(
+            r#"{{"key":"logs/shared.log","size":{size},"lastModified":"2026-08-01T12:00:00.000Z","localMtime":"{mtime}","sha256":"{sha}"}}"#
+        )
+    };
+    let index = |e: String| format!(r#"{{"version":1,"entries":{{"logs/shared.log":{e}}}}}"#);
+    let ours = entry(12, "2026-08-01T12:00:00.512Z", "aa");
+    let theirs = entry(46, "2026-08-02T09:00:00.000Z", "bb");
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(index(theirs).as_bytes()).unwrap();
+    assert!(session.load_base(index(ours).as_bytes()));
+    let listing = encode_local([
+        ("logs/shared.log", 12, Some(1_785_585_600_512)),
+        ("logs/new.log", 3, Some(1_785_585_600_512)),
+    ]);
+    let plan = session
+        .plan_push(&listing, &PushInput::default())
+        .unwrap()
+        .clone();
+    assert_eq!(plan.behind, vec!["logs/shared.log".to_string()]);
+    let uploads: Vec<_> = plan
+        .uploads
+        .iter()
+        .map(|u| u.transfer.rel.as_str())
+        .collect();
+    assert_eq!(uploads, ["logs/new.log"]);
+    let uploaded = [Uploaded {
+        rel: "logs/new.log".into(),
+        size: 3,
+        mtime_ms: Some(1_785_585_600_512),
+        sha256: "cc".into(),
+    }];
+    session
+        .record_push(&uploaded, "2026-08-03T00:00:00.000Z", false)
+        .unwrap();
+    let remote: serde_json::Value =
+        serde_json::from_slice(&session.index_json(false).unwrap()).unwrap();
+    let local: serde_json::Value =
+        serde_json::from_slice(&session.local_index_after_push().unwrap()).unwrap();
+    // The bucket's index keeps the newer version; the local one our base.
+    assert_eq!(remote["entries"]["logs/shared.log"]["size"], 46);
+    assert_eq!(local["entries"]["logs/shared.log"]["size"], 12);
+    assert_eq!(local["entries"]["logs/new.log"]["size"], 3);
+}

@@ -519,18 +519,31 @@ fn check(case: &Case, planned: &Planned, plan: &PushPlan) -> Result<(), TestCase
         prop_assert!(plan.deletes.is_empty());
     }
 
-    // (d) a root-layout tree beside the namespace folder: no deletes, and the layout named.
+    // (d) a root-layout tree beside the namespace folder: no deletes, and the layout named
+    // exactly when it withheld one (uploads go either way, so it is no fault by itself).
     if case.root_layout_present() {
         prop_assert!(plan.deletes.is_empty());
-        prop_assert!(codes.contains("mixed-layout"), "{codes:?}");
+        prop_assert_eq!(
+            codes.contains("mixed-layout"),
+            !plan.withheld.is_empty(),
+            "{:?}",
+            codes
+        );
     } else {
         prop_assert!(!codes.contains("mixed-layout"), "{codes:?}");
     }
 
-    // An emptied tree under an index that names files: no deletes.
+    // An emptied tree under an index that names files: no deletes, and the guard named exactly
+    // when it withheld one. An index of bookkeeping entries only counts as empty.
     if planned.tree.is_empty() && !case.entries.is_empty() {
-        prop_assert!(codes.contains("namespace-tree-missing"), "{codes:?}");
         prop_assert!(plan.deletes.is_empty());
+        if !plan.withheld.is_empty() {
+            prop_assert!(codes.contains("namespace-tree-missing"), "{codes:?}");
+        }
+    }
+    if codes.contains("namespace-tree-missing") {
+        prop_assert!(!plan.withheld.is_empty(), "{codes:?}");
+        prop_assert!(case.entries.iter().any(|e| !is_internal(&e.rel)));
     }
     // Run facts withhold deletes.
     // Lazy hydration withholds every delete, and is reported exactly when it withheld one.

@@ -44,6 +44,7 @@ const PLAN_FIELDS: &[&str] = &[
     "deletes",
     "withheld",
     "missing",
+    "behind",
     "mtimeUpdates",
     "blocked",
     "prune",
@@ -68,6 +69,9 @@ struct Spec {
     #[serde(default)]
     prefix: String,
     index: Value,
+    /// The local index (what the cache last synced), when the spec has one.
+    #[serde(default)]
+    base: Option<Value>,
     local: Vec<(String, u64, Option<i64>)>,
     #[serde(default)]
     tombstones: Vec<String>,
@@ -308,6 +312,12 @@ fn run(path: &Path) -> Result<(), String> {
     session
         .load_index(&index_bytes)
         .map_err(|e| format!("load_index: {e}"))?;
+    if let Some(base) = &spec.base {
+        let base_bytes = serde_json::to_vec(base).unwrap();
+        if !session.load_base(&base_bytes) {
+            return Err("the spec's base is no readable index".into());
+        }
+    }
     let tombstones: BTreeSet<String> = spec
         .tombstones
         .iter()

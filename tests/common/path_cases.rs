@@ -845,6 +845,8 @@ pub fn check_lazy() {
 
 /// `(rel, partition key)`, every rule of the v2 layout.
 pub const PARTITION_CASES: &[(&str, Option<&str>)] = &[
+    // The empty rel names no file: no shard.
+    ("", None),
     // One segment.
     ("README", Some("_root")),
     (".datastore-index.json", Some("_root")),

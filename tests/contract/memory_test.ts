@@ -1,8 +1,9 @@
 /** The service contract against the in-memory client with the extension's methods. */
 import { MemoryClient } from "../harness/memory_client.ts";
-import { serviceContract } from "./service_contract.ts";
+import { dropInContract } from "./dropin_contract.ts";
+import { type ContractTarget, serviceContract } from "./service_contract.ts";
 
-serviceContract({
+const target: ContractTarget = {
   name: "an in-memory client",
   client() {
     const client = new MemoryClient();
@@ -12,4 +13,7 @@ serviceContract({
       close: () => Promise.resolve(),
     });
   },
-});
+};
+
+serviceContract(target);
+dropInContract(target);

@@ -4,11 +4,12 @@
  */
 import { extensionShaped } from "../harness/memory_client.ts";
 import { startServer } from "../harness/servers.ts";
-import { serviceContract } from "./service_contract.ts";
+import { dropInContract } from "./dropin_contract.ts";
+import { type ContractTarget, serviceContract } from "./service_contract.ts";
 
 let bucketCount = 0;
 
-serviceContract({
+const target: ContractTarget = {
   name: "moto through the extension's client shape",
   async client() {
     const server = await startServer("moto");
@@ -22,4 +23,7 @@ serviceContract({
       },
     };
   },
-});
+};
+
+serviceContract(target);
+dropInContract(target);

@@ -1,6 +1,7 @@
 /**
  * A writer that follows the extension's documented protocol (datastore-formats.md, "The
- * distributed lock"): take `.datastore.lock` with a create-only write (taking over a lock whose
+ * distributed lock"): take the layout's global lock key as swamp core does (`.locks/<ns>.lock`
+ * for a namespaced repo) with a create-only write (taking over a lock whose
  * `LastModified + ttlMs` has passed), upload its files, read the index, add its entries, write
  * the index UNCONDITIONALLY, release the lock if it still holds its nonce. Written for this
  * project from that description; it is the peer our lock must interoperate with.
@@ -45,12 +46,13 @@ export async function extensionPush(
     null,
     2,
   ));
+  const lockKey = `.locks/${ns}.lock`;
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (await retry(() => store.putObjectConditional(".datastore.lock", body))) break;
-    const head = await retry(() => store.headObject(".datastore.lock"));
+    if (await retry(() => store.putObjectConditional(lockKey, body))) break;
+    const head = await retry(() => store.headObject(lockKey));
     if (head.exists && head.lastModified && Date.now() - head.lastModified.getTime() > 30_000) {
-      await store.deleteObject(".datastore.lock");
+      await store.deleteObject(lockKey);
       continue;
     }
     if (Date.now() > deadline) throw new Error("extension writer: lock wait timed out");
@@ -78,9 +80,9 @@ export async function extensionPush(
     }
     await retry(() => store.putObject(key, encoder.encode(JSON.stringify(index))));
   } finally {
-    const current = await store.getObject(".datastore.lock").catch(() => null);
+    const current = await store.getObject(lockKey).catch(() => null);
     if (current && JSON.parse(decoder.decode(current.data)).nonce === nonce) {
-      await store.deleteObject(".datastore.lock");
+      await store.deleteObject(lockKey);
     }
   }
 }

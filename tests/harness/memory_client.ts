@@ -19,13 +19,22 @@ function notFound(key: string): Error {
   return error;
 }
 
+/** A 64-bit FNV-1a digest of `body` as 16 hex digits (two 32-bit lanes; not cryptographic). */
+function contentTag(body: Uint8Array): string {
+  let a = 0x811c9dc5, b = 0x01000193 ^ body.length;
+  for (const byte of body) {
+    a = Math.imul(a ^ byte, 0x01000193) >>> 0;
+    b = Math.imul(b ^ byte, 0x5bd1e995) >>> 0;
+  }
+  return a.toString(16).padStart(8, "0") + b.toString(16).padStart(8, "0");
+}
+
 /** The extension's client surface over a `Map`. */
 export class MemoryClient implements ObjectStoreClient {
   /** Stored objects by key. */
   readonly objects = new Map<string, StoredObject>();
   /** Calls per method, to assert on request counts. */
   readonly calls: Record<string, number> = {};
-  #version = 0;
   readonly #clock: () => number;
 
   /** @param clock epoch ms for LastModified (tests slow it down); defaults to the real clock */
@@ -38,7 +47,8 @@ export class MemoryClient implements ObjectStoreClient {
   }
 
   #store(key: string, body: Uint8Array): string {
-    const etag = `"mem-${++this.#version}"`;
+    // Content-derived, as S3's single-part ETag (an MD5) is: equal bytes, equal ETags.
+    const etag = `"${contentTag(body)}"`;
     this.objects.set(key, { data: body.slice(), etag, lastModified: new Date(this.#clock()) });
     return etag;
   }
