@@ -10,6 +10,9 @@ import { extensionPush } from "../harness/extension_writer.ts";
 import { contentOf, datastoreRels } from "../harness/seed.ts";
 import { type S3Server, startServer } from "../harness/servers.ts";
 
+/** The extension writers' pause between reading and writing the index, in both variants. */
+const THINK_MS = 400;
+
 async function mixedRound(
   server: S3Server,
   round: number,
@@ -43,9 +46,9 @@ async function mixedRound(
     for (let p = 0; p < 4; p++) {
       const theirs = datastoreRels(15, `ext${p}-`);
       expected.push(...theirs);
-      // Unlocked, the writer pauses between reading and writing the index, so the race is
-      // lost by design rather than by timing luck; locked, the pause would only slow it down.
-      runs.push(extensionPush(store, "ns", theirs, 100, ourLock ? 0 : 400));
+      // Every writer pauses between reading and writing the index, locked or not: the lock is
+      // tested on the same window in which the unlocked control loses entries.
+      runs.push(extensionPush(store, "ns", theirs, 100, THINK_MS));
     }
     await Promise.all(runs);
     const indexed = await remoteIndexKeys(store, "ns");
@@ -61,11 +64,18 @@ async function mixedRound(
 
 Deno.test("our CLI and extension-protocol writers, 4 each, 10 rounds: the index holds every file", async () => {
   const server = await startServer("moto");
+  let held = 0;
+  let total = 0;
   try {
     for (let round = 0; round < 10; round++) {
       const { expected, indexed } = await mixedRound(server, round, true);
       assertEquals(indexed, expected, `round ${round}`);
+      held += indexed;
+      total += expected;
     }
+    console.log(
+      `with our lock (${THINK_MS} ms pause): ${held} of ${total} entries indexed over 10 rounds`,
+    );
   } finally {
     await server.stop();
   }
@@ -80,7 +90,9 @@ Deno.test("the same mix with our lock switched off loses entries (the test can f
       const { expected, indexed } = await mixedRound(server, rounds, false);
       lost += expected - indexed;
     }
-    console.log(`without our lock: ${lost} entries lost within ${rounds} rounds`);
+    console.log(
+      `without our lock (${THINK_MS} ms pause): ${lost} entries lost within ${rounds} rounds`,
+    );
     assert(lost > 0, "expected lost entries without the lock");
   } finally {
     await server.stop();
