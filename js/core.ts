@@ -695,14 +695,15 @@ export function pullIsNoop(
   return wasm.pullIsNoop(sidecar, headEtag, localIndexExists, metadataOnly);
 }
 
-/** The sidecar bytes after a verified sync against `etag`. */
+/** The sidecar bytes after a verified sync against `etag` (and, on a v2 repo, `commitSeq`). */
 export function sidecarAfterSync(
   sidecar: Uint8Array | undefined,
   etag: string | undefined,
   now: Date,
   lazyPullActive: boolean,
+  commitSeq?: number,
 ): Uint8Array {
-  return wasm.sidecarAfterSync(sidecar, etag, now.toISOString(), lazyPullActive);
+  return wasm.sidecarAfterSync(sidecar, etag, now.toISOString(), lazyPullActive, commitSeq);
 }
 
 /** The sidecar after a `markDirty` (tombstone already normalised, or undefined for bulk). */
@@ -715,15 +716,16 @@ export function sidecarTombstones(sidecar: Uint8Array | undefined): string[] {
   return wasm.sidecarTombstones(sidecar);
 }
 
-/** The sidecar after a completed push. */
+/** The sidecar after a completed push (on a v2 repo, with the `commitSeq` it left). */
 export function sidecarAfterPush(
   sidecar: Uint8Array | undefined,
   etag: string | undefined,
   now: Date,
   consumed: string[],
   verified: boolean,
+  commitSeq?: number,
 ): Uint8Array {
-  return wasm.sidecarAfterPush(sidecar, etag, now.toISOString(), consumed, verified);
+  return wasm.sidecarAfterPush(sidecar, etag, now.toISOString(), consumed, verified, commitSeq);
 }
 
 /** True when the sidecar records a pending lazy (metadata-only) hydration. */

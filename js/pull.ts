@@ -428,6 +428,7 @@ async function pullWith(
         loaded.v2 ? undefined : etag,
         now,
         plan.summary.lazy > 0,
+        loaded.v2?.commitSeq,
       ),
     );
   }

@@ -384,10 +384,16 @@ async function commitWith(
   const verified = report.failures.length === 0 && plan.blocked.length === 0 &&
     plan.missing.length === 0 && plan.behind.length === 0 && !prepared.lazyPullActive;
   const fresh = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
-  await ctx.cache.writeAtomic(
-    SIDECAR,
-    sidecarAfterPush(fresh, etag ?? undefined, now, consumed, verified),
-  );
+  // A push that changed nothing, proved nothing and consumed nothing has nothing to record:
+  // a cache without a sidecar keeps none (an absent sidecar already means "not verified").
+  const nothingToRecord = fresh === undefined && !verified && consumed.length === 0 &&
+    report.uploaded === 0 && report.deleted === 0;
+  if (!nothingToRecord) {
+    await ctx.cache.writeAtomic(
+      SIDECAR,
+      sidecarAfterPush(fresh, etag ?? undefined, now, consumed, verified, loaded.v2?.commitSeq),
+    );
+  }
   return report;
 }
 
@@ -568,7 +574,10 @@ async function publishShards(
           retry,
           ctx.signal,
         );
-        if (put) return { etag: put.etag ?? null };
+        if (put) {
+          state.commitSeq = JSON.parse(commit.meta).commitSeq ?? state.commitSeq;
+          return { etag: put.etag ?? null };
+        }
       }
       report.conflicts++;
       ctx.log?.(

@@ -76,8 +76,11 @@ export async function migrateToShards(
   const folder = planner.listingPrefix;
   const current = await readShardSet(ctx, folder);
   if (current) {
-    const meta = JSON.parse(new TextDecoder().decode(current.meta));
-    return { version: 2, partitions: [...current.shards.keys()], commitSeq: meta.commitSeq ?? 0 };
+    // The core checks the shard set (a corrupt one throws); the meta's own partition order
+    // is reported, so repeated calls answer the same.
+    const commitSeq = planner.loadShards(current.meta, current.shards);
+    const { partitions } = JSON.parse(new TextDecoder().decode(current.meta));
+    return { version: 2, partitions, commitSeq };
   }
   // The monolith, or (when there is none) the index rebuilt from a listing.
   await loadRemoteIndex(ctx, planner, false);

@@ -482,11 +482,13 @@ pub fn sidecar_after_sync(
     etag: Option<String>,
     now_iso: String,
     lazy_pull_active: bool,
+    commit_seq: Option<f64>,
 ) -> Vec<u8> {
     // The lazy flag is set below from this pull, so an unreadable sidecar's doubt is settled.
     let mut state = SyncState::for_update(sidecar.as_deref());
     state.mark_synced(etag.as_deref(), &now_iso);
     state.lazy_pull_active = lazy_pull_active;
+    record_commit_seq(&mut state, commit_seq);
     state.to_json()
 }
 
@@ -541,15 +543,31 @@ pub fn sidecar_after_push(
     now_iso: String,
     consumed: Vec<String>,
     verified: bool,
+    commit_seq: Option<f64>,
 ) -> Vec<u8> {
     let mut state = SyncState::for_update(sidecar.as_deref());
     if verified {
         let lazy = state.lazy_pull_active;
         state.mark_synced(etag.as_deref(), &now_iso);
         state.lazy_pull_active = lazy;
+    } else {
+        // The cache does not match the index just published (files missing or behind, a
+        // guard, a failure): no fast path may skip the next pull's work.
+        state.local_dirty = true;
     }
     state.consume_tombstones(&consumed);
+    record_commit_seq(&mut state, commit_seq);
     state.to_json()
+}
+
+/// Records the v2 `commitSeq` the sync saw (the extension's v2 readers compare it); a value that
+/// is no exact non-negative integer is ignored, never rounded into a wrong sequence.
+fn record_commit_seq(state: &mut SyncState, commit_seq: Option<f64>) {
+    if let Some(seq) = commit_seq.filter(|s| {
+        *s >= 0.0 && s.fract() == 0.0 && *s <= crate::index::MAX_SAFE_INTEGER as f64
+    }) {
+        state.commit_seq = Some(seq as u64);
+    }
 }
 
 /// Plans the remote side of a solo → namespaced migrate from one listing of the whole bucket

@@ -391,6 +391,20 @@ export function dropInContract(target: ContractTarget): void {
   );
 
   test(
+    "an entry whose object is gone is pruned from the index, remotely and locally",
+    async (client, cache) => {
+      const rels = datastoreRels(3);
+      await seedIndex(client, "ns", rels);
+      await client.deleteObject(`ns/${rels[2]}`); // what a gc that left its entry behind leaves
+      const service = new S3SyncService(client, cache);
+      assertEquals(await service.pullChanged({ namespace: "ns" }), 2);
+      assertEquals(await indexRels(client, "ns/.datastore-index.json"), rels.slice(0, 2).sort());
+      const local = JSON.parse(await Deno.readTextFile(`${cache}/.datastore-index.json`));
+      assertEquals(Object.keys(local.entries).sort(), rels.slice(0, 2).sort());
+    },
+  );
+
+  test(
     "an index size that disagrees with the object is corrected, not a failed pull",
     async (client, cache) => {
       const rels = datastoreRels(3);
