@@ -563,9 +563,9 @@ pub fn sidecar_after_push(
 /// Records the v2 `commitSeq` the sync saw (the extension's v2 readers compare it); a value that
 /// is no exact non-negative integer is ignored, never rounded into a wrong sequence.
 fn record_commit_seq(state: &mut SyncState, commit_seq: Option<f64>) {
-    if let Some(seq) = commit_seq.filter(|s| {
-        *s >= 0.0 && s.fract() == 0.0 && *s <= crate::index::MAX_SAFE_INTEGER as f64
-    }) {
+    if let Some(seq) = commit_seq
+        .filter(|s| *s >= 0.0 && s.fract() == 0.0 && *s <= crate::index::MAX_SAFE_INTEGER as f64)
+    {
         state.commit_seq = Some(seq as u64);
     }
 }
