@@ -282,6 +282,16 @@ function isPathCode(code: string): boolean {
 
 function blockedOfPull(report: PullReport): { code: string; message: string }[] {
   const blocked: { code: string; message: string }[] = [];
+  const conflicts = report.plan?.conflicts ?? [];
+  if (conflicts.length > 0) {
+    blocked.push({
+      code: "conflict",
+      message:
+        `${conflicts.length} files changed here and in the bucket since this cache last synced them (${
+          conflicts.slice(0, 5).join(", ")
+        }); neither copy was overwritten. To keep the bucket's: delete yours and pull. To keep yours: move it aside, pull, move it back and push`,
+    });
+  }
   const layout = report.plan?.layout;
   if (layout && layout.rootLayoutTrees.length > 0) {
     blocked.push({

@@ -100,10 +100,14 @@ export interface PullPlan {
   refused: Refused[];
   /** Internal entries dropped from the index. */
   prune: string[];
-  /** Files unchanged here since the base whose remote version moved on (left for the pull). */
-  behind: string[];
   /** Layout findings. */
   layout: LayoutFindings;
+  /** Changed here and remotely since the base: neither side overwritten. */
+  conflicts: string[];
+  /** Changed here since the base, remote unchanged: kept for the push. */
+  localChanges: string[];
+  /** Synced here, unchanged, but no longer in the remote index: kept, not resurrected. */
+  deletedRemotely: string[];
 }
 
 /** Options of a pull plan. */
@@ -175,6 +179,8 @@ export interface PushPlan {
   prune: string[];
   /** Files unchanged here since the base whose remote version moved on (left for the pull). */
   behind: string[];
+  /** Changed here and remotely since the base: not uploaded (verdict `conflict`). */
+  conflicts: string[];
   /** Layout findings. */
   layout: LayoutFindings;
 }
@@ -387,10 +393,16 @@ export class Planner {
    * Loads the base: the local index, what this cache last synced. Push plans then upload only
    * what changed here since it, never a stale copy over a newer remote version.
    *
-   * @returns false when the bytes are no readable index (there is then no base)
+   * @returns `loaded`, or why there is no base: `unreadable`, or `other-index` (it mirrors
+   *   another namespace's or layout's index)
    */
-  loadBase(bytes: Uint8Array): boolean {
-    return core(() => this.#inner.loadBase(bytes));
+  loadBase(bytes: Uint8Array): "loaded" | "unreadable" | "other-index" {
+    return core(() => this.#inner.loadBase(bytes)) as "loaded" | "unreadable" | "other-index";
+  }
+
+  /** The local index to write after a pull: base entries of files the pull left alone kept. */
+  localIndexAfterPull(): Uint8Array {
+    return core(() => this.#inner.localIndexAfterPull());
   }
 
   /** The local index to write after a push: the published one, with base entries of files behind. */
@@ -652,6 +664,11 @@ export interface ContaminationReport {
  */
 export function findContamination(namespace: string, listing: Uint8Array): ContaminationReport {
   return core(() => wasm.findContamination(namespace, listing));
+}
+
+/** The version of an `_index/_meta.json`: 1 (mirror of the monolith), 2 (shard-first), 0 unreadable. */
+export function shardMetaVersion(meta: Uint8Array): number {
+  return wasm.shardMetaVersion(meta);
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   pullIsNoop,
   type PullPlan,
   type RebuildReport,
+  shardMetaVersion,
   sidecarAfterSync,
 } from "./core.ts";
 import {
@@ -267,6 +268,44 @@ export async function rebuildIndex(
   return { etag: theirs.etag, rebuilt: { ...rebuilt, adoptedPeerIndex: true } };
 }
 
+/**
+ * Loads the base (the local index: what this cache last synced) into `planner`, saying why
+ * when there is none.
+ */
+export async function loadBase(ctx: SyncContext, planner: Planner): Promise<void> {
+  const base = await ctx.cache.readFile(LOCAL_INDEX);
+  if (!base) return;
+  const outcome = planner.loadBase(base);
+  if (outcome === "unreadable") {
+    ctx.log?.(
+      `the local ${LOCAL_INDEX} is unreadable: every file is compared with the remote index`,
+    );
+  } else if (outcome === "other-index") {
+    ctx.log?.(
+      `the local ${LOCAL_INDEX} mirrors another layout's index: every file is compared with this one's`,
+    );
+  }
+}
+
+/**
+ * True when the bound tree's index is shard-first (v2). Its monolith is no longer written, so
+ * an unchanged monolith ETag proves nothing there: a cache that synced before the move would
+ * otherwise skip every pull after it.
+ */
+async function movedToShards(ctx: SyncContext, folder: string): Promise<boolean> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const metaKey = `${folder}_index/_meta.json`;
+  let meta: Uint8Array;
+  try {
+    meta = (await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal))
+      .data;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+  return shardMetaVersion(meta) !== 1;
+}
+
 /** True on file systems that fold case by default. */
 export function defaultCaseInsensitive(): boolean {
   return Deno.build.os === "darwin" || Deno.build.os === "windows";
@@ -306,7 +345,8 @@ async function pullWith(
   );
   if (
     head?.exists &&
-    pullIsNoop(sidecar ?? undefined, head.etag, localIndexExists, request.metadataOnly ?? false)
+    pullIsNoop(sidecar ?? undefined, head.etag, localIndexExists, request.metadataOnly ?? false) &&
+    !(await movedToShards(ctx, planner.listingPrefix))
   ) {
     ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
     return {
@@ -331,6 +371,7 @@ async function pullWith(
     );
   }
 
+  await loadBase(ctx, planner);
   const walk = await ctx.cache.walk(ctx.signal);
   const plan = planner.planPull(
     encodeLocalListing(walk.files),
@@ -413,10 +454,16 @@ async function pullWith(
     indexPublished = put !== null;
     etag = put?.etag;
   }
-  await ctx.cache.writeAtomic(LOCAL_INDEX, planner.indexJson(true));
+  await ctx.cache.writeAtomic(LOCAL_INDEX, planner.localIndexAfterPull());
   // The sidecar vouches for the cache only when every planned file arrived and the remote
   // index is the one we read (or our pruned copy of it).
-  const complete = failures.length === 0 &&
+  if (plan.conflicts.length > 0 || plan.localChanges.length > 0) {
+    ctx.log?.(
+      `${plan.localChanges.length} files changed here kept for the push; ` +
+        `${plan.conflicts.length} changed here and remotely kept as they are (conflict)`,
+    );
+  }
+  const complete = failures.length === 0 && plan.conflicts.length === 0 &&
     (!indexStale || indexPublished || loaded.v2 !== undefined) &&
     !(request.scope && request.scope.length > 0);
   if (complete) {

@@ -33,7 +33,7 @@ import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts
 import { asSyncError, describe, SyncError } from "./errors.ts";
 import { underPublishLock } from "./lock.ts";
 import { writeV1Mirror } from "./shards.ts";
-import { loadRemoteIndex, readShardSet, type ShardIndexState } from "./pull.ts";
+import { loadBase, loadRemoteIndex, readShardSet, type ShardIndexState } from "./pull.ts";
 import { isNotFound, type ObjectStore } from "./store.ts";
 
 /** How many times a lost publish race is re-read and re-merged before giving up. */
@@ -223,12 +223,7 @@ async function prepareWith(
 
   const loaded = await loadRemoteIndex(ctx, planner, false);
   const etag: string | null = loaded.exists ? loaded.etag ?? null : null;
-  const base = await ctx.cache.readFile(LOCAL_INDEX);
-  if (base && !planner.loadBase(base)) {
-    ctx.log?.(
-      `the local ${LOCAL_INDEX} is unreadable: every file is compared with the remote index`,
-    );
-  }
+  await loadBase(ctx, planner);
   const walk = await ctx.cache.walk(ctx.signal);
   const listing = encodeLocalListing(walk.files);
   const listingDigest = await sha256Hex(listing);

@@ -91,6 +91,20 @@ impl Index {
     }
 }
 
+/// Whether two entries describe the same version of a file (size, content hash, upload time).
+pub fn same_version(a: &IndexEntry, b: &IndexEntry) -> bool {
+    a.size == b.size && a.sha256 == b.sha256 && a.last_modified == b.last_modified
+}
+
+/// Whether a local file's size and mtime are what an entry recorded for it (`localMtime`).
+pub fn stat_matches(entry: &IndexEntry, size: u64, mtime: Option<i64>) -> bool {
+    let recorded = entry
+        .local_mtime
+        .as_deref()
+        .and_then(crate::time::parse_iso_millis);
+    entry.size == size && recorded.is_some() && recorded == mtime
+}
+
 /// `_index/_meta.json` of the shard-first layout.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ShardMeta {

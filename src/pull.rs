@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::index::Index;
+use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, Survey};
 use crate::paths::{
     find_collisions, find_file_folder_conflicts, is_internal, is_lazy_skippable, is_never_synced,
@@ -105,12 +105,55 @@ pub struct PullPlan {
     pub prune: Vec<String>,
     /// What the cache walk showed about the layout (out-of-place trees, foreign folders).
     pub layout: LayoutFindings,
+    /// Files changed here and remotely since the base (the local index): neither side is
+    /// overwritten; a person decides.
+    pub conflicts: Vec<String>,
+    /// Files changed here since the base while the remote kept the base version: kept (the
+    /// push uploads them), never overwritten by the older remote copy.
+    pub local_changes: Vec<String>,
+    /// Files this cache synced (in the base, unchanged here) that the remote index no longer
+    /// names: kept locally, and their base entries stay so a push does not bring them back.
+    pub deleted_remotely: Vec<String>,
 }
 
-/// Plans a pull of `index` into the cache described by `survey`.
+/// What a local file and its base say about a remote entry.
+enum Against {
+    /// No base entry to compare with: the extension's size rule decides.
+    NoBase,
+    /// Unchanged here since the base; `remote_moved` when the remote entry is another version.
+    LocalUnchanged { remote_moved: bool },
+    /// Changed here since the base; `remote_moved` as above.
+    LocalChanged { remote_moved: bool },
+}
+
+fn against_base(
+    base: Option<&IndexEntry>,
+    remote: &IndexEntry,
+    size: u64,
+    mtime: Option<i64>,
+) -> Against {
+    let Some(base) = base else {
+        return Against::NoBase;
+    };
+    let remote_moved = !same_version(base, remote);
+    if stat_matches(base, size, mtime) {
+        Against::LocalUnchanged { remote_moved }
+    } else {
+        Against::LocalChanged { remote_moved }
+    }
+}
+
+/// Plans a pull of `index` into the cache described by `survey`, with `base` (the local index:
+/// what this cache last synced) telling local edits from remote ones.
+///
+/// With a base entry, a file unchanged here is downloaded exactly when the remote moved on
+/// (whatever its size: a same-size remote change is a change); a file changed here is never
+/// overwritten (a `local_change` when the remote kept the base version, a `conflict` when it
+/// did not). Without one, the extension's rule: a different size downloads.
 pub fn plan_pull(
     model: &PathModel,
     index: &Index,
+    base: Option<&Index>,
     survey: &Survey,
     options: &PullOptions,
 ) -> PullPlan {
@@ -145,7 +188,35 @@ pub fn plan_pull(
         if blocked.contains(key.as_str()) {
             continue;
         }
-        match survey.payload.get(rel.as_str()) {
+        let local = survey.payload.get(rel.as_str());
+        let base_entry = base.and_then(|b| b.entries.get(key));
+        if let (Some(local), false) = (local, options.keep_existing) {
+            match against_base(base_entry, entry, local.size, local.mtime_ms) {
+                Against::NoBase => {}
+                Against::LocalUnchanged { remote_moved: true } => {
+                    plan.summary.download_bytes += entry.size;
+                    plan.downloads.push(Transfer {
+                        rel: key.clone(),
+                        remote_key: model.remote_key(&rel),
+                        cache_path: model.cache_path(&rel),
+                        size: entry.size,
+                    });
+                    continue;
+                }
+                Against::LocalUnchanged {
+                    remote_moved: false,
+                } => {}
+                Against::LocalChanged { remote_moved } => {
+                    if remote_moved {
+                        plan.conflicts.push(key.clone());
+                    } else {
+                        plan.local_changes.push(key.clone());
+                    }
+                    continue;
+                }
+            }
+        }
+        match local {
             Some(local) if local.size == entry.size => {
                 plan.summary.up_to_date += 1;
                 if let Some(mtime) = local.mtime_ms {
@@ -174,6 +245,21 @@ pub fn plan_pull(
                     cache_path: model.cache_path(&rel),
                     size: entry.size,
                 });
+            }
+        }
+    }
+    if let Some(base) = base {
+        for (key, base_entry) in &base.entries {
+            if index.entries.contains_key(key) {
+                continue;
+            }
+            let Ok(rel) = model.rel(key) else { continue };
+            if survey
+                .payload
+                .get(rel.as_str())
+                .is_some_and(|local| stat_matches(base_entry, local.size, local.mtime_ms))
+            {
+                plan.deleted_remotely.push(key.clone());
             }
         }
     }

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::index::{Index, IndexEntry};
+use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, Survey};
 use crate::paths::{is_internal, is_never_synced, PathModel};
 use crate::pull::{MtimeUpdate, Transfer};
@@ -102,6 +102,9 @@ pub struct PushPlan {
     /// a newer one, or removed it): never uploaded, left for the pull to bring. Their base
     /// entries stay in the local index (see `local_index_after_push`).
     pub behind: Vec<String>,
+    /// Files changed here and remotely since the base: not uploaded (the newer remote version
+    /// is never overwritten), reported with the `conflict` verdict; their base entries stay.
+    pub conflicts: Vec<String>,
     /// Layout findings of the walk.
     pub layout: LayoutFindings,
 }
@@ -121,21 +124,12 @@ pub struct PushInput {
 
 /// What the comparison of one local file with its entry concluded.
 enum Compared {
+    /// Changed here and remotely since the base: neither side is overwritten.
+    Conflict,
     Unchanged,
     Upload(UploadReason),
     NeedsHash,
     HashMatched,
-}
-
-/// Whether two entries describe the same version of a file (size, content hash, upload time).
-pub fn same_version(a: &IndexEntry, b: &IndexEntry) -> bool {
-    a.size == b.size && a.sha256 == b.sha256 && a.last_modified == b.last_modified
-}
-
-/// Whether a local file's size and mtime are what an entry recorded for it.
-fn stat_matches(entry: &IndexEntry, size: u64, mtime: Option<i64>) -> bool {
-    let recorded = entry.local_mtime.as_deref().and_then(parse_iso_millis);
-    entry.size == size && recorded.is_some() && recorded == mtime
 }
 
 /// Compares one local file with the remote entry and with the base (what this cache last
@@ -174,6 +168,17 @@ fn compare(
     let Some(entry) = entry else {
         return Compared::Upload(UploadReason::New);
     };
+    // Changed here since the base, and the remote moved on from it too: a conflict, unless
+    // both sides hold the same bytes (then the remote entry just needs our mtime).
+    if base.is_some_and(|b| !same_version(b, entry) && !stat_matches(b, size, mtime)) {
+        return match (&entry.sha256, hash) {
+            (Some(expected), Some(actual)) if expected.eq_ignore_ascii_case(actual) => {
+                Compared::HashMatched
+            }
+            (Some(_), None) if entry.size == size => Compared::NeedsHash,
+            _ => Compared::Conflict,
+        };
+    }
     if entry.size != size {
         return Compared::Upload(UploadReason::SizeChanged);
     }
@@ -234,6 +239,7 @@ pub fn plan_push(
             }
         }
         match compared {
+            Compared::Conflict => plan.conflicts.push(rel_text.clone()),
             Compared::Unchanged => plan.summary.unchanged += 1,
             Compared::HashMatched => {
                 plan.summary.unchanged += 1;
@@ -334,11 +340,30 @@ pub fn plan_push(
         plan.withheld = candidates;
         plan.blocked.extend(verdicts);
     }
+    if !plan.conflicts.is_empty() {
+        plan.blocked.push(conflict_verdict(&plan.conflicts));
+    }
     plan.summary.upload = plan.uploads.len() as u64;
     plan.summary.delete = plan.deletes.len() as u64;
     plan.summary.withheld_deletes = plan.withheld.len() as u64;
     plan.summary.missing = plan.missing.len() as u64;
     plan
+}
+
+/// The `conflict` verdict: which files changed on both sides, and how a person settles each.
+pub fn conflict_verdict(conflicts: &[String]) -> Verdict {
+    let shown: Vec<&str> = conflicts.iter().take(5).map(String::as_str).collect();
+    let more = conflicts.len().saturating_sub(shown.len());
+    Verdict {
+        code: "conflict".into(),
+        message: format!(
+            "{} files changed here and in the bucket since this cache last synced them ({}{}); neither copy was overwritten. \
+             To keep the bucket's: delete yours and pull. To keep yours: move it aside, pull, move it back and push",
+            conflicts.len(),
+            shown.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() },
+        ),
+    }
 }
 
 /// True when the cache path lies inside one of `foreign`, the top-level folders of other

@@ -15,13 +15,28 @@ use crate::index::{
 use crate::layout::survey;
 use crate::listing::{decode_local, decode_remote};
 use crate::paths::partition_key;
-use crate::paths::PathModel;
+use crate::paths::{PathModel, INDEX_FILE};
 use crate::pull::{apply_pull, plan_pull, PullApplied, PullOptions, PullOutcome, PullPlan};
 use crate::push::{
     apply_changes, plan_push, push_changes, PushChanges, PushInput, PushPlan, Uploaded,
 };
 use crate::rebuild::{RebuildBuilder, RebuildReport};
 use crate::repair::{diagnose, plan_repair, DoctorFacts, Problem, RepairPlan};
+
+/// The field of a local index naming the remote index it mirrors.
+pub const BASE_OF_FIELD: &str = "s3syncBaseOf";
+
+/// What [`Session::load_base`] made of the local index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaseLoad {
+    /// It is the base of this binding.
+    Loaded,
+    /// It does not parse as an index: no base.
+    Unreadable,
+    /// It mirrors another remote index (another namespace or layout): no base.
+    OtherIndex,
+}
 
 /// Which shard layout [`Session::shard_layout`] cuts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +78,8 @@ pub struct Session {
     index: Option<Index>,
     /// The local index (what this cache last synced), when one was loaded.
     base: Option<Index>,
+    /// Rels whose base entries the local index keeps after the last pull.
+    kept_after_pull: Vec<String>,
     rebuild: Option<RebuildBuilder>,
     pull: Option<PullPlan>,
     push: Option<PushPlan>,
@@ -78,6 +95,7 @@ impl Session {
             model: PathModel::new(namespace, prefix)?,
             index: None,
             base: None,
+            kept_after_pull: Vec::new(),
             rebuild: None,
             pull: None,
             push: None,
@@ -112,9 +130,32 @@ impl Session {
     /// only what changed locally since it. An unreadable local index is no base (every file
     /// is then judged against the remote index alone), never an error: the local copy is a
     /// cache, the remote index the record.
-    pub fn load_base(&mut self, bytes: &[u8]) -> bool {
-        self.base = Index::parse(bytes).ok();
-        self.base.is_some()
+    ///
+    /// A local index this core wrote names the remote index it mirrors (`s3syncBaseOf`); one
+    /// that names another (the cache moved from solo to a namespace, say) is no base for this
+    /// binding: its entries say nothing about what this index's files were.
+    pub fn load_base(&mut self, bytes: &[u8]) -> BaseLoad {
+        self.base = None;
+        let Ok(base) = Index::parse(bytes) else {
+            return BaseLoad::Unreadable;
+        };
+        let key = self.model.under_binding(INDEX_FILE);
+        match base.extra.get(BASE_OF_FIELD) {
+            Some(serde_json::Value::String(of)) if *of != key => BaseLoad::OtherIndex,
+            _ => {
+                self.base = Some(base);
+                BaseLoad::Loaded
+            }
+        }
+    }
+
+    /// `index` as the local copy: pretty, naming the remote index it mirrors.
+    fn local_json(&self, mut index: Index) -> Vec<u8> {
+        index.extra.insert(
+            BASE_OF_FIELD.to_string(),
+            serde_json::Value::String(self.model.under_binding(INDEX_FILE)),
+        );
+        index.to_pretty_json()
     }
 
     /// Loads a v2 shard-first index: `_index/_meta.json` and the shards it lists (each as
@@ -370,7 +411,13 @@ impl Session {
     pub fn plan_pull(&mut self, listing: &[u8], options: &PullOptions) -> CoreResult<&PullPlan> {
         let files = decode_local(listing)?;
         let surveyed = survey(&self.model, &files);
-        let plan = plan_pull(&self.model, self.index()?, &surveyed, options);
+        let plan = plan_pull(
+            &self.model,
+            self.index()?,
+            self.base.as_ref(),
+            &surveyed,
+            options,
+        );
         Ok(self.pull.insert(plan))
     }
 
@@ -384,7 +431,30 @@ impl Session {
             .index
             .as_mut()
             .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        self.kept_after_pull = plan
+            .conflicts
+            .iter()
+            .chain(&plan.local_changes)
+            .chain(&plan.deleted_remotely)
+            .cloned()
+            .collect();
         Ok(apply_pull(index, &plan, outcome))
+    }
+
+    /// The local index to write after a pull: the remote index with this cache's mtimes, except
+    /// that files the pull left alone because they changed here (`local_changes`, `conflicts`) or
+    /// that the remote no longer names while this cache still holds them (`deleted_remotely`)
+    /// keep their base entries, so the next push judges them against what this cache synced.
+    pub fn local_index_after_pull(&self) -> CoreResult<Vec<u8>> {
+        let mut local = self.index()?.clone();
+        if let Some(base) = &self.base {
+            for rel in &self.kept_after_pull {
+                if let Some(entry) = base.entries.get(rel) {
+                    local.entries.insert(rel.clone(), entry.clone());
+                }
+            }
+        }
+        Ok(self.local_json(local))
     }
 
     /// Plans a push against a local listing buffer and keeps the plan for
@@ -505,24 +575,19 @@ impl Session {
     }
 
     /// The local index to write after a push: the published index, except that a file this
-    /// cache still holds in its base version while the remote moved on (the plan's `behind`)
-    /// keeps its base entry. Writing the remote's entry there would make the next push read
+    /// cache still holds in its base version while the remote moved on (the plan's `behind`),
+    /// or changed on both sides (`conflicts`), keeps its base entry. Writing the remote's entry there would make the next push read
     /// the stale local copy as a local change and upload it over the newer version.
     pub fn local_index_after_push(&self) -> CoreResult<Vec<u8>> {
-        let index = self.index()?;
-        let (Some(base), Some(plan)) = (&self.base, &self.push) else {
-            return Ok(index.to_pretty_json());
-        };
-        if plan.behind.is_empty() {
-            return Ok(index.to_pretty_json());
-        }
-        let mut local = index.clone();
-        for rel in &plan.behind {
-            if let Some(entry) = base.entries.get(rel) {
-                local.entries.insert(rel.clone(), entry.clone());
+        let mut local = self.index()?.clone();
+        if let (Some(base), Some(plan)) = (&self.base, &self.push) {
+            for rel in plan.behind.iter().chain(&plan.conflicts) {
+                if let Some(entry) = base.entries.get(rel) {
+                    local.entries.insert(rel.clone(), entry.clone());
+                }
             }
         }
-        Ok(local.to_pretty_json())
+        Ok(self.local_json(local))
     }
 
     /// Number of entries in the loaded index.

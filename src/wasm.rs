@@ -19,7 +19,7 @@ use crate::repair::DoctorFacts;
 use crate::safety::{
     self, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
 };
-use crate::session::{Session, ShardFormat};
+use crate::session::{BaseLoad, Session, ShardFormat};
 use crate::sync_state::SyncState;
 
 /// Turns a core error into a JS `Error` with a `code` property.
@@ -188,11 +188,16 @@ impl Planner {
             .map_err(to_js_error)
     }
 
-    /// Loads the base: the local index (what this cache last synced). Returns false when the
-    /// bytes are no readable index (then there is no base).
+    /// Loads the base: the local index (what this cache last synced). Returns `loaded`,
+    /// `unreadable` or `other-index` (then there is no base).
     #[wasm_bindgen(js_name = loadBase)]
-    pub fn load_base(&mut self, bytes: &[u8]) -> bool {
-        self.inner.load_base(bytes)
+    pub fn load_base(&mut self, bytes: &[u8]) -> String {
+        match self.inner.load_base(bytes) {
+            BaseLoad::Loaded => "loaded",
+            BaseLoad::Unreadable => "unreadable",
+            BaseLoad::OtherIndex => "other-index",
+        }
+        .to_string()
     }
 
     /// Starts from an empty index (the bucket has none yet).
@@ -437,6 +442,13 @@ impl Planner {
             Some(ns) => format!("{}/", ns.as_str()),
             None => String::new(),
         }
+    }
+
+    /// The local index to write after a pull (pretty JSON): the remote index with this cache's
+    /// mtimes, with the base entries of files the pull left alone kept.
+    #[wasm_bindgen(js_name = localIndexAfterPull)]
+    pub fn local_index_after_pull(&self) -> Result<Vec<u8>, JsValue> {
+        self.inner.local_index_after_pull().map_err(to_js_error)
     }
 
     /// The local index to write after a push (pretty JSON): the published index, with the base
@@ -844,6 +856,13 @@ pub fn find_contamination_js(namespace: &str, listing: &[u8]) -> Result<JsValue,
         })
         .map_err(to_js_error)?;
     to_js(&crate::contamination::find_contamination(&own, &objects))
+}
+
+/// The version of an `_index/_meta.json` (1: a mirror of the monolith, 2: shard-first), or 0
+/// when it does not parse (then nothing about the layout may be assumed).
+#[wasm_bindgen(js_name = shardMetaVersion)]
+pub fn shard_meta_version(meta: &[u8]) -> u32 {
+    crate::index::ShardMeta::parse(meta).map_or(0, |m| m.version as u32)
 }
 
 /// True when uploading a catalog export of `localSize` bytes over a remote one of

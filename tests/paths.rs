@@ -138,7 +138,7 @@ fn seed_bug_namespaced_pull_writes_only_under_the_namespace() {
         },
     ];
     let surveyed = survey(&model, &local);
-    let plan = plan_pull(&model, &index, &surveyed, &PullOptions::default());
+    let plan = plan_pull(&model, &index, None, &surveyed, &PullOptions::default());
 
     assert_eq!(plan.downloads.len(), 4, "{plan:#?}");
     assert_eq!(plan.summary.download, 4);
@@ -174,6 +174,7 @@ fn namespaced_pull_is_up_to_date_from_the_namespace_tree() {
     let plan = plan_pull(
         &model,
         &index,
+        None,
         &survey(&model, &local),
         &PullOptions::default(),
     );

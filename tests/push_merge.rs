@@ -12,7 +12,7 @@ use s3sync_core::index::Index;
 use s3sync_core::listing::encode_local;
 use s3sync_core::push::{PushInput, Uploaded};
 use s3sync_core::safety::{normalize_tombstone, Evidence};
-use s3sync_core::session::Session;
+use s3sync_core::session::{BaseLoad, Session};
 use s3sync_core::time::format_iso_millis;
 
 const OLD: &str = "2026-08-01T12:00:00.000Z";
@@ -388,7 +388,7 @@ fn the_local_index_keeps_the_base_of_files_behind_the_remote() {
     let theirs = entry(46, "2026-08-02T09:00:00.000Z", "bb");
     let mut session = Session::new(None, "").unwrap();
     session.load_index(index(theirs).as_bytes()).unwrap();
-    assert!(session.load_base(index(ours).as_bytes()));
+    assert_eq!(session.load_base(index(ours).as_bytes()), BaseLoad::Loaded);
     let listing = encode_local([
         ("logs/shared.log", 12, Some(1_785_585_600_512)),
         ("logs/new.log", 3, Some(1_785_585_600_512)),

@@ -30,7 +30,7 @@ use s3sync_core::safety::{
     covering_tombstone, normalize_tombstone, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES,
     DEFAULT_MAX_DELETE_PERCENT,
 };
-use s3sync_core::session::Session;
+use s3sync_core::session::{BaseLoad, Session};
 
 #[path = "common/spec_diff.rs"]
 mod spec_diff;
@@ -314,7 +314,7 @@ fn run(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("load_index: {e}"))?;
     if let Some(base) = &spec.base {
         let base_bytes = serde_json::to_vec(base).unwrap();
-        if !session.load_base(&base_bytes) {
+        if session.load_base(&base_bytes) != BaseLoad::Loaded {
             return Err("the spec's base is no readable index".into());
         }
     }

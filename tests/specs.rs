@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use s3sync_core::listing::encode_local;
 use s3sync_core::pull::PullOptions;
-use s3sync_core::session::Session;
+use s3sync_core::session::{BaseLoad, Session};
 
 #[path = "common/spec_diff.rs"]
 mod spec_diff;
@@ -33,6 +33,9 @@ const PLAN_FIELDS: &[&str] = &[
     "refused",
     "prune",
     "layout",
+    "conflicts",
+    "localChanges",
+    "deletedRemotely",
 ];
 
 #[derive(Debug, Deserialize)]
@@ -43,6 +46,9 @@ struct Spec {
     #[serde(default)]
     prefix: String,
     index: Value,
+    /// The local index (what the cache last synced), when the spec has one.
+    #[serde(default)]
+    base: Option<Value>,
     local: Vec<(String, u64, Option<i64>)>,
     #[serde(default)]
     options: Value,
@@ -104,10 +110,16 @@ fn invariants(spec: &Spec, plan: &Value, out: &mut Vec<String>) {
     }
     // Every entry of the index is accounted for exactly once.
     let entries = spec.index["entries"].as_object().map_or(0, |e| e.len()) as u64;
+    // Files the base kept from being overwritten are accounted for by their lists.
+    let kept_by_base: u64 = ["conflicts", "localChanges"]
+        .iter()
+        .map(|f| plan[*f].as_array().map_or(0, Vec::len) as u64)
+        .sum();
     let accounted: u64 = ["download", "upToDate", "lazy", "refused", "pruned"]
         .iter()
         .map(|f| summary[*f].as_u64().unwrap_or_default())
-        .sum();
+        .sum::<u64>()
+        + kept_by_base;
     if accounted != entries {
         out.push(format!(
             "invariant: {entries} entries, but the summary accounts for {accounted}"
@@ -141,6 +153,12 @@ fn run(path: &Path) -> Result<(), String> {
     let loaded = session
         .load_index(&index_bytes)
         .map_err(|e| format!("load_index: {e}"))?;
+    if let Some(base) = &spec.base {
+        let base_bytes = serde_json::to_vec(base).unwrap();
+        if session.load_base(&base_bytes) != BaseLoad::Loaded {
+            return Err("the spec's base is no loadable index".into());
+        }
+    }
     let listing = encode_local(
         spec.local
             .iter()

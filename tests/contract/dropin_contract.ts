@@ -552,6 +552,142 @@ export function dropInContract(target: ContractTarget): void {
     },
   );
 
+  /** Two caches on one bucket, both synced with `ns`. */
+  const twoCaches = async (
+    client: ObjectStoreClient,
+    cache: string,
+    body: (a: S3SyncService, b: S3SyncService, cacheB: string) => Promise<void>,
+  ) => {
+    const cacheB = await Deno.makeTempDir({ prefix: "s3sync-dropin-b-" });
+    try {
+      await body(new S3SyncService(client, cache), new S3SyncService(client, cacheB), cacheB);
+    } finally {
+      await Deno.remove(cacheB, { recursive: true });
+    }
+  };
+
+  test(
+    "a delete another cache pushed is not undone by a cache that still holds the file",
+    async (client, cache) => {
+      await twoCaches(client, cache, async (a, b, cacheB) => {
+        await writeCacheFiles(cache, [
+          ["ns/logs/old.log", encoder.encode("old")],
+          ["ns/logs/keep.log", encoder.encode("keep")],
+        ]);
+        assertEquals(await a.pushChanged({ namespace: "ns" }), 2);
+        await b.pullChanged({ namespace: "ns" });
+        await b.markDirty({ relPath: "ns/logs/old.log" });
+        await Deno.remove(`${cacheB}/ns/logs/old.log`);
+        assertEquals(await b.pushChanged({ namespace: "ns" }), 1);
+        // A still holds it, pulls, and pushes unrelated work, twice.
+        await a.pullChanged({ namespace: "ns" });
+        await writeCacheFiles(cache, [["ns/logs/new.log", encoder.encode("new")]]);
+        assertEquals(await a.pushChanged({ namespace: "ns" }), 1);
+        assertEquals(await a.pushChanged({ namespace: "ns" }), 0);
+        assertEquals(await indexRels(client, "ns/.datastore-index.json"), [
+          "logs/keep.log",
+          "logs/new.log",
+        ]);
+        assertEquals((await client.headObject("ns/logs/old.log")).exists, false);
+      });
+    },
+  );
+
+  test("a same-size change another cache pushed is pulled", async (client, cache) => {
+    await twoCaches(client, cache, async (a, b, cacheB) => {
+      await writeCacheFiles(cache, [["ns/data/x/y/m-1/latest", encoder.encode("2")]]);
+      await a.pushChanged({ namespace: "ns" });
+      await b.pullChanged({ namespace: "ns" });
+      await b.markDirty({ relPath: "ns/data/x/y/m-1/latest" });
+      await writeCacheFiles(cacheB, [["ns/data/x/y/m-1/latest", encoder.encode("3")]]);
+      assertEquals(await b.pushChanged({ namespace: "ns" }), 1);
+      assertEquals(await a.pullChanged({ namespace: "ns" }), 1);
+      assertEquals(await Deno.readTextFile(`${cache}/ns/data/x/y/m-1/latest`), "3");
+    });
+  });
+
+  test(
+    "a pull never overwrites an edit not yet pushed, and the push then sends it",
+    async (client, cache) => {
+      await twoCaches(client, cache, async (a, b, cacheB) => {
+        await writeCacheFiles(cache, [
+          ["ns/logs/mine.log", encoder.encode("v1")],
+          ["ns/logs/other.log", encoder.encode("o1")],
+        ]);
+        await a.pushChanged({ namespace: "ns" });
+        await b.pullChanged({ namespace: "ns" });
+        // B changes another file remotely, so A's pull has work to do.
+        await writeCacheFiles(cacheB, [["ns/logs/other.log", encoder.encode("o2, longer")]]);
+        await b.pushChanged({ namespace: "ns" });
+        await a.markDirty({ relPath: "ns/logs/mine.log" });
+        await writeCacheFiles(cache, [["ns/logs/mine.log", encoder.encode("my unpushed edit")]]);
+        assertEquals(await a.pullChanged({ namespace: "ns" }), 1);
+        assertEquals(await Deno.readTextFile(`${cache}/ns/logs/mine.log`), "my unpushed edit");
+        assertEquals(await a.pushChanged({ namespace: "ns" }), 1);
+        assertEquals(
+          decoder.decode((await client.getObject("ns/logs/mine.log")).data),
+          "my unpushed edit",
+        );
+      });
+    },
+  );
+
+  test(
+    "changed on both sides: a conflict, neither copy overwritten, by pull or push",
+    async (client, cache) => {
+      await twoCaches(client, cache, async (a, b, cacheB) => {
+        const rel = "ns/logs/both.log";
+        await writeCacheFiles(cache, [[rel, encoder.encode("base")]]);
+        await a.pushChanged({ namespace: "ns" });
+        await b.pullChanged({ namespace: "ns" });
+        await writeCacheFiles(cacheB, [[rel, encoder.encode("theirs, pushed first")]]);
+        await b.pushChanged({ namespace: "ns" });
+        await writeCacheFiles(cache, [[rel, encoder.encode("mine, later")]]);
+        const pulled = await assertRejects(() => a.pullChanged({ namespace: "ns" }), SyncError);
+        assertEquals((pulled as SyncError).code, "conflict");
+        assertEquals(await Deno.readTextFile(`${cache}/${rel}`), "mine, later");
+        const pushed = await assertRejects(() => a.pushChanged({ namespace: "ns" }), SyncError);
+        assertEquals((pushed as SyncError).code, "conflict");
+        assertEquals(decoder.decode((await client.getObject(rel)).data), "theirs, pushed first");
+        // Keeping the bucket's: delete ours and pull.
+        await Deno.remove(`${cache}/${rel}`);
+        await a.pullChanged({ namespace: "ns" });
+        assertEquals(await Deno.readTextFile(`${cache}/${rel}`), "theirs, pushed first");
+      });
+    },
+  );
+
+  test(
+    "after the index moves to shards, a cache that synced before still pulls what changed",
+    async (client, cache) => {
+      await twoCaches(client, cache, async (a, b, cacheB) => {
+        await writeCacheFiles(cache, [["ns/logs/first.log", encoder.encode("1")]]);
+        await a.pushChanged({ namespace: "ns" });
+        await b.pullChanged({ namespace: "ns" });
+        await a.migrateMonolithToShards({ namespace: "ns" });
+        await writeCacheFiles(cache, [["ns/logs/second.log", encoder.encode("2")]]);
+        assertEquals(await a.pushChanged({ namespace: "ns" }), 1);
+        assertEquals(await b.pullChanged({ namespace: "ns" }), 1);
+        assertEquals(await Deno.readTextFile(`${cacheB}/ns/logs/second.log`), "2");
+      });
+    },
+  );
+
+  test(
+    "a cache moved from the solo layout into a namespace pushes its files to the namespace",
+    async (client, cache) => {
+      const solo = new S3SyncService(client, cache);
+      await writeCacheFiles(cache, [["logs/a.log", encoder.encode("a")]]);
+      assertEquals(await solo.pushChanged(), 1);
+      // What a namespace migration does to the cache: the tree moves under <ns>/.
+      await Deno.mkdir(`${cache}/ns`);
+      await Deno.rename(`${cache}/logs`, `${cache}/ns/logs`);
+      const namespaced = new S3SyncService(client, cache);
+      assertEquals(await namespaced.pushChanged({ namespace: "ns" }), 1);
+      assertEquals(await indexRels(client, "ns/.datastore-index.json"), ["logs/a.log"]);
+    },
+  );
+
   test("a permanent 4xx from the extension's client is not retried", async (raw, cache) => {
     let puts = 0;
     const client: ObjectStoreClient = {

@@ -168,20 +168,29 @@ Deno.test(`repair --apply killed at ${20 * SCALE} counted steps: every kill land
       "--apply",
     ];
 
-    // Calibration: an uninterrupted run through the proxy, its steps and requests counted.
-    await copyTree(template, reference);
-    const start = proxy.stats.requests;
-    let before = -1;
-    let steps = 0;
-    const watcher = watchSteps(reference, (count) => {
-      if (count === 1) before = proxy.stats.requests - start;
-      steps = count;
-    });
-    const uninterrupted = await runCli(repairVia(throughProxy(server, proxy), reference));
-    assertEquals(uninterrupted.code, 0, uninterrupted.stderr);
-    await new Promise((r) => setTimeout(r, 200)); // the last notifications
-    await watcher.stop();
-    const calibration = { before, steps, requests: proxy.stats.requests - start };
+    // Calibration: uninterrupted runs through the proxy, their steps and requests counted. Two
+    // runs, and the one with fewer requests kept: a request retried in one run (a loaded
+    // server's 5xx) would otherwise place a kill past the end of a run that needed no retry.
+    const calibrate = async (): Promise<Calibration> => {
+      await Deno.remove(reference, { recursive: true }).catch(() => {});
+      await copyTree(template, reference);
+      const start = proxy.stats.requests;
+      let before = -1;
+      let steps = 0;
+      const watcher = watchSteps(reference, (count) => {
+        if (count === 1) before = proxy.stats.requests - start;
+        steps = count;
+      });
+      const uninterrupted = await runCli(repairVia(throughProxy(server, proxy), reference));
+      assertEquals(uninterrupted.code, 0, uninterrupted.stderr);
+      await new Promise((r) => setTimeout(r, 200)); // the last notifications
+      await watcher.stop();
+      return { before, steps, requests: proxy.stats.requests - start };
+    };
+    const first = await calibrate();
+    const second = await calibrate();
+    console.log(`calibration runs: ${JSON.stringify(first)}, ${JSON.stringify(second)}`);
+    const calibration = first.requests <= second.requests ? first : second;
     assert(
       calibration.before > 0 && calibration.steps > 100 &&
         calibration.requests > calibration.before + 10,

@@ -1,0 +1,133 @@
+//! The base: the local index, what this cache last synced. It decides what changed here and
+//! what changed remotely, for pull and push alike, and is written back so that the next run
+//! still knows (files left behind, conflicts, remote deletions keep their base entries).
+#![cfg(not(target_arch = "wasm32"))]
+
+use s3sync_core::listing::encode_local;
+use s3sync_core::pull::{PullOptions, PullOutcome};
+use s3sync_core::push::PushInput;
+use s3sync_core::session::{BaseLoad, Session};
+use serde_json::Value;
+
+const MTIME: &str = "2026-08-01T12:00:00.512Z";
+const MTIME_MS: i64 = 1_785_585_600_512;
+
+fn entry(rel: &str, size: u64, mtime: &str, modified: &str) -> String {
+    format!(
+        r#""{rel}":{{"key":"{rel}","size":{size},"lastModified":"{modified}","localMtime":"{mtime}"}}"#
+    )
+}
+
+fn index(entries: &[String]) -> String {
+    format!(r#"{{"version":1,"entries":{{{}}}}}"#, entries.join(","))
+}
+
+fn json(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap()
+}
+
+#[test]
+fn a_local_index_of_another_binding_is_no_base() {
+    // Written by this core for the solo layout...
+    let mut solo = Session::new(None, "").unwrap();
+    solo.load_index(index(&[entry("logs/a.log", 1, MTIME, MTIME)]).as_bytes())
+        .unwrap();
+    let listing = encode_local([("logs/a.log", 1, Some(MTIME_MS))]);
+    solo.plan_pull(&listing, &PullOptions::default()).unwrap();
+    solo.apply_pull(&PullOutcome::default()).unwrap();
+    let local = solo.local_index_after_pull().unwrap();
+    assert_eq!(json(&local)["s3syncBaseOf"], ".datastore-index.json");
+    // ...is the base of the solo layout, not of a namespace the cache moved into.
+    let mut again = Session::new(None, "").unwrap();
+    assert_eq!(again.load_base(&local), BaseLoad::Loaded);
+    let mut namespaced = Session::new(Some("prod"), "").unwrap();
+    assert_eq!(namespaced.load_base(&local), BaseLoad::OtherIndex);
+    // An index without the field (the extension's) is taken as it is; garbage is no base.
+    let plain = index(&[entry("logs/a.log", 1, MTIME, MTIME)]);
+    assert_eq!(namespaced.load_base(plain.as_bytes()), BaseLoad::Loaded);
+    assert_eq!(namespaced.load_base(b"{"), BaseLoad::Unreadable);
+}
+
+#[test]
+fn after_a_pull_files_left_alone_keep_their_base_entries() {
+    let remote = index(&[
+        entry("logs/edited-here.log", 5, MTIME, MTIME),
+        entry(
+            "logs/both.log",
+            9,
+            "2026-08-02T09:00:00.000Z",
+            "2026-08-02T09:00:00.000Z",
+        ),
+    ]);
+    let base = index(&[
+        entry("logs/edited-here.log", 5, MTIME, MTIME),
+        entry("logs/both.log", 5, MTIME, MTIME),
+        entry("logs/gone.log", 4, MTIME, MTIME),
+    ]);
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(remote.as_bytes()).unwrap();
+    assert_eq!(session.load_base(base.as_bytes()), BaseLoad::Loaded);
+    let listing = encode_local([
+        ("logs/edited-here.log", 6, Some(MTIME_MS + 1000)),
+        ("logs/both.log", 7, Some(MTIME_MS + 1000)),
+        ("logs/gone.log", 4, Some(MTIME_MS)),
+    ]);
+    let plan = session
+        .plan_pull(&listing, &PullOptions::default())
+        .unwrap()
+        .clone();
+    assert!(plan.downloads.is_empty(), "{plan:?}");
+    session.apply_pull(&PullOutcome::default()).unwrap();
+    let local = json(&session.local_index_after_pull().unwrap());
+    let size = |rel: &str| local["entries"][rel]["size"].clone();
+    assert_eq!(
+        size("logs/edited-here.log"),
+        5,
+        "the base version, so the push uploads the edit"
+    );
+    assert_eq!(
+        size("logs/both.log"),
+        5,
+        "the base version: still a conflict next time"
+    );
+    assert_eq!(
+        size("logs/gone.log"),
+        4,
+        "kept: the push must not bring it back"
+    );
+    // The bucket's index is untouched by any of it.
+    let remote_after = json(&session.index_json(false).unwrap());
+    assert_eq!(remote_after["entries"]["logs/both.log"]["size"], 9);
+    assert!(remote_after["entries"].get("logs/gone.log").is_none());
+}
+
+#[test]
+fn a_push_never_uploads_over_a_remote_that_moved_when_the_file_changed_here_too() {
+    let remote = index(&[entry(
+        "logs/both.log",
+        9,
+        "2026-08-02T09:00:00.000Z",
+        "2026-08-02T09:00:00.000Z",
+    )]);
+    let base = index(&[
+        entry("logs/both.log", 5, MTIME, MTIME),
+        entry("logs/gone.log", 4, MTIME, MTIME),
+    ]);
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(remote.as_bytes()).unwrap();
+    session.load_base(base.as_bytes());
+    let listing = encode_local([
+        ("logs/both.log", 7, Some(MTIME_MS + 1000)),
+        ("logs/gone.log", 4, Some(MTIME_MS)),
+    ]);
+    let plan = session
+        .plan_push(&listing, &PushInput::default())
+        .unwrap()
+        .clone();
+    assert!(plan.uploads.is_empty(), "{plan:?}");
+    assert_eq!(plan.conflicts, vec!["logs/both.log".to_string()]);
+    assert_eq!(plan.behind, vec!["logs/gone.log".to_string()]);
+    let codes: Vec<_> = plan.blocked.iter().map(|v| v.code.as_str()).collect();
+    assert_eq!(codes, ["conflict"]);
+    assert!(plan.blocked[0].message.contains("logs/both.log"));
+}
