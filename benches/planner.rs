@@ -263,7 +263,7 @@ fn pull_phases(c: &mut Criterion) {
     let files = decode_local(&data.listing).expect("listing decodes");
     let surveyed = survey(&model, &files);
     let options = PullOptions::default();
-    let plan = plan_pull(&model, &index, &surveyed, &options);
+    let plan = plan_pull(&model, &index, None, &surveyed, &options);
     let mut group = configure(c, "pull_phases", 100_000);
     group.bench_function("decode_listing", |b| {
         b.iter(|| {
@@ -280,7 +280,7 @@ fn pull_phases(c: &mut Criterion) {
     });
     group.bench_function("diff_given_survey", |b| {
         b.iter(|| {
-            plan_pull(&model, &index, black_box(&surveyed), &options)
+            plan_pull(&model, &index, None, black_box(&surveyed), &options)
                 .downloads
                 .len()
         })
