@@ -91,9 +91,18 @@ impl Index {
     }
 }
 
-/// Whether two entries describe the same version of a file (size, content hash, upload time).
+/// Whether two entries describe the same version of a file: the same size and, where both
+/// record one, the same SHA-256. Without a hash on both sides the upload time decides, so a
+/// re-upload of unknown content counts as a new version (downloading it again is the cheap
+/// mistake; missing a same-size change is the costly one).
 pub fn same_version(a: &IndexEntry, b: &IndexEntry) -> bool {
-    a.size == b.size && a.sha256 == b.sha256 && a.last_modified == b.last_modified
+    if a.size != b.size {
+        return false;
+    }
+    match (&a.sha256, &b.sha256) {
+        (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+        _ => a.last_modified == b.last_modified,
+    }
 }
 
 /// Whether a local file's size and mtime are what an entry recorded for it (`localMtime`).

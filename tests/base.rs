@@ -131,3 +131,42 @@ fn a_push_never_uploads_over_a_remote_that_moved_when_the_file_changed_here_too(
     assert_eq!(codes, ["conflict"]);
     assert!(plan.blocked[0].message.contains("logs/both.log"));
 }
+
+#[test]
+fn versions_compare_by_hash_where_both_sides_record_one() {
+    use s3sync_core::index::{same_version, Index};
+    let parse = |text: &str| {
+        Index::parse(format!(r#"{{"version":1,"entries":{{"r":{text}}}}}"#).as_bytes())
+            .unwrap()
+            .entries
+            .remove("r")
+            .unwrap()
+    };
+    let hashed = |sha: &str, modified: &str| {
+        parse(&format!(
+            r#"{{"key":"r","size":1,"lastModified":"{modified}","sha256":"{sha}"}}"#
+        ))
+    };
+    let bare = |modified: &str| {
+        parse(&format!(
+            r#"{{"key":"r","size":1,"lastModified":"{modified}"}}"#
+        ))
+    };
+    // The same bytes re-uploaded (or re-indexed by a rebuild) are the same version.
+    assert!(same_version(
+        &hashed("aa", MTIME),
+        &hashed("AA", "2026-09-01T00:00:00.000Z")
+    ));
+    // Other bytes of the same size are not, whatever the times say.
+    assert!(!same_version(&hashed("aa", MTIME), &hashed("bb", MTIME)));
+    // Without a hash on both sides, a new upload time is a new version.
+    assert!(same_version(&bare(MTIME), &bare(MTIME)));
+    assert!(!same_version(
+        &bare(MTIME),
+        &bare("2026-09-01T00:00:00.000Z")
+    ));
+    assert!(!same_version(
+        &hashed("aa", MTIME),
+        &bare("2026-09-01T00:00:00.000Z")
+    ));
+}
