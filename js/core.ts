@@ -120,6 +120,8 @@ export interface PullOptions {
   keepExisting?: boolean;
   /** Scoped pull: only rels under these folders (empty: everything). */
   scope?: string[];
+  /** Normalised tombstones: files deleted here and not yet pushed are not brought back. */
+  tombstones?: string[];
 }
 
 /** A guard that withheld something. */

@@ -16,6 +16,7 @@ import {
   type RebuildReport,
   shardMetaVersion,
   sidecarAfterSync,
+  sidecarTombstones,
 } from "./core.ts";
 import {
   listPages,
@@ -380,6 +381,9 @@ async function pullWith(
       caseInsensitive: request.caseInsensitive ?? defaultCaseInsensitive(),
       keepExisting: request.keepExisting ?? false,
       scope: request.scope ?? [],
+      tombstones: sidecarTombstones(sidecar ?? undefined)
+        .map((t) => planner.normalizeTombstone(t))
+        .filter((t): t is string => t !== undefined),
     },
   );
   ctx.log?.(

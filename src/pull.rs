@@ -31,6 +31,9 @@ pub struct PullOptions {
     /// Download only what is absent: a local file whose size differs is kept (the repair's
     /// hydration must never overwrite local work).
     pub keep_existing: bool,
+    /// Cache-relative tombstones (`markDirty` paths, normalised): a file deleted here and not
+    /// yet pushed is a local change, never brought back by a pull.
+    pub tombstones: Vec<String>,
 }
 
 /// One object to copy, with all three of its names.
@@ -162,6 +165,7 @@ pub fn plan_pull(
         ..PullPlan::default()
     };
     let blocked = collided_rels(model, index, options.case_insensitive, &mut plan.refused);
+    let tombstones: BTreeSet<String> = options.tombstones.iter().cloned().collect();
     let mut lazy_folders = BTreeSet::new();
     for (key, entry) in &index.entries {
         if is_internal(key) {
@@ -190,6 +194,21 @@ pub fn plan_pull(
         }
         let local = survey.payload.get(rel.as_str());
         let base_entry = base.and_then(|b| b.entries.get(key));
+        // Deleted here since the last sync, the delete not yet pushed: a local change
+        // (downloading it again would undo the delete), or a conflict when the remote moved on
+        // meanwhile. Only a file the base holds can have been deleted here: a file another
+        // cache added under a tombstoned folder is downloaded (absent, it would read as
+        // deleted here and its object would go with the next push).
+        if let (None, Some(b)) = (local, base_entry) {
+            if deleted_here(&tombstones, &model.cache_path(&rel)) {
+                if same_version(b, entry) {
+                    plan.local_changes.push(key.clone());
+                } else {
+                    plan.conflicts.push(key.clone());
+                }
+                continue;
+            }
+        }
         if let (Some(local), false) = (local, options.keep_existing) {
             match against_base(base_entry, entry, local.size, local.mtime_ms) {
                 Against::NoBase => {}
@@ -268,6 +287,11 @@ pub fn plan_pull(
     plan.summary.refused = plan.refused.len() as u64;
     plan.summary.pruned = plan.prune.len() as u64;
     plan
+}
+
+/// True when a tombstone covers `cache_path` (the path itself or a folder above it).
+fn deleted_here(tombstones: &BTreeSet<String>, cache_path: &str) -> bool {
+    crate::safety::covering_tombstone(tombstones, cache_path).is_some()
 }
 
 /// True when `rel` is `folder` itself or lies under it.

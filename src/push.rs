@@ -284,7 +284,7 @@ pub fn plan_push(
     }
 
     let mut candidates = Vec::new();
-    for key in index.entries.keys() {
+    for (key, remote_entry) in &index.entries {
         if is_internal(key) {
             plan.prune.push(key.clone());
             continue;
@@ -315,6 +315,23 @@ pub fn plan_push(
                 continue;
             }
         };
+        if let Some(base) = base {
+            match base.entries.get(key) {
+                // Never here at the last sync (another cache added it, say under a folder
+                // tombstoned here): this cache cannot have deleted it.
+                None => {
+                    plan.missing.push(key.clone());
+                    continue;
+                }
+                // Deleted here, but changed remotely since: the newer version is not ours to
+                // delete.
+                Some(b) if !same_version(b, remote_entry) => {
+                    plan.conflicts.push(key.clone());
+                    continue;
+                }
+                Some(_) => {}
+            }
+        }
         candidates.push(Delete {
             rel: key.clone(),
             remote_key: model.remote_key(&rel),

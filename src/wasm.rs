@@ -261,6 +261,7 @@ impl Planner {
             case_insensitive: opts.case_insensitive.unwrap_or(false),
             keep_existing: opts.keep_existing.unwrap_or(false),
             scope: opts.scope.unwrap_or_default(),
+            tombstones: opts.tombstones.unwrap_or_default(),
         };
         to_json(self.inner.plan_pull(listing, &opts).map_err(to_js_error)?)
     }
@@ -750,6 +751,7 @@ struct PullOptionsJs {
     case_insensitive: Option<bool>,
     keep_existing: Option<bool>,
     scope: Option<Vec<String>>,
+    tombstones: Option<Vec<String>>,
 }
 
 /// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.

@@ -170,3 +170,37 @@ fn versions_compare_by_hash_where_both_sides_record_one() {
         &bare("2026-09-01T00:00:00.000Z")
     ));
 }
+
+#[test]
+fn a_push_deletes_only_what_this_cache_had_and_the_remote_still_holds_unchanged() {
+    let remote = index(&[
+        entry("logs/mine.log", 3, MTIME, MTIME),
+        entry(
+            "logs/theirs-changed.log",
+            9,
+            MTIME,
+            "2026-08-02T09:00:00.000Z",
+        ),
+        entry("logs/theirs-new.log", 4, MTIME, "2026-08-02T09:00:00.000Z"),
+        entry("logs/keep.log", 1, MTIME, MTIME),
+    ]);
+    let base = index(&[
+        entry("logs/mine.log", 3, MTIME, MTIME),
+        entry("logs/theirs-changed.log", 5, MTIME, MTIME),
+        entry("logs/keep.log", 1, MTIME, MTIME),
+    ]);
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(remote.as_bytes()).unwrap();
+    session.load_base(base.as_bytes());
+    let listing = encode_local([("logs/keep.log", 1, Some(MTIME_MS))]);
+    // The whole folder was marked deleted here.
+    let input = PushInput {
+        tombstones: ["logs".to_string()].into(),
+        ..PushInput::default()
+    };
+    let plan = session.plan_push(&listing, &input).unwrap().clone();
+    let deletes: Vec<_> = plan.deletes.iter().map(|d| d.rel.as_str()).collect();
+    assert_eq!(deletes, ["logs/mine.log"]);
+    assert_eq!(plan.conflicts, vec!["logs/theirs-changed.log".to_string()]);
+    assert_eq!(plan.missing, vec!["logs/theirs-new.log".to_string()]);
+}

@@ -31,6 +31,7 @@ fuzz_target!(|data: &[u8]| {
         metadata_only: flags & 1 != 0,
         case_insensitive: flags & 2 != 0,
         keep_existing: flags & 4 != 0,
+        tombstones: Vec::new(),
     };
     let Some(index_json) = index_bytes(parts[0]) else {
         return;
