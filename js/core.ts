@@ -412,6 +412,11 @@ export class Planner {
     return core(() => this.#inner.localIndexAfterPush());
   }
 
+  /** Marks the loaded monolith as superseded by shards, so that rewriting it moves its ETag. */
+  markMovedToShards(now: Date): void {
+    core(() => this.#inner.markMovedToShards(now.toISOString()));
+  }
+
   /** Entries in the loaded index. */
   get indexLength(): number {
     return core(() => this.#inner.indexLength());
@@ -666,11 +671,6 @@ export interface ContaminationReport {
  */
 export function findContamination(namespace: string, listing: Uint8Array): ContaminationReport {
   return core(() => wasm.findContamination(namespace, listing));
-}
-
-/** The version of an `_index/_meta.json`: 1 (mirror of the monolith), 2 (shard-first), 0 unreadable. */
-export function shardMetaVersion(meta: Uint8Array): number {
-  return wasm.shardMetaVersion(meta);
 }
 
 /**

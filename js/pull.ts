@@ -14,7 +14,6 @@ import {
   pullIsNoop,
   type PullPlan,
   type RebuildReport,
-  shardMetaVersion,
   sidecarAfterSync,
   sidecarTombstones,
 } from "./core.ts";
@@ -288,25 +287,6 @@ export async function loadBase(ctx: SyncContext, planner: Planner): Promise<void
   }
 }
 
-/**
- * True when the bound tree's index is shard-first (v2). Its monolith is no longer written, so
- * an unchanged monolith ETag proves nothing there: a cache that synced before the move would
- * otherwise skip every pull after it.
- */
-async function movedToShards(ctx: SyncContext, folder: string): Promise<boolean> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const metaKey = `${folder}_index/_meta.json`;
-  let meta: Uint8Array;
-  try {
-    meta = (await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal))
-      .data;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
-  }
-  return shardMetaVersion(meta) !== 1;
-}
-
 /** True on file systems that fold case by default. */
 export function defaultCaseInsensitive(): boolean {
   return Deno.build.os === "darwin" || Deno.build.os === "windows";
@@ -346,8 +326,7 @@ async function pullWith(
   );
   if (
     head?.exists &&
-    pullIsNoop(sidecar ?? undefined, head.etag, localIndexExists, request.metadataOnly ?? false) &&
-    !(await movedToShards(ctx, planner.listingPrefix))
+    pullIsNoop(sidecar ?? undefined, head.etag, localIndexExists, request.metadataOnly ?? false)
   ) {
     ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
     return {

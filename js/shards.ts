@@ -83,7 +83,7 @@ export async function migrateToShards(
     return { version: 2, partitions, commitSeq };
   }
   // The monolith, or (when there is none) the index rebuilt from a listing.
-  await loadRemoteIndex(ctx, planner, false);
+  const loaded = await loadRemoteIndex(ctx, planner, false);
   const layout = planner.shardLayout(1, false);
   for (const shard of layout.shards) {
     const key = `${folder}_index/${shard.partition}.json`;
@@ -100,6 +100,17 @@ export async function migrateToShards(
     retry,
     ctx.signal,
   );
+  if (loaded.exists) {
+    // The monolith is no longer written from here on, so a cache that synced against it would
+    // see its ETag unchanged forever and take the pull's fast path past every later commit.
+    // Rewritten once, marked, its ETag moves: such a cache takes the full path and finds v2.
+    planner.markMovedToShards(ctx.now?.() ?? new Date());
+    await withRetry(
+      () => ctx.store.putObject(planner.remoteIndexKey, planner.indexJson(false), ctx.signal),
+      retry,
+      ctx.signal,
+    );
+  }
   ctx.log?.(`moved ${layout.shards.length} shards to the v2 layout`);
   return { version: 2, partitions: layout.shards.map((s) => s.partition), commitSeq: 1 };
 }

@@ -117,6 +117,11 @@ pub struct PullPlan {
     /// Files this cache synced (in the base, unchanged here) that the remote index no longer
     /// names: kept locally, and their base entries stay so a push does not bring them back.
     pub deleted_remotely: Vec<String>,
+    /// Entries this pull did not bring in line (outside its scope, refused, clashing): the local
+    /// index keeps what the base said of them, never the remote's word for a file it did not
+    /// fetch. Kept in the session only (a scoped pull leaves most of a big index here).
+    #[serde(skip)]
+    pub untouched: Vec<String>,
 }
 
 /// What a local file and its base say about a remote entry.
@@ -177,6 +182,7 @@ pub fn plan_pull(
             continue;
         }
         if !options.scope.is_empty() && !options.scope.iter().any(|s| in_folder(key, s)) {
+            plan.untouched.push(key.clone());
             continue;
         }
         let rel = match model.rel(key) {
@@ -186,10 +192,12 @@ pub fn plan_pull(
                     rel: key.clone(),
                     code: error.code().to_string(),
                 });
+                plan.untouched.push(key.clone());
                 continue;
             }
         };
         if blocked.contains(key.as_str()) {
+            plan.untouched.push(key.clone());
             continue;
         }
         let local = survey.payload.get(rel.as_str());

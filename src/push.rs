@@ -145,6 +145,7 @@ enum Compared {
 ///   file is hashed (the extension's rule since its #1307).
 fn compare(
     entry: Option<&IndexEntry>,
+    has_base: bool,
     base: Option<&IndexEntry>,
     size: u64,
     mtime: Option<i64>,
@@ -168,6 +169,18 @@ fn compare(
     let Some(entry) = entry else {
         return Compared::Upload(UploadReason::New);
     };
+    // Never synced here (the base has no entry), yet the remote holds it: unless the bytes
+    // are the same, another cache made it too, and ours must not overwrite theirs.
+    if has_base && base.is_none() {
+        return match (&entry.sha256, hash) {
+            (Some(expected), Some(actual)) if expected.eq_ignore_ascii_case(actual) => {
+                Compared::HashMatched
+            }
+            (Some(_), None) if entry.size == size => Compared::NeedsHash,
+            (None, _) if entry.size == size => Compared::Unchanged,
+            _ => Compared::Conflict,
+        };
+    }
     // Changed here since the base, and the remote moved on from it too: a conflict, unless
     // both sides hold the same bytes (then the remote entry just needs our mtime).
     if base.is_some_and(|b| !same_version(b, entry) && !stat_matches(b, size, mtime)) {
@@ -225,6 +238,7 @@ pub fn plan_push(
         let dirty = covering_tombstone(&input.tombstones, &cache_path).is_some();
         let compared = compare(
             entry,
+            base.is_some(),
             base_entry,
             stat.size,
             stat.mtime_ms,

@@ -23,6 +23,10 @@ use crate::push::{
 use crate::rebuild::{RebuildBuilder, RebuildReport};
 use crate::repair::{diagnose, plan_repair, DoctorFacts, Problem, RepairPlan};
 
+/// The field of a monolith superseded by shards, with when it was (see
+/// [`Session::mark_moved_to_shards`]).
+pub const MOVED_TO_SHARDS_FIELD: &str = "s3syncMovedToShards";
+
 /// The field of a local index naming the remote index it mirrors.
 pub const BASE_OF_FIELD: &str = "s3syncBaseOf";
 
@@ -80,6 +84,8 @@ pub struct Session {
     base: Option<Index>,
     /// Rels whose base entries the local index keeps after the last pull.
     kept_after_pull: Vec<String>,
+    /// Rels the last pull did not fetch: the local index keeps their base entries, or none.
+    untouched_after_pull: Vec<String>,
     rebuild: Option<RebuildBuilder>,
     pull: Option<PullPlan>,
     push: Option<PushPlan>,
@@ -96,6 +102,7 @@ impl Session {
             index: None,
             base: None,
             kept_after_pull: Vec::new(),
+            untouched_after_pull: Vec::new(),
             rebuild: None,
             pull: None,
             push: None,
@@ -156,6 +163,20 @@ impl Session {
             serde_json::Value::String(self.model.under_binding(INDEX_FILE)),
         );
         index.to_pretty_json()
+    }
+
+    /// Marks the loaded monolith as superseded by shards at `now_iso` (a top-level field the
+    /// index formats allow), so that rewriting it changes its ETag.
+    pub fn mark_moved_to_shards(&mut self, now_iso: &str) -> CoreResult<()> {
+        let index = self
+            .index
+            .as_mut()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        index.extra.insert(
+            MOVED_TO_SHARDS_FIELD.to_string(),
+            serde_json::Value::String(now_iso.to_string()),
+        );
+        Ok(())
     }
 
     /// Loads a v2 shard-first index: `_index/_meta.json` and the shards it lists (each as
@@ -438,21 +459,47 @@ impl Session {
             .chain(&plan.deleted_remotely)
             .cloned()
             .collect();
+        // A download that neither arrived nor was gone (it failed) leaves the file as it was.
+        let arrived: BTreeSet<&str> = outcome
+            .downloaded
+            .iter()
+            .map(|(rel, _)| rel.as_str())
+            .chain(outcome.not_found.iter().map(String::as_str))
+            .collect();
+        self.untouched_after_pull = plan
+            .untouched
+            .iter()
+            .chain(
+                plan.downloads
+                    .iter()
+                    .map(|t| &t.rel)
+                    .filter(|rel| !arrived.contains(rel.as_str())),
+            )
+            .cloned()
+            .collect();
         Ok(apply_pull(index, &plan, outcome))
     }
 
     /// The local index to write after a pull: the remote index with this cache's mtimes, except
-    /// that files the pull left alone because they changed here (`local_changes`, `conflicts`) or
-    /// that the remote no longer names while this cache still holds them (`deleted_remotely`)
-    /// keep their base entries, so the next push judges them against what this cache synced.
+    /// that files the pull left alone because they changed here (`local_changes`, `conflicts`),
+    /// that the remote no longer names while this cache still holds them (`deleted_remotely`),
+    /// or that it did not fetch (out of scope, refused, failed) keep their base entries, so the
+    /// next push judges them against what this cache synced.
     pub fn local_index_after_pull(&self) -> CoreResult<Vec<u8>> {
         let mut local = self.index()?.clone();
-        if let Some(base) = &self.base {
-            for rel in &self.kept_after_pull {
-                if let Some(entry) = base.entries.get(rel) {
-                    local.entries.insert(rel.clone(), entry.clone());
-                }
+        let base_entry = |rel: &String| self.base.as_ref().and_then(|b| b.entries.get(rel));
+        for rel in &self.kept_after_pull {
+            if let Some(entry) = base_entry(rel) {
+                local.entries.insert(rel.clone(), entry.clone());
             }
+        }
+        // Not fetched: what the base said, or nothing (the remote's entry would claim this
+        // cache holds a version it never downloaded).
+        for rel in &self.untouched_after_pull {
+            match base_entry(rel) {
+                Some(entry) => local.entries.insert(rel.clone(), entry.clone()),
+                None => local.entries.remove(rel),
+            };
         }
         Ok(self.local_json(local))
     }

@@ -200,6 +200,14 @@ impl Planner {
         .to_string()
     }
 
+    /// Marks the loaded monolith as superseded by shards (so its rewrite changes its ETag).
+    #[wasm_bindgen(js_name = markMovedToShards)]
+    pub fn mark_moved_to_shards(&mut self, now_iso: String) -> Result<(), JsValue> {
+        self.inner
+            .mark_moved_to_shards(&now_iso)
+            .map_err(to_js_error)
+    }
+
     /// Starts from an empty index (the bucket has none yet).
     #[wasm_bindgen(js_name = loadEmptyIndex)]
     pub fn load_empty_index(&mut self) {
@@ -858,13 +866,6 @@ pub fn find_contamination_js(namespace: &str, listing: &[u8]) -> Result<JsValue,
         })
         .map_err(to_js_error)?;
     to_js(&crate::contamination::find_contamination(&own, &objects))
-}
-
-/// The version of an `_index/_meta.json` (1: a mirror of the monolith, 2: shard-first), or 0
-/// when it does not parse (then nothing about the layout may be assumed).
-#[wasm_bindgen(js_name = shardMetaVersion)]
-pub fn shard_meta_version(meta: &[u8]) -> u32 {
-    crate::index::ShardMeta::parse(meta).map_or(0, |m| m.version as u32)
 }
 
 /// True when uploading a catalog export of `localSize` bytes over a remote one of

@@ -204,3 +204,49 @@ fn a_push_deletes_only_what_this_cache_had_and_the_remote_still_holds_unchanged(
     assert_eq!(plan.conflicts, vec!["logs/theirs-changed.log".to_string()]);
     assert_eq!(plan.missing, vec!["logs/theirs-new.log".to_string()]);
 }
+
+#[test]
+fn a_scoped_pull_vouches_only_for_what_it_fetched() {
+    let remote = index(&[
+        entry("data/t/a/latest", 1, MTIME, "2026-08-02T09:00:00.000Z"),
+        entry("data/t/b/latest", 1, MTIME, MTIME),
+        entry("data/t/c/new", 2, MTIME, MTIME),
+    ]);
+    let base = index(&[
+        entry("data/t/a/latest", 1, MTIME, MTIME),
+        entry("data/t/b/latest", 1, MTIME, MTIME),
+    ]);
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(remote.as_bytes()).unwrap();
+    session.load_base(base.as_bytes());
+    let listing = encode_local([
+        ("data/t/a/latest", 1, Some(MTIME_MS)),
+        ("data/t/b/latest", 1, Some(MTIME_MS)),
+        ("data/t/c/new", 2, Some(MTIME_MS)),
+    ]);
+    let scoped = PullOptions {
+        scope: vec!["data/t/b".into()],
+        ..PullOptions::default()
+    };
+    let plan = session.plan_pull(&listing, &scoped).unwrap().clone();
+    assert!(plan.downloads.is_empty(), "{plan:?}");
+    session.apply_pull(&PullOutcome::default()).unwrap();
+    let local = json(&session.local_index_after_pull().unwrap());
+    // `a` changed remotely but was outside the scope: the base entry stays, so a push sees the
+    // local copy as behind, not as a change to upload; `c` was never fetched: no entry at all.
+    assert_eq!(local["entries"]["data/t/a/latest"]["lastModified"], MTIME);
+    assert!(local["entries"].get("data/t/c/new").is_none());
+
+    let mut push = Session::new(None, "").unwrap();
+    push.load_index(remote.as_bytes()).unwrap();
+    assert_eq!(
+        push.load_base(&session.local_index_after_pull().unwrap()),
+        BaseLoad::Loaded
+    );
+    let plan = push
+        .plan_push(&listing, &PushInput::default())
+        .unwrap()
+        .clone();
+    assert!(plan.uploads.is_empty(), "{plan:?}");
+    assert_eq!(plan.behind, vec!["data/t/a/latest".to_string()]);
+}

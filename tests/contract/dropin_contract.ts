@@ -593,6 +593,38 @@ export function dropInContract(target: ContractTarget): void {
     },
   );
 
+  test(
+    "a pull scoped to one model never makes another model's stale files look like local work",
+    async (client, cache) => {
+      await twoCaches(client, cache, async (a, b, cacheB) => {
+        const marker = "ns/data/t/m-a/latest";
+        await writeCacheFiles(cache, [
+          [marker, encoder.encode("2")],
+          ["ns/data/t/m-b/latest", encoder.encode("1")],
+        ]);
+        await a.pushChanged({ namespace: "ns" });
+        await b.pullChanged({ namespace: "ns" });
+        await b.markDirty({ relPath: marker });
+        await writeCacheFiles(cacheB, [[marker, encoder.encode("4")]]);
+        assertEquals(await b.pushChanged({ namespace: "ns" }), 1);
+        // What swamp core does before a method run on model m-b: a pull scoped to it, then work
+        // and a push.
+        const context = { models: [{ modelType: "t", modelId: "m-b" }] };
+        await a.pullChanged({ namespace: "ns", context });
+        await a.markDirty({ relPath: "ns/data/t/m-b/latest" });
+        await writeCacheFiles(cache, [["ns/data/t/m-b/latest", encoder.encode("2")]]);
+        await a.pushChanged({ namespace: "ns" });
+        assertEquals(
+          decoder.decode((await client.getObject(marker)).data),
+          "4",
+          "B's version stays",
+        );
+        await a.pullChanged({ namespace: "ns" });
+        assertEquals(await Deno.readTextFile(`${cache}/${marker}`), "4");
+      });
+    },
+  );
+
   test("a same-size change another cache pushed is pulled", async (client, cache) => {
     await twoCaches(client, cache, async (a, b, cacheB) => {
       await writeCacheFiles(cache, [["ns/data/x/y/m-1/latest", encoder.encode("2")]]);
