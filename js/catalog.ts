@@ -13,12 +13,15 @@ import { isNotFound, type ObjectStoreClient } from "./store.ts";
 /** The catalog export's rel inside a namespace. */
 export const CATALOG_EXPORT = ".catalog-export.json";
 
-/** One namespace's catalog rows (swamp core's `CatalogExportEntry`). */
-export interface CatalogExportEntry {
+/**
+ * One namespace's catalog rows (swamp core's `CatalogExportEntry`). `Row` is the caller's row
+ * type (core's `CatalogExportRow`); rows are passed through as the exporting repo wrote them.
+ */
+export interface CatalogExportEntry<Row = Record<string, unknown>> {
   /** The namespace the export came from. */
   namespace: string;
-  /** Its rows, as the exporting repo wrote them. */
-  rows: readonly Record<string, unknown>[];
+  /** Its rows. */
+  rows: Row[];
 }
 
 /** The object, or null when it does not exist. */
@@ -58,12 +61,12 @@ export async function fetchForeignContent(
  * core expects); one whose export is not a JSON array is skipped and reported through `log`;
  * a failed request is thrown, never read as "no export".
  */
-export async function pullForeignCatalogs(
+export async function pullForeignCatalogs<Row = Record<string, unknown>>(
   client: ObjectStoreClient,
   namespaces: readonly string[],
   options: { retry?: RetryPolicy; signal?: AbortSignal; log?: (line: string) => void } = {},
-): Promise<CatalogExportEntry[]> {
-  const entries: CatalogExportEntry[] = [];
+): Promise<CatalogExportEntry<Row>[]> {
+  const entries: CatalogExportEntry<Row>[] = [];
   for (const namespace of namespaces) {
     const names = mapRel(CATALOG_EXPORT, namespace);
     const data = await getOrNull(
@@ -84,7 +87,7 @@ export async function pullForeignCatalogs(
       options.log?.(`skipped ${names.remoteKey}: not a json array`);
       continue;
     }
-    entries.push({ namespace, rows });
+    entries.push({ namespace, rows: rows as Row[] });
   }
   return entries;
 }

@@ -290,7 +290,7 @@ export class S3SyncService {
    *
    * @returns an opaque manifest for {@link S3SyncService.commitPush}
    */
-  async preparePush(opts: DatastoreSyncOptions = {}): Promise<PushManifest> {
+  async preparePush<Manifest = PushManifest>(opts: DatastoreSyncOptions = {}): Promise<Manifest> {
     return await this.#cancellable(opts.signal, async () => {
       const namespace = this.#bind(opts.namespace);
       const prepared = await preparePush(
@@ -300,7 +300,7 @@ export class S3SyncService {
       // `pushed` is informational (the uploads done); core passes the manifest through.
       const manifest = Object.freeze({ pushed: prepared.report.uploaded });
       preparedPushes.set(manifest, prepared);
-      return manifest as unknown as PushManifest;
+      return manifest as unknown as Manifest;
     });
   }
 
@@ -311,9 +311,12 @@ export class S3SyncService {
    *
    * @returns files uploaded plus objects deleted
    */
-  async commitPush(manifest: PushManifest, opts: DatastoreSyncOptions = {}): Promise<number> {
+  async commitPush<Manifest = PushManifest>(
+    manifest: Manifest,
+    opts: DatastoreSyncOptions = {},
+  ): Promise<number> {
     const prepared = typeof manifest === "object" && manifest !== null
-      ? preparedPushes.get(manifest)
+      ? preparedPushes.get(manifest as object)
       : undefined;
     if (!prepared) {
       throw new SyncError(
@@ -321,7 +324,7 @@ export class S3SyncService {
         "commitPush needs a manifest preparePush returned in this process, committed at most once",
       );
     }
-    preparedPushes.delete(manifest);
+    preparedPushes.delete(manifest as object);
     return await this.#cancellable(opts.signal, async () => {
       const namespace = this.#bind(opts.namespace);
       const report = await commitPreparedPush(
@@ -370,7 +373,7 @@ export class S3SyncService {
    */
   async exportCatalog(
     namespace: string,
-    rows?: readonly Record<string, unknown>[],
+    rows?: readonly object[],
     signal?: AbortSignal,
   ): Promise<void> {
     await this.#cancellable(signal, async () => {
@@ -389,14 +392,14 @@ export class S3SyncService {
   }
 
   /** Reads other namespaces' catalog exports; a namespace with none yet is skipped. */
-  async pullForeignCatalogs(
+  async pullForeignCatalogs<Row = Record<string, unknown>>(
     namespaces: readonly string[],
     signal?: AbortSignal,
-  ): Promise<CatalogExportEntry[]> {
+  ): Promise<CatalogExportEntry<Row>[]> {
     return await this.#cancellable(
       signal,
       () =>
-        pullForeignCatalogs(this.#client, namespaces, {
+        pullForeignCatalogs<Row>(this.#client, namespaces, {
           retry: this.#options.retry,
           signal,
           log: this.#options.log,
