@@ -325,8 +325,16 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
       let release!: (forward: boolean) => void;
       const released = new Promise<boolean>((resolve) => release = resolve);
       hold?.release(false);
-      hold = { at: stats.requests + nth, released, release };
-      return (forward) => release(forward);
+      const armed = { at: stats.requests + nth, released, release };
+      hold = armed;
+      return (forward) => {
+        release(forward);
+        // A hold whose request never came (the client was killed first) must not outlive its
+        // run: left armed, it caught (and, released with false, dropped) a request of the
+        // next client at the same count — which shifted that client's requests by one, so a
+        // kill placed at its last request never came.
+        if (hold === armed) hold = undefined;
+      };
     },
     barrier(count, match, timeoutMs = 30_000) {
       openGate();
