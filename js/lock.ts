@@ -185,7 +185,8 @@ export async function acquireLock(
         // Without If-Match (the extension's client) a second taker that saw the same stale lock
         // can delete the first taker's fresh one: the extension has the same window. This
         // project's S3Store takes over with If-Match above instead.
-        await retry(() => store.deleteObject(key, options.signal));
+        // Not retried, for the reason given at release.
+        await store.deleteObject(key, options.signal);
         deletedStale = state.holder;
       }
       continue;
@@ -249,7 +250,11 @@ export async function acquireLock(
       if (timer !== undefined) clearInterval(timer);
       try {
         const current = await withRetry(() => inspectLock(store, key));
-        if (current?.body?.nonce === nonce) await withRetry(() => store.deleteObject(key));
+        // One attempt, never retried: a DELETE that reached the server but whose answer was
+        // lost would, retried, delete the lock the next writer took meanwhile, and two writers
+        // would then hold it at once (an extension writer publishes unconditionally under it).
+        // A delete that failed leaves our lock to turn stale after its lease.
+        if (current?.body?.nonce === nonce) await store.deleteObject(key);
         else options.log?.(`the datastore lock was no longer ours at release; left it alone`);
       } catch (error) {
         options.log?.(
