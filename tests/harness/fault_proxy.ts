@@ -17,6 +17,13 @@ import type { S3Server } from "./servers.ts";
 export interface FaultPlan {
   /** Seed of every decision. */
   seed: number;
+  /**
+   * Forward conditional writes (`If-None-Match`, `If-Match`) one at a time. moto checks the
+   * condition and stores the object in two steps, so two concurrent creates of one key can both
+   * succeed (seen: two lock holders acquiring in the same millisecond, once in about twenty
+   * lock-race rounds); S3 decides them atomically, and this gives moto that atomicity.
+   */
+  serializeConditionalWrites?: boolean;
   /** 500/503/429 before forwarding. */
   errorRate?: number;
   /** 500 after forwarding (the server did the work; the client sees a failure). */
@@ -167,6 +174,8 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
   let listPages = 0;
   const count = (kind: string) => (stats.injected[kind] = (stats.injected[kind] ?? 0) + 1);
   const open = new Set<Deno.Conn>();
+  /** The tail of the conditional writes forwarded one at a time. */
+  let conditionalQueue: Promise<void> = Promise.resolve();
   let trip: { at: number; when: "before" | "after"; action: () => void } | undefined;
   let hold:
     | { at: number; released: Promise<boolean>; release: (forward: boolean) => void }
@@ -258,12 +267,25 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
         ) continue;
         headers.append(name, line.slice(at + 1).trim());
       }
-      const response = await fetch(`${upstream}${target}`, {
-        method,
-        headers,
-        body: ["GET", "HEAD"].includes(method) ? undefined : (request.body as BufferSource),
-      });
-      const body = new Uint8Array(await response.arrayBuffer());
+      const send = async () => {
+        const response = await fetch(`${upstream}${target}`, {
+          method,
+          headers,
+          body: ["GET", "HEAD"].includes(method) ? undefined : (request.body as BufferSource),
+        });
+        return { response, body: new Uint8Array(await response.arrayBuffer()) };
+      };
+      const conditional = plan.serializeConditionalWrites &&
+        (headers.has("if-none-match") || headers.has("if-match"));
+      let sent: Awaited<ReturnType<typeof send>>;
+      if (conditional) {
+        const turn = conditionalQueue.then(send);
+        conditionalQueue = turn.then(() => {}, () => {});
+        sent = await turn;
+      } else {
+        sent = await send();
+      }
+      const { response, body } = sent;
       if (ambiguous) {
         count("ambiguous-500");
         await writeAll(conn, errorResponse(500));
