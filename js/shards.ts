@@ -33,32 +33,17 @@ const encoder = new TextEncoder();
  * @returns shards written
  */
 export async function writeV1Mirror(ctx: SyncContext, planner: Planner): Promise<number> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
   const folder = planner.listingPrefix;
   const layout = planner.shardLayout(undefined, true);
   // Nothing the push changed has a shard: leave the mirror (and a missing one) as it is.
   if (layout.shards.length === 0) return 0;
-  let written = 0;
   try {
-    for (const shard of layout.shards) {
-      const key = `${folder}_index/${shard.partition}.json`;
-      await withRetry(
-        () => ctx.store.putObject(key, encoder.encode(shard.json), ctx.signal),
-        retry,
-        ctx.signal,
-      );
-      written++;
-    }
-    await withRetry(
-      () =>
-        ctx.store.putObject(`${folder}_index/_meta.json`, encoder.encode(layout.meta), ctx.signal),
-      retry,
-      ctx.signal,
-    );
+    await writeLayout(ctx, folder, layout);
   } catch (error) {
     ctx.log?.(`the v1 shard mirror was not fully updated (${describe(error)}); the index was`);
+    return 0;
   }
-  return written;
+  return layout.shards.length;
 }
 
 /**
@@ -85,21 +70,7 @@ export async function migrateToShards(
   // The monolith, or (when there is none) the index rebuilt from a listing.
   const loaded = await loadRemoteIndex(ctx, planner, false);
   const layout = planner.shardLayout(1, false);
-  for (const shard of layout.shards) {
-    const key = `${folder}_index/${shard.partition}.json`;
-    await withRetry(
-      () => ctx.store.putObject(key, encoder.encode(shard.json), ctx.signal),
-      retry,
-      ctx.signal,
-    );
-  }
-  // The meta last: until it says version 2, readers keep using the monolith.
-  await withRetry(
-    () =>
-      ctx.store.putObject(`${folder}_index/_meta.json`, encoder.encode(layout.meta), ctx.signal),
-    retry,
-    ctx.signal,
-  );
+  await writeLayout(ctx, folder, layout);
   if (loaded.exists) {
     // The monolith is no longer written from here on, so a cache that synced against it would
     // see its ETag unchanged forever and take the pull's fast path past every later commit.
@@ -113,4 +84,22 @@ export async function migrateToShards(
   }
   ctx.log?.(`moved ${layout.shards.length} shards to the v2 layout`);
   return { version: 2, partitions: layout.shards.map((s) => s.partition), commitSeq: 1 };
+}
+
+/**
+ * Writes the shards of `layout`, then its `_meta.json`: the meta last, so until it names the
+ * new shards readers keep what they used before.
+ */
+async function writeLayout(
+  ctx: SyncContext,
+  folder: string,
+  layout: { shards: { partition: string; json: string }[]; meta: string },
+): Promise<void> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const put = (key: string, text: string) =>
+    withRetry(() => ctx.store.putObject(key, encoder.encode(text), ctx.signal), retry, ctx.signal);
+  for (const shard of layout.shards) {
+    await put(`${folder}_index/${shard.partition}.json`, shard.json);
+  }
+  await put(`${folder}_index/_meta.json`, layout.meta);
 }

@@ -12,7 +12,7 @@ use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, Survey};
 use crate::paths::{
     find_collisions, find_file_folder_conflicts, is_internal, is_lazy_skippable, is_never_synced,
-    CollisionKind, PathModel,
+    CollisionKind, PathModel, RelPath,
 };
 use crate::time::{format_iso_millis, parse_iso_millis};
 
@@ -221,13 +221,7 @@ pub fn plan_pull(
             match against_base(base_entry, entry, local.size, local.mtime_ms) {
                 Against::NoBase => {}
                 Against::LocalUnchanged { remote_moved: true } => {
-                    plan.summary.download_bytes += entry.size;
-                    plan.downloads.push(Transfer {
-                        rel: key.clone(),
-                        remote_key: model.remote_key(&rel),
-                        cache_path: model.cache_path(&rel),
-                        size: entry.size,
-                    });
+                    push_download(&mut plan, model, key, &rel, entry.size);
                     continue;
                 }
                 Against::LocalUnchanged {
@@ -264,15 +258,7 @@ pub fn plan_pull(
                     lazy_folders.insert(folder.to_string());
                 }
             }
-            _ => {
-                plan.summary.download_bytes += entry.size;
-                plan.downloads.push(Transfer {
-                    rel: key.clone(),
-                    remote_key: model.remote_key(&rel),
-                    cache_path: model.cache_path(&rel),
-                    size: entry.size,
-                });
-            }
+            _ => push_download(&mut plan, model, key, &rel, entry.size),
         }
     }
     if let Some(base) = base {
@@ -295,6 +281,17 @@ pub fn plan_pull(
     plan.summary.refused = plan.refused.len() as u64;
     plan.summary.pruned = plan.prune.len() as u64;
     plan
+}
+
+/// Adds a download of `rel` (index key `key`, `size` bytes) to the plan.
+fn push_download(plan: &mut PullPlan, model: &PathModel, key: &str, rel: &RelPath, size: u64) {
+    plan.summary.download_bytes += size;
+    plan.downloads.push(Transfer {
+        rel: key.to_string(),
+        remote_key: model.remote_key(rel),
+        cache_path: model.cache_path(rel),
+        size,
+    });
 }
 
 /// True when a tombstone covers `cache_path` (the path itself or a folder above it).
