@@ -12,6 +12,7 @@ import { publishConditionally, type SyncContext } from "./context.ts";
 import { describeLock, forceRelease, inspectLock, underPublishLock } from "./lock.ts";
 import { describe, SyncError } from "./errors.ts";
 import { pull, type PullReport, rebuildIndex } from "./pull.ts";
+import { resolve } from "./resolve.ts";
 import { S3Store } from "./s3.ts";
 import { markDirty } from "./dirty.ts";
 import { doctor, repair } from "./repair.ts";
@@ -30,6 +31,10 @@ commands:
   plan                 show what a push would do (uploads, deletes and their evidence, guards)
   push                 upload new work, delete on evidence only, publish the index
   mark-deleted REL...  record that these files (or folders) were deleted on purpose
+  resolve --keep mine|theirs [REL...]
+                       settle files changed here and in the bucket (all with a conflict copy
+                       when no REL is named): mine puts your kept copy back and pushes it,
+                       theirs keeps the bucket's and drops your copy
   rebuild-index        list the bucket and rebuild the index (dry run; --apply publishes)
   doctor               find layout problems (exit 3 when there are any)
   lock status          show who holds the datastore lock, since when, and whether it is stale
@@ -129,6 +134,7 @@ export async function main(args: string[]): Promise<number> {
         "lock-wait": { type: "string" },
         apply: { type: "boolean" },
         force: { type: "boolean" },
+        keep: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -207,6 +213,9 @@ export async function main(args: string[]): Promise<number> {
         case "mark-deleted":
           outcome = await runMarkDeleted(ctx, positionals.slice(1));
           break;
+        case "resolve":
+          outcome = await runResolve(ctx, values.keep, positionals.slice(1));
+          break;
         default:
           outcome = await runPush(ctx, command === "plan", {
             dryRun: values["dry-run"] ?? false,
@@ -251,6 +260,7 @@ const COMMANDS = [
   "plan",
   "push",
   "mark-deleted",
+  "resolve",
   "rebuild-index",
   "doctor",
   "repair",
@@ -282,16 +292,7 @@ function isPathCode(code: string): boolean {
 
 function blockedOfPull(report: PullReport): { code: string; message: string }[] {
   const blocked: { code: string; message: string }[] = [];
-  const conflicts = report.plan?.conflicts ?? [];
-  if (conflicts.length > 0) {
-    blocked.push({
-      code: "conflict",
-      message:
-        `${conflicts.length} files changed here and in the bucket since this cache last synced them (${
-          conflicts.slice(0, 5).join(", ")
-        }); neither copy was overwritten. To keep the bucket's: delete yours and pull. To keep yours: move it aside, pull, move it back and push`,
-    });
-  }
+  if (report.conflict) blocked.push(report.conflict);
   const layout = report.plan?.layout;
   if (layout && layout.rootLayoutTrees.length > 0) {
     blocked.push({
@@ -421,6 +422,14 @@ async function runRebuild(ctx: SyncContext, apply: boolean, force: boolean): Pro
           : "Not published: the remote index changed while rebuilding. Run the command again.",
       );
       if (!published) code = EXIT.attention;
+    }
+    // Objects left out of the index stay in the bucket where no pull will find them: a person
+    // must hear of it, as a pull that rebuilt says so too.
+    if (rebuilt.skippedUnsafe > 0) {
+      lines.push(
+        `attention [unsafe-keys]: ${rebuilt.skippedUnsafe} bucket keys cannot be cache paths and were not indexed (listed above); rename them in the bucket`,
+      );
+      code = EXIT.attention;
     }
     return { code, json: { report: rebuilt, existing, published }, lines };
   } finally {
@@ -723,6 +732,64 @@ async function runMarkDeleted(ctx: SyncContext, paths: string[]): Promise<Outcom
       `Recorded ${recorded.length} tombstones: ${recorded.join(", ")}.`,
       "The next push deletes their remote objects if the files are absent then (see `s3sync plan`).",
     ],
+  };
+}
+
+async function runResolve(
+  ctx: SyncContext,
+  keep: string | undefined,
+  rels: string[],
+): Promise<Outcome> {
+  if (keep !== "mine" && keep !== "theirs") {
+    usageError("resolve needs --keep mine or --keep theirs");
+  }
+  const report = await resolve(ctx, keep, rels);
+  const lines: string[] = [];
+  if (keep === "mine") {
+    lines.push(
+      `Resolve: ${report.restored.length} of your versions put back; pushed ${
+        report.pushed?.uploaded ?? 0
+      } files.`,
+    );
+  } else {
+    lines.push(
+      `Resolve: kept the bucket's version; ${report.removed.length} conflict copies removed.`,
+    );
+  }
+  for (const copy of report.removed) lines.push(`  removed ${copy}`);
+  const blocked: { code: string; message: string }[] = [];
+  if (report.stillInConflict.length > 0) {
+    blocked.push({
+      code: "conflict",
+      message: `${report.stillInConflict.length} files changed in the bucket again meanwhile (${
+        report.stillInConflict.slice(0, 5).join(", ")
+      }); your copies are kept: run the same resolve again`,
+    });
+  }
+  if (report.unknown.length > 0) {
+    blocked.push({
+      code: "no-conflict-copy",
+      message: `${report.unknown.length} files have no conflict copy in .s3sync-conflicts/ (${
+        report.unknown.slice(0, 5).join(", ")
+      }): nothing to resolve there`,
+    });
+  }
+  const failures = report.pushed?.failures ?? [];
+  for (const f of failures.slice(0, 20)) lines.push(`  failed ${f.item}: ${f.message}`);
+  for (const b of blocked) lines.push(`attention [${b.code}]: ${b.message}`);
+  return {
+    code: failures.length > 0 ? EXIT.failed : blocked.length > 0 ? EXIT.attention : EXIT.ok,
+    json: {
+      keep,
+      restored: report.restored,
+      pushed: report.pushed?.uploaded ?? 0,
+      removed: report.removed,
+      stillInConflict: report.stillInConflict,
+      unknown: report.unknown,
+      failures,
+      blocked,
+    },
+    lines,
   };
 }
 

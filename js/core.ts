@@ -102,8 +102,13 @@ export interface PullPlan {
   prune: string[];
   /** Layout findings. */
   layout: LayoutFindings;
-  /** Changed here and remotely since the base: neither side overwritten. */
+  /**
+   * Changed here and remotely since the base (or never synced here while the bucket holds
+   * another size): the bucket's version comes down, this cache's is kept aside first.
+   */
   conflicts: string[];
+  /** The downloads whose local file goes to its conflict copy first (all `conflicts`). */
+  setAside: string[];
   /** Changed here since the base, remote unchanged: kept for the push. */
   localChanges: string[];
   /** Synced here, unchanged, but no longer in the remote index: kept, not resurrected. */
@@ -125,6 +130,45 @@ export interface PullOptions {
 }
 
 /** A guard that withheld something. */
+/** A conflict whose local version was kept aside. */
+export interface KeptAside {
+  /** The index key. */
+  rel: string;
+  /** The conflict copy (cache-relative) holding this cache's version. */
+  copy: string;
+}
+
+/** What applying a pull changed. */
+export interface PullApplied {
+  /** Entries removed (internal entries and confirmed 404s). */
+  removed: number;
+  /** Entries whose `localMtime` was recorded. */
+  mtimesRecorded: number;
+  /** Entries whose size disagreed with the object, corrected. */
+  sizesCorrected: string[];
+  /** The `conflict` verdict, when files changed on both sides. */
+  conflict?: Verdict | null;
+  /** Conflicts left exactly as they were (deleted here, or a failed download). */
+  unsettledConflicts: string[];
+}
+
+/** What `resolve` does. */
+export interface ResolvePlan {
+  /** The files to settle. */
+  files: {
+    /** The index key. */
+    rel: string;
+    /** The file's cache path. */
+    cachePath: string;
+    /** Keep mine: the conflict copy to put back (the newest). */
+    restoreFrom?: string | null;
+    /** Every conflict copy of the file. */
+    copies: string[];
+  }[];
+  /** Asked-for files with no conflict copy. */
+  unknown: string[];
+}
+
 export interface Verdict {
   /** Stable code (`mixed-layout`, `delete-cap`, ...). */
   code: string;
@@ -494,14 +538,42 @@ export class Planner {
    *
    * @param downloaded files written, with their mtimes after the write
    * @param notFound rels whose objects were gone (404)
-   * @returns how many entries were removed and mtimes recorded, and which sizes were corrected
+   * @param aside conflicts whose local version was copied aside before the download
+   * @returns what changed in the index, and the `conflict` verdict if any
    */
   applyPull(
     downloaded: LocalFile[],
     notFound: string[],
-  ): { removed: number; mtimesRecorded: number; sizesCorrected: string[] } {
+    aside: KeptAside[] = [],
+  ): PullApplied {
     const buffer = encodeLocalListing(downloaded);
-    return core(() => this.#inner.applyPull(buffer, notFound));
+    return core(() =>
+      this.#inner.applyPull(
+        buffer,
+        notFound,
+        aside.map((a) => a.rel),
+        aside.map((a) => a.copy),
+      )
+    );
+  }
+
+  /**
+   * The cache path of the conflict copy of `cachePath` holding bytes that hash to `sha256`
+   * (under `.s3sync-conflicts/`, named by content so one version is kept once).
+   */
+  conflictCopyPath(cachePath: string, sha256: string): string {
+    return core(() => this.#inner.conflictCopyPath(cachePath, sha256));
+  }
+
+  /**
+   * Plans `resolve`.
+   *
+   * @param keep `mine` (the newest conflict copy goes back and is pushed) or `theirs`
+   * @param rels the files to settle (index keys); every file with a copy when empty
+   * @param copies a walk of the conflict folder, encoded with {@link encodeLocalListing}
+   */
+  planResolve(keep: "mine" | "theirs", rels: string[], copies: Uint8Array): ResolvePlan {
+    return core(() => this.#inner.planResolve(keep, rels, copies));
   }
 
   /**

@@ -10,12 +10,14 @@
  */
 import {
   encodeLocalListing,
+  type KeptAside,
   Planner,
   pullIsNoop,
   type PullPlan,
   type RebuildReport,
   sidecarAfterSync,
   sidecarTombstones,
+  type Verdict,
 } from "./core.ts";
 import {
   listPages,
@@ -28,6 +30,7 @@ import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts
 import { asSyncError, describe, SyncError } from "./errors.ts";
 import { underPublishLock } from "./lock.ts";
 import { isNotFound } from "./store.ts";
+import { sha256Hex } from "./hash.ts";
 
 /** Options of a pull. */
 export interface PullRequest {
@@ -67,6 +70,10 @@ export interface PullReport {
   failures: ItemFailure[];
   /** True when the pruned index was published back to the bucket. */
   indexPublished: boolean;
+  /** Conflicts whose local version was kept aside (the bucket's now in place). */
+  keptAside?: KeptAside[];
+  /** The `conflict` verdict: files changed on both sides, where yours went, how to settle. */
+  conflict?: Verdict;
 }
 
 /**
@@ -376,6 +383,8 @@ async function pullWith(
   const notFound: string[] = [];
   const atBareKey: string[] = [];
   const sizeMismatch: string[] = [];
+  const setAside = new Set(plan.setAside);
+  const keptAside: KeptAside[] = [];
   let bytes = 0;
   const failures = await runPool(plan.downloads, {
     concurrency: ctx.concurrency ?? 50,
@@ -396,21 +405,32 @@ async function pullWith(
       // The extension's bug #1250 wrote some namespaced objects at the bare key while indexing
       // them under the namespace: the index is right about the file, wrong about where it sits.
       const bare = ctx.namespace ? await getIfExists(() => get(t.rel)) : undefined;
-      if (!bare) {
-        notFound.push(t.rel);
-        return;
+      if (bare) {
+        data = bare;
+        atBareKey.push(t.rel);
+      } else {
+        // Absence prunes the entry from the shared index, so one 404 is not proof: a second
+        // read must say so too (a flaky proxy or a replica behind answered the first).
+        const again = await getIfExists(() => get(t.remoteKey));
+        if (again === undefined) {
+          notFound.push(t.rel);
+          return;
+        }
+        data = again;
       }
-      data = bare;
-      atBareKey.push(t.rel);
     }
     // The object is the truth about its size: a wrong index size is corrected, not a failure.
     if (data.length !== t.size) sizeMismatch.push(t.rel);
+    if (setAside.has(t.rel)) {
+      const kept = await keepAside(ctx, planner, t.cachePath, data);
+      if (kept) keptAside.push({ rel: t.rel, copy: kept });
+    }
     const stat = await ctx.cache.writeAtomic(t.cachePath, data);
     bytes += data.length;
     downloaded.push({ path: t.rel, size: stat.size, mtimeMs: stat.mtimeMs });
   });
 
-  const applied = planner.applyPull(downloaded, notFound);
+  const applied = planner.applyPull(downloaded, notFound, keptAside);
   const now = ctx.now?.() ?? new Date();
   planner.setLastPulled(now);
   let etag = loaded.etag;
@@ -440,13 +460,11 @@ async function pullWith(
   await ctx.cache.writeAtomic(LOCAL_INDEX, planner.localIndexAfterPull());
   // The sidecar vouches for the cache only when every planned file arrived and the remote
   // index is the one we read (or our pruned copy of it).
-  if (plan.conflicts.length > 0 || plan.localChanges.length > 0) {
-    ctx.log?.(
-      `${plan.localChanges.length} files changed here kept for the push; ` +
-        `${plan.conflicts.length} changed here and remotely kept as they are (conflict)`,
-    );
+  if (plan.localChanges.length > 0) {
+    ctx.log?.(`${plan.localChanges.length} files changed here kept for the push`);
   }
-  const complete = failures.length === 0 && plan.conflicts.length === 0 &&
+  if (applied.conflict) ctx.log?.(applied.conflict.message);
+  const complete = failures.length === 0 && applied.unsettledConflicts.length === 0 &&
     (!indexStale || indexPublished || loaded.v2 !== undefined) &&
     !(request.scope && request.scope.length > 0);
   if (complete) {
@@ -475,7 +493,36 @@ async function pullWith(
     sizesCorrected: applied.sizesCorrected,
     failures,
     indexPublished,
+    keptAside,
+    conflict: applied.conflict ?? undefined,
   };
+}
+
+/**
+ * Keeps the local file at `cachePath` aside before `incoming` (the bucket's version) replaces
+ * it: written to its conflict copy (named by content: the same version kept twice is one
+ * file). Returns the copy's path, or undefined when there was nothing to keep (no local file,
+ * or the same bytes as the bucket's).
+ */
+async function keepAside(
+  ctx: SyncContext,
+  planner: Planner,
+  cachePath: string,
+  incoming: Uint8Array,
+): Promise<string | undefined> {
+  const local = await ctx.cache.readFile(cachePath);
+  if (local === null || sameBytes(local, incoming)) return undefined;
+  const copy = planner.conflictCopyPath(cachePath, await sha256Hex(local));
+  if ((await ctx.cache.stat(copy))?.size !== local.length) {
+    await ctx.cache.writeAtomic(copy, local);
+  }
+  return copy;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** The value of `read`, or undefined when the object does not exist. */

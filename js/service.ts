@@ -234,15 +234,12 @@ export class S3SyncService {
         { details: report.failures },
       );
     }
-    const conflicts = report.plan?.conflicts ?? [];
-    if (conflicts.length > 0) {
-      // After the rest of the work, as a guard: neither copy of these was overwritten.
+    if (report.conflict) {
+      // After the rest of the work, as a guard: this cache's versions are kept aside.
       throw new SyncError(
         "conflict",
-        `${conflicts.length} files changed here and in the bucket since this cache last synced them (${
-          conflicts.slice(0, 5).join(", ")
-        }); neither copy was overwritten (pulled ${report.downloaded} files first). To keep the bucket's: delete yours and pull. To keep yours: move it aside, pull, move it back and push`,
-        { details: conflicts },
+        `${report.conflict.message} (pulled ${report.downloaded} files)`,
+        { details: report.keptAside ?? [] },
       );
     }
     return report.downloaded;

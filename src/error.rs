@@ -32,6 +32,9 @@ pub enum PathRefusal {
     ReservedName,
     /// The path is longer than S3's 1,024-byte key limit once mapped to a remote key.
     TooLong,
+    /// A segment is longer than 255 bytes, the name limit of common file systems (ext4, APFS,
+    /// NTFS in UTF-16 units is close): the bucket can hold it, no cache can.
+    SegmentTooLong,
     /// A namespace has more than one segment.
     NamespaceNotOneSegment,
     /// A namespace starts with `.` or `_`, which the datastore reserves for its own files.
@@ -55,6 +58,7 @@ impl PathRefusal {
             PathRefusal::DriveLetter => "path-drive-letter",
             PathRefusal::ReservedName => "path-reserved-name",
             PathRefusal::TooLong => "path-too-long",
+            PathRefusal::SegmentTooLong => "path-segment-too-long",
             PathRefusal::NamespaceNotOneSegment => "namespace-not-one-segment",
             PathRefusal::NamespaceReservedPrefix => "namespace-reserved-prefix",
             PathRefusal::NamespaceReservedName => "namespace-reserved-name",
@@ -74,6 +78,9 @@ impl PathRefusal {
             PathRefusal::DriveLetter => "has a windows drive letter ('c:') as a segment",
             PathRefusal::ReservedName => "has a windows reserved device name as a segment",
             PathRefusal::TooLong => "is longer than the 1024-byte s3 key limit",
+            PathRefusal::SegmentTooLong => {
+                "has a segment longer than 255 bytes, which no common file system can hold"
+            }
             PathRefusal::NamespaceNotOneSegment => "must be a single path segment",
             PathRefusal::NamespaceReservedPrefix => "must not start with '.' or '_'",
             PathRefusal::NamespaceReservedName => {

@@ -18,6 +18,7 @@
 //! - [`index`]: index formats v1 and v2.
 //! - [`listing`]: compact listing buffers that cross the WASM boundary.
 //! - [`migrate`]: the remote side of a solo → namespaced migrate.
+//! - [`conflicts`]: conflict copies (this cache's side of a two-sided change) and `resolve`.
 //! - [`contamination`]: objects of other namespaces under the bound one, and which are safe to remove.
 //! - [`lock`]: decisions of the extension-compatible distributed lock (time passed in).
 //! - [`rebuild`]: an index from a bucket listing.
@@ -32,6 +33,7 @@
 //!
 //! Every public function returns [`CoreResult`]; no panic may cross the boundary.
 
+pub mod conflicts;
 pub mod contamination;
 pub mod error;
 pub mod index;

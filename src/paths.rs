@@ -33,8 +33,13 @@ pub const DATA_TREES: &[&str] = &[
 ///
 /// The datastore reference names `secrets` and bundle folders; only `secrets` has a fixed name,
 /// so it is the only one refused here (the extension itself excludes neither).
-/// `.s3sync-repair` is where repair keeps backups and its journal.
-pub const NEVER_SYNCED_TREES: &[&str] = &["secrets", ".s3sync-repair"];
+/// `.s3sync-repair` is where repair keeps backups and its journal, `.s3sync-conflicts` where a
+/// pull keeps this cache's version of a file changed on both sides.
+pub const NEVER_SYNCED_TREES: &[&str] = &["secrets", ".s3sync-repair", ".s3sync-conflicts"];
+
+/// The longest file or folder name (in bytes) a cache can hold: `NAME_MAX` of ext4, APFS and
+/// most others. A longer segment is a valid S3 key that every pull would fail to write.
+pub const MAX_SEGMENT_BYTES: usize = 255;
 
 /// Files at the root of a rel that are internal bookkeeping, never payload.
 const INTERNAL_EXACT: &[&str] = &[
@@ -175,6 +180,9 @@ fn check_segment(segment: &str) -> Result<(), PathRefusal> {
     }
     if segment == "." || segment == ".." {
         return Err(PathRefusal::DotSegment);
+    }
+    if segment.len() > MAX_SEGMENT_BYTES {
+        return Err(PathRefusal::SegmentTooLong);
     }
     let bytes = segment.as_bytes();
     if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {

@@ -8,12 +8,14 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::conflicts::{pull_conflict_verdict, KeptAside};
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, Survey};
 use crate::paths::{
     find_collisions, find_file_folder_conflicts, is_internal, is_lazy_skippable, is_never_synced,
     CollisionKind, PathModel, RelPath,
 };
+use crate::safety::Verdict;
 use crate::time::{format_iso_millis, parse_iso_millis};
 
 /// Options of a pull plan.
@@ -108,9 +110,15 @@ pub struct PullPlan {
     pub prune: Vec<String>,
     /// What the cache walk showed about the layout (out-of-place trees, foreign folders).
     pub layout: LayoutFindings,
-    /// Files changed here and remotely since the base (the local index): neither side is
-    /// overwritten; a person decides.
+    /// Files changed here and remotely since the base (the local index), or never synced here
+    /// while the bucket holds other bytes: the bucket's version is downloaded into place and
+    /// this cache's version kept aside first (`set_aside`); one deleted here stays as it is.
+    /// Either way nothing is lost and a person decides (`s3sync resolve`).
     pub conflicts: Vec<String>,
+    /// Downloads (all of them `conflicts`) whose local file must be copied to its conflict copy
+    /// (see [`crate::conflicts`]) before the download replaces it; a download whose bytes turn
+    /// out identical to the local file needs no copy and is no conflict.
+    pub set_aside: Vec<String>,
     /// Files changed here since the base while the remote kept the base version: kept (the
     /// push uploads them), never overwritten by the older remote copy.
     pub local_changes: Vec<String>,
@@ -219,6 +227,13 @@ pub fn plan_pull(
         }
         if let (Some(local), false) = (local, options.keep_existing) {
             match against_base(base_entry, entry, local.size, local.mtime_ms) {
+                // Never synced here and the bucket holds another size: both are somebody's
+                // work (a local file made before the first pull, or a base lost). Same size is
+                // the extension's "up to date" (telling it apart needs the bytes).
+                Against::NoBase if local.size != entry.size => {
+                    set_aside(&mut plan, model, key, &rel, entry.size);
+                    continue;
+                }
                 Against::NoBase => {}
                 Against::LocalUnchanged { remote_moved: true } => {
                     push_download(&mut plan, model, key, &rel, entry.size);
@@ -227,12 +242,14 @@ pub fn plan_pull(
                 Against::LocalUnchanged {
                     remote_moved: false,
                 } => {}
-                Against::LocalChanged { remote_moved } => {
-                    if remote_moved {
-                        plan.conflicts.push(key.clone());
-                    } else {
-                        plan.local_changes.push(key.clone());
-                    }
+                Against::LocalChanged { remote_moved: true } => {
+                    set_aside(&mut plan, model, key, &rel, entry.size);
+                    continue;
+                }
+                Against::LocalChanged {
+                    remote_moved: false,
+                } => {
+                    plan.local_changes.push(key.clone());
                     continue;
                 }
             }
@@ -292,6 +309,13 @@ fn push_download(plan: &mut PullPlan, model: &PathModel, key: &str, rel: &RelPat
         cache_path: model.cache_path(rel),
         size,
     });
+}
+
+/// A conflict with a local file: the bucket's version comes down, this cache's goes aside.
+fn set_aside(plan: &mut PullPlan, model: &PathModel, key: &str, rel: &RelPath, size: u64) {
+    plan.conflicts.push(key.to_string());
+    plan.set_aside.push(key.to_string());
+    push_download(plan, model, key, rel, size);
 }
 
 /// True when a tombstone covers `cache_path` (the path itself or a folder above it).
@@ -360,6 +384,8 @@ pub struct PullOutcome {
     /// index, the object is the truth (a writer recorded a wrong size): the entry takes the real
     /// size and loses its now meaningless `sha256`.
     pub sizes: Vec<(String, u64)>,
+    /// Conflicts whose local version was copied aside before the download replaced it.
+    pub aside: Vec<KeptAside>,
 }
 
 /// What applying a pull changed in the index.
@@ -373,6 +399,12 @@ pub struct PullApplied {
     /// Entries whose recorded size disagreed with the object downloaded; corrected in the
     /// index, so the remote index is stale too.
     pub sizes_corrected: Vec<String>,
+    /// The `conflict` verdict, when files changed on both sides (see
+    /// [`crate::conflicts::pull_conflict_verdict`]).
+    pub conflict: Option<Verdict>,
+    /// Conflicts the pull left exactly as they were (deleted here while the bucket changed
+    /// them, or their download failed): the cache does not match the index there.
+    pub unsettled_conflicts: Vec<String>,
 }
 
 /// Records the outcome of a pull in `index`: local mtimes of downloaded and current files, and
@@ -405,5 +437,15 @@ pub fn apply_pull(index: &mut Index, plan: &PullPlan, outcome: &PullOutcome) -> 
             applied.removed += 1;
         }
     }
+    // A set-aside conflict that arrived with no copy held the bucket's bytes already: settled.
+    let arrived: BTreeSet<&str> = outcome.downloaded.iter().map(|(r, _)| r.as_str()).collect();
+    let unsettled: Vec<String> = plan
+        .conflicts
+        .iter()
+        .filter(|rel| !arrived.contains(rel.as_str()))
+        .cloned()
+        .collect();
+    applied.conflict = pull_conflict_verdict(&outcome.aside, &unsettled);
+    applied.unsettled_conflicts = unsettled;
     applied
 }

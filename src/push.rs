@@ -297,6 +297,8 @@ pub fn plan_push(
         }
     }
 
+    refuse_file_folder_clashes(index, &mut plan);
+
     let mut candidates = Vec::new();
     for (key, remote_entry) in &index.entries {
         if is_internal(key) {
@@ -374,11 +376,89 @@ pub fn plan_push(
     if !plan.conflicts.is_empty() {
         plan.blocked.push(conflict_verdict(&plan.conflicts));
     }
+    if let Some(verdict) = unsafe_local_verdict(&survey.findings) {
+        plan.blocked.push(verdict);
+    }
     plan.summary.upload = plan.uploads.len() as u64;
     plan.summary.delete = plan.deletes.len() as u64;
     plan.summary.withheld_deletes = plan.withheld.len() as u64;
     plan.summary.missing = plan.missing.len() as u64;
     plan
+}
+
+/// Takes out of the plan every upload that would put a file where the index has a folder
+/// (`logs/x` while `logs/x/y` is indexed) or a folder where it has a file (`logs/x/y` while
+/// `logs/x` is indexed): the bucket holds both, but no cache can, so every later pull would
+/// fail on one of them. Reported with the `path-conflict` verdict.
+fn refuse_file_folder_clashes(index: &Index, plan: &mut PushPlan) {
+    let clashes = |rel: &str| -> Option<String> {
+        let mut prefix = rel;
+        while let Some(cut) = prefix.rfind('/') {
+            prefix = &prefix[..cut];
+            if index.entries.contains_key(prefix) {
+                return Some(prefix.to_string());
+            }
+        }
+        let folder = format!("{rel}/");
+        index
+            .entries
+            .range(folder.clone()..)
+            .next()
+            .filter(|(key, _)| key.starts_with(&folder))
+            .map(|(key, _)| key.clone())
+    };
+    let mut refused = Vec::new();
+    plan.uploads
+        .retain(|upload| match clashes(&upload.transfer.rel) {
+            Some(other) => {
+                refused.push(format!("{} (the bucket has {other})", upload.transfer.rel));
+                false
+            }
+            None => true,
+        });
+    if refused.is_empty() {
+        return;
+    }
+    plan.summary.upload_bytes = plan.uploads.iter().map(|u| u.transfer.size).sum();
+    let shown = refused
+        .iter()
+        .take(5)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = refused.len().saturating_sub(5);
+    plan.blocked.push(Verdict {
+        code: "path-conflict".into(),
+        message: format!(
+            "{} local files were not uploaded: each is a file where the bucket's index has a folder, or the reverse ({shown}{}); no file system holds both, so every pull would fail on one. Rename yours, or delete the bucket's (`s3sync mark-deleted`, then push) first",
+            refused.len(),
+            if more > 0 { format!(" and {more} more") } else { String::new() },
+        ),
+    });
+}
+
+/// The `unsafe-local-paths` verdict: local files whose names no bucket key may carry (or no
+/// other cache could hold), so the push did not upload them. Reported, never skipped silently.
+pub fn unsafe_local_verdict(findings: &LayoutFindings) -> Option<Verdict> {
+    if findings.unsafe_count == 0 {
+        return None;
+    }
+    let shown = findings
+        .unsafe_paths
+        .iter()
+        .take(5)
+        .cloned()
+        .collect::<Vec<_>>();
+    let more = findings.unsafe_count.saturating_sub(shown.len() as u64);
+    Some(Verdict {
+        code: "unsafe-local-paths".into(),
+        message: format!(
+            "{} local files were not uploaded: their names break the path rules (windows device names, backslashes, control characters, drive letters, names over 255 bytes, keys over 1024 bytes) ({}{}); rename them (`s3sync doctor` names each rule)",
+            findings.unsafe_count,
+            shown.iter().map(|p| format!("{p:?}")).collect::<Vec<_>>().join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() },
+        ),
+    })
 }
 
 /// The `conflict` verdict: which files changed on both sides, and how a person settles each.

@@ -13,7 +13,8 @@ use crate::error::{CoreError, PathRefusal};
 use crate::index::{Index, IndexEntry};
 use crate::listing::RemoteListed;
 use crate::paths::{
-    find_collisions, is_internal, is_never_synced, Collision, PathModel, NAMESPACE_MARKER,
+    find_collisions, find_file_folder_conflicts, is_internal, is_never_synced, Collision,
+    PathModel, NAMESPACE_MARKER,
 };
 
 /// How many refused keys a report names (the counts are always complete).
@@ -168,7 +169,20 @@ impl RebuildBuilder {
             });
             self.report.skipped_foreign += (before - self.kept.len()) as u64;
         }
-        self.report.foreign_namespaces = self.foreign.into_iter().collect();
+        self.report.foreign_namespaces = std::mem::take(&mut self.foreign).into_iter().collect();
+        // A file where another key needs a folder (`logs/x` and `logs/x/y`): the bucket holds
+        // both, no cache can, so indexing them would make every pull fail. Both are refused
+        // (which one a person meant is theirs to say) and stay in the bucket, named.
+        let clashing: BTreeSet<String> =
+            find_file_folder_conflicts(self.kept.keys().map(String::as_str))
+                .into_iter()
+                .flat_map(|c| c.paths)
+                .collect();
+        for rel in clashing {
+            self.kept.remove(&rel);
+            let key = self.model.under_binding(&rel);
+            self.refuse(&key, "path-conflict");
+        }
         self.report.kept = self.kept.len() as u64;
         self.report.bytes_kept = self.kept.values().map(|e| e.size).sum();
         self.report.collisions = find_collisions(self.kept.keys().map(String::as_str));

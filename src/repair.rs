@@ -122,11 +122,13 @@ pub fn diagnose(
         }
     }
     if let Some(index) = index {
+        let unholdable = index_entries_no_cache_can_hold(model, index, &mut problems);
         let missing = index
             .entries
             .keys()
             .filter(|rel| {
-                !survey.payload.contains_key(*rel)
+                !unholdable.contains(rel.as_str())
+                    && !survey.payload.contains_key(*rel)
                     && model.rel(rel).is_ok()
                     && !crate::paths::is_internal(rel)
                     && !is_never_synced(rel)
@@ -143,6 +145,51 @@ pub fn diagnose(
         }
     }
     problems
+}
+
+/// Index entries no cache can hold, reported with the fix that works (a pull cannot: it skips
+/// them): keys that break the path rules, and files where another key needs a folder. Returns
+/// them, so they do not also count as files a pull would fetch.
+fn index_entries_no_cache_can_hold<'a>(
+    model: &PathModel,
+    index: &'a Index,
+    problems: &mut Vec<Problem>,
+) -> BTreeSet<&'a str> {
+    let refused: Vec<(&str, &str)> = index
+        .entries
+        .keys()
+        .filter_map(|rel| model.rel(rel).err().map(|e| (rel.as_str(), e.code())))
+        .collect();
+    if !refused.is_empty() {
+        problems.push(problem(
+            "index-unsafe-keys",
+            format!(
+                "{} entries of the bucket's index cannot be cache paths (e.g. {}), so every pull skips them; rename those objects in the bucket, then `s3sync rebuild-index --apply --force`",
+                refused.len(),
+                refused.iter().take(3).map(|(rel, code)| format!("{rel:?}: {code}")).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    let mut clashing = BTreeSet::new();
+    for collision in find_collisions(index.entries.keys().map(String::as_str)) {
+        if collision.kind != CollisionKind::FileFolder {
+            continue;
+        }
+        problems.push(problem(
+            "index-path-conflict",
+            format!(
+                "the bucket's index names {}: a file where the other needs a folder, which no file system holds, so pulls skip both; rename or remove one of them in the bucket, then `s3sync rebuild-index --apply --force`",
+                collision.paths.join(" and ")
+            ),
+        ));
+        for path in collision.paths {
+            if let Some((key, _)) = index.entries.get_key_value(&path) {
+                clashing.insert(key.as_str());
+            }
+        }
+    }
+    clashing.extend(refused.iter().map(|(rel, _)| *rel));
+    clashing
 }
 
 fn problem(code: &str, message: String) -> Problem {

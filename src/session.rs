@@ -8,9 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::conflicts::{files_in_conflict, CONFLICTS_DIR};
 use crate::error::{CoreError, CoreResult};
 use crate::index::{
-    assemble_shards, group_by_partition, parse_shard, shard_json, Index, ShardMeta,
+    assemble_shards, group_by_partition, parse_shard, same_version, shard_json, Index, ShardMeta,
 };
 use crate::layout::survey;
 use crate::listing::{decode_local, decode_remote};
@@ -452,9 +453,17 @@ impl Session {
             .index
             .as_mut()
             .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        let downloaded: BTreeSet<&str> = outcome
+            .downloaded
+            .iter()
+            .map(|(rel, _)| rel.as_str())
+            .collect();
+        // A conflict whose bucket version arrived (this cache's kept aside, or identical) is
+        // synced to the remote entry; one left as it was keeps its base entry.
         self.kept_after_pull = plan
             .conflicts
             .iter()
+            .filter(|rel| !downloaded.contains(rel.as_str()))
             .chain(&plan.local_changes)
             .chain(&plan.deleted_remotely)
             .cloned()
@@ -563,7 +572,19 @@ impl Session {
     pub fn diagnose(&self, listing: &[u8], facts: DoctorFacts) -> CoreResult<Vec<Problem>> {
         let files = decode_local(listing)?;
         let surveyed = survey(&self.model, &files);
-        Ok(diagnose(&self.model, &surveyed, self.index.as_ref(), facts))
+        let mut problems = diagnose(&self.model, &surveyed, self.index.as_ref(), facts);
+        let conflicted = files_in_conflict(&self.model, &files);
+        if !conflicted.is_empty() {
+            problems.push(Problem {
+                code: "conflict-copies".into(),
+                message: format!(
+                    "{} files changed here and in the bucket have your version kept in {CONFLICTS_DIR}/ (e.g. {}); settle each with `s3sync resolve --keep mine <path>` (puts yours back and pushes it) or `--keep theirs`",
+                    conflicted.len(),
+                    conflicted.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
+        Ok(problems)
     }
 
     /// Plans a layout repair of the cache in `listing` against the loaded index.
@@ -627,6 +648,17 @@ impl Session {
     /// the stale local copy as a local change and upload it over the newer version.
     pub fn local_index_after_push(&self) -> CoreResult<Vec<u8>> {
         let mut local = self.index()?.clone();
+        if let Some(base) = &self.base {
+            // The published entry of a file this push did not change carries the `localMtime`
+            // of whichever cache uploaded it. This cache's stat of its own copy is in the base
+            // entry of the same version: keep it, or the next run would read this cache's
+            // untouched copy as an edit (a spurious conflict when the remote moves on).
+            for (rel, entry) in local.entries.iter_mut() {
+                if let Some(b) = base.entries.get(rel).filter(|b| same_version(b, entry)) {
+                    entry.local_mtime.clone_from(&b.local_mtime);
+                }
+            }
+        }
         if let (Some(base), Some(plan)) = (&self.base, &self.push) {
             for rel in plan.behind.iter().chain(&plan.conflicts) {
                 if let Some(entry) = base.entries.get(rel) {

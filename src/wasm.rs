@@ -7,6 +7,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use crate::conflicts::{self, Keep, KeptAside};
 use crate::error::CoreError;
 use crate::listing::decode_local;
 use crate::lock;
@@ -281,9 +282,21 @@ impl Planner {
         &mut self,
         downloaded: &[u8],
         not_found: Vec<String>,
+        aside_rels: Vec<String>,
+        aside_copies: Vec<String>,
     ) -> Result<JsValue, JsValue> {
+        if aside_rels.len() != aside_copies.len() {
+            return Err(to_js_error(CoreError::input(
+                "asideRels and asideCopies differ in length",
+            )));
+        }
         let files = decode_local(downloaded).map_err(to_js_error)?;
         let outcome = PullOutcome {
+            aside: aside_rels
+                .into_iter()
+                .zip(aside_copies)
+                .map(|(rel, copy)| KeptAside { rel, copy })
+                .collect(),
             downloaded: files
                 .iter()
                 .filter_map(|f| Some((f.path.to_string(), f.mtime_ms?)))
@@ -423,6 +436,30 @@ impl Planner {
             needs_hash,
             redundant,
         })
+    }
+
+    /// The cache path of the conflict copy of `cachePath` whose content hashes to `sha256`.
+    #[wasm_bindgen(js_name = conflictCopyPath)]
+    pub fn conflict_copy_path(&self, cache_path: &str, sha256: &str) -> Result<String, JsValue> {
+        conflicts::conflict_copy_path(cache_path, sha256).map_err(to_js_error)
+    }
+
+    /// Plans `resolve`: `keep` is `mine` or `theirs`, `rels` the files (every file with a copy
+    /// when empty), `copies` a walk of the conflict folder (cache-relative paths). Returns
+    /// `{files: [{rel, cachePath, restoreFrom, copies}], unknown}`.
+    #[wasm_bindgen(js_name = planResolve)]
+    pub fn plan_resolve(
+        &self,
+        keep: &str,
+        rels: Vec<String>,
+        copies: &[u8],
+    ) -> Result<JsValue, JsValue> {
+        let keep = Keep::parse(keep).map_err(to_js_error)?;
+        let files = decode_local(copies).map_err(to_js_error)?;
+        to_js(
+            &conflicts::plan_resolve(self.inner.model(), keep, &rels, &files)
+                .map_err(to_js_error)?,
+        )
     }
 
     /// Sets the index's `lastPulled`.

@@ -76,8 +76,16 @@ fn after_a_pull_files_left_alone_keep_their_base_entries() {
         .plan_pull(&listing, &PullOptions::default())
         .unwrap()
         .clone();
-    assert!(plan.downloads.is_empty(), "{plan:?}");
-    session.apply_pull(&PullOutcome::default()).unwrap();
+    // Only the conflict comes down (its local version set aside first); here its download
+    // never arrives (failed), so it is left exactly as it was.
+    let downloads: Vec<&str> = plan.downloads.iter().map(|t| t.rel.as_str()).collect();
+    assert_eq!(downloads, ["logs/both.log"], "{plan:?}");
+    assert_eq!(plan.set_aside, ["logs/both.log"]);
+    let applied = session.apply_pull(&PullOutcome::default()).unwrap();
+    assert_eq!(applied.unsettled_conflicts, ["logs/both.log"]);
+    assert!(applied
+        .conflict
+        .is_some_and(|v| v.code == "conflict" && v.message.contains("left as they are")));
     let local = json(&session.local_index_after_pull().unwrap());
     let size = |rel: &str| local["entries"][rel]["size"].clone();
     assert_eq!(
@@ -249,4 +257,43 @@ fn a_scoped_pull_vouches_only_for_what_it_fetched() {
         .clone();
     assert!(plan.uploads.is_empty(), "{plan:?}");
     assert_eq!(plan.behind, vec!["data/t/a/latest".to_string()]);
+}
+
+#[test]
+fn after_a_push_untouched_files_keep_this_caches_mtime_not_the_uploaders() {
+    // Another cache uploaded a.log (its localMtime is in the remote entry); this cache pulled
+    // it (its own mtime in the base) and now pushes b.log.
+    let theirs = "2026-08-01T12:30:00.000Z";
+    let remote = index(&[entry("logs/a.log", 4, theirs, MTIME)]);
+    let base = index(&[entry("logs/a.log", 4, MTIME, MTIME)]);
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(remote.as_bytes()).unwrap();
+    session.load_base(base.as_bytes());
+    let listing = encode_local([
+        ("logs/a.log", 4, Some(MTIME_MS)),
+        ("logs/b.log", 2, Some(MTIME_MS + 7)),
+    ]);
+    session.plan_push(&listing, &PushInput::default()).unwrap();
+    let uploaded = [s3sync_core::push::Uploaded {
+        rel: "logs/b.log".into(),
+        size: 2,
+        mtime_ms: Some(MTIME_MS + 7),
+        sha256: "ab".repeat(32),
+    }];
+    session.record_push(&uploaded, MTIME, false).unwrap();
+    let local = json(&session.local_index_after_push().unwrap());
+    assert_eq!(local["entries"]["logs/a.log"]["localMtime"], MTIME);
+    // So the next pull, after the remote moves on, downloads it: unchanged here, not a conflict.
+    let newer = index(&[entry("logs/a.log", 6, theirs, "2026-08-02T09:00:00.000Z")]);
+    let mut next = Session::new(None, "").unwrap();
+    next.load_index(newer.as_bytes()).unwrap();
+    next.load_base(&session.local_index_after_push().unwrap());
+    let plan = next
+        .plan_pull(
+            &encode_local([("logs/a.log", 4, Some(MTIME_MS))]),
+            &PullOptions::default(),
+        )
+        .unwrap();
+    assert!(plan.conflicts.is_empty(), "{plan:?}");
+    assert_eq!(plan.downloads.len(), 1);
 }

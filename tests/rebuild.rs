@@ -242,8 +242,11 @@ fn unsafe_keys_are_counted_with_their_codes() {
 
 #[test]
 fn solo_unsafe_keys_and_the_key_limit_with_a_prefix() {
-    let long = format!("data/{}", "a".repeat(1015));
-    let fits = format!("data/{}", "a".repeat(1012));
+    // Names within the 255-byte limit, so only the whole-key limit decides.
+    let names = |n: usize| format!("{}/{}", vec!["a".repeat(250); 4].join("/"), "b".repeat(n));
+    let long = format!("data/{}", names(1015 - 1004));
+    let fits = format!("data/{}", names(1012 - 1004));
+    let too_long_name = format!("data/{}/x.log", "n".repeat(256));
     // The builder runs under prefix "prefix" (7 bytes with its slash): 1,020 bytes no longer fit.
     let (index, report) = rebuild(
         None,
@@ -252,6 +255,7 @@ fn solo_unsafe_keys_and_the_key_limit_with_a_prefix() {
             ("/abs", 1, None, None),
             (long.as_str(), 1, None, None),
             (fits.as_str(), 1, None, None),
+            (too_long_name.as_str(), 1, None, None),
         ]],
     );
     assert_eq!(rels(&index), vec![fits.as_str()]);
@@ -262,7 +266,12 @@ fn solo_unsafe_keys_and_the_key_limit_with_a_prefix() {
         .collect();
     assert_eq!(
         codes,
-        vec!["path-dot-segment", "path-absolute", "path-too-long"]
+        vec![
+            "path-dot-segment",
+            "path-absolute",
+            "path-too-long",
+            "path-segment-too-long"
+        ]
     );
 }
 
@@ -299,7 +308,7 @@ fn listings_without_etags_or_dates_use_the_rebuild_time() {
 }
 
 #[test]
-fn collisions_among_kept_rels_are_reported() {
+fn case_collisions_are_reported_and_file_folder_clashes_refused() {
     let (index, report) = rebuild(
         None,
         &[&[
@@ -309,10 +318,24 @@ fn collisions_among_kept_rels_are_reported() {
             ("files/a/b", 1, None, None),
         ]],
     );
-    assert_eq!(index.entries.len(), 4, "reported, not dropped");
+    // Names differing in case fit a case-sensitive cache: kept, reported (a pull on a
+    // case-insensitive file system refuses them).
+    let kept: Vec<&str> = index.entries.keys().map(String::as_str).collect();
+    assert_eq!(kept, ["data/Model/raw", "data/model/raw"]);
     let kinds: Vec<CollisionKind> = report.collisions.iter().map(|c| c.kind.clone()).collect();
-    assert!(kinds.contains(&CollisionKind::CaseFold), "{report:#?}");
-    assert!(kinds.contains(&CollisionKind::FileFolder), "{report:#?}");
+    assert_eq!(kinds, [CollisionKind::CaseFold], "{report:#?}");
+    // A file where another key needs a folder fits no cache: both refused, named with a code.
+    let refused: Vec<(&str, &str)> = report
+        .unsafe_examples
+        .iter()
+        .map(|r| (r.key.as_str(), r.code.as_str()))
+        .collect();
+    assert_eq!(
+        refused,
+        [("files/a", "path-conflict"), ("files/a/b", "path-conflict")]
+    );
+    assert_eq!(report.skipped_unsafe, 2);
+    assert_eq!(report.kept, 2);
 }
 
 #[test]

@@ -35,6 +35,7 @@ const PLAN_FIELDS: &[&str] = &[
     "layout",
     "conflicts",
     "localChanges",
+    "setAside",
     "deletedRemotely",
 ];
 
@@ -110,11 +111,13 @@ fn invariants(spec: &Spec, plan: &Value, out: &mut Vec<String>) {
     }
     // Every entry of the index is accounted for exactly once.
     let entries = spec.index["entries"].as_object().map_or(0, |e| e.len()) as u64;
-    // Files the base kept from being overwritten are accounted for by their lists.
+    // Files the base kept from being overwritten are accounted for by their lists; a conflict
+    // set aside is also a download, so it is counted there, not twice.
     let kept_by_base: u64 = ["conflicts", "localChanges"]
         .iter()
         .map(|f| plan[*f].as_array().map_or(0, Vec::len) as u64)
-        .sum();
+        .sum::<u64>()
+        - plan["setAside"].as_array().map_or(0, Vec::len) as u64;
     let accounted: u64 = ["download", "upToDate", "lazy", "refused", "pruned"]
         .iter()
         .map(|f| summary[*f].as_u64().unwrap_or_default())

@@ -137,7 +137,23 @@ pub fn ascii(n: usize) -> String {
     "a".repeat(n)
 }
 
-/// Rel refusals that need generated inputs (the 1,024-byte limit).
+/// A path of exactly `n` bytes of ASCII `a` in segments of at most 255 bytes (the name limit),
+/// so only the whole-key limit can refuse it.
+pub fn long_path(n: usize) -> String {
+    let mut path = String::new();
+    while path.len() < n {
+        if !path.is_empty() {
+            path.push('/');
+        }
+        let room = n - path.len();
+        // Never leave a lone byte for a last segment after a slash: shorten this one instead.
+        let take = if room > 255 { 255.min(room - 2) } else { room };
+        path.push_str(&ascii(take));
+    }
+    path
+}
+
+/// Rel refusals that need generated inputs (the 1,024-byte limit, the 255-byte name limit).
 pub fn rel_refusals_generated() -> Vec<(String, &'static str)> {
     vec![
         (ascii(1025), "path-too-long"),
@@ -146,15 +162,26 @@ pub fn rel_refusals_generated() -> Vec<(String, &'static str)> {
         ("é".repeat(513), "path-too-long"),
         // The length is checked before anything else, so even a traversal is "too long".
         (format!("../{}", ascii(1022)), "path-too-long"),
+        // A name over 255 bytes fits S3 and no file system.
+        (ascii(256), "path-segment-too-long"),
+        (
+            format!("logs/{}/x.log", ascii(256)),
+            "path-segment-too-long",
+        ),
+        // 128 two-byte characters: 256 bytes. The limit counts bytes.
+        (format!("logs/{}", "é".repeat(128)), "path-segment-too-long"),
     ]
 }
 
 /// Rels right at the limit, which must be accepted.
 pub fn rel_accepted_generated() -> Vec<String> {
     vec![
-        ascii(1024),
-        "é".repeat(512),
-        format!("data/{}", ascii(1019)),
+        long_path(1024),
+        ascii(255),
+        format!("logs/{}", "é".repeat(127)),
+        // Four 254-byte names and a 4-byte one: 1,024 bytes, every name within the limit.
+        format!("{}/éé", vec!["é".repeat(127); 4].join("/")),
+        format!("data/{}", long_path(1019)),
     ]
 }
 
@@ -343,7 +370,7 @@ pub const KEY_LIMIT_CASES: &[(Option<&str>, &str, usize, bool)] = &[
 pub fn check_key_limit() {
     for (namespace, prefix, len, accepted) in KEY_LIMIT_CASES {
         let model = PathModel::new(*namespace, prefix).unwrap();
-        let rel = format!("data/{}", ascii(len - 5));
+        let rel = format!("data/{}", long_path(len - 5));
         assert_eq!(rel.len(), *len);
         let result = model.rel(&rel);
         let expected = if *accepted {
@@ -369,9 +396,9 @@ pub fn check_key_limit() {
     }
     // The remote-key direction enforces the same limit.
     let model = PathModel::new(Some("ns"), "").unwrap();
-    let fits = format!("ns/{}", ascii(1021));
+    let fits = format!("ns/{}", long_path(1021));
     assert!(model.rel_from_remote_key(&fits).is_ok());
-    let over = format!("ns/{}", ascii(1022));
+    let over = format!("ns/{}", long_path(1022));
     assert_eq!(code_of(&model.rel_from_remote_key(&over)), "path-too-long");
     let model = PathModel::new(Some("ns"), "prefix").unwrap();
     assert_eq!(
@@ -381,7 +408,8 @@ pub fn check_key_limit() {
     );
     // Multi-byte characters count by bytes.
     let model = PathModel::new(Some("ns"), "").unwrap();
-    let wide = format!("{}a", "é".repeat(510));
+    // Four names of 127 two-byte characters (254 bytes each) and a one-byte last name.
+    let wide = format!("{}/a", vec!["é".repeat(127); 4].join("/"));
     assert_eq!(wide.len(), 1021);
     assert!(model.rel(&wide).is_ok());
     assert_eq!(code_of(&model.rel(&format!("{wide}a"))), "path-too-long");
@@ -809,7 +837,7 @@ pub fn check_classify() {
     }
     // A prefix shortens what fits: classify applies the full-key limit too.
     let prefixed = PathModel::new(Some("ns"), "prefix").unwrap();
-    let long = format!("ns/{}", ascii(1021));
+    let long = format!("ns/{}", long_path(1021));
     assert!(matches!(
         namespaced.classify_cache_path(&long, &none),
         CachePlace::Payload(_)

@@ -665,7 +665,7 @@ export function dropInContract(target: ContractTarget): void {
   );
 
   test(
-    "changed on both sides: a conflict, neither copy overwritten, by pull or push",
+    "changed on both sides: a pull puts the bucket's version in place and keeps ours aside",
     async (client, cache) => {
       await twoCaches(client, cache, async (a, b, cacheB) => {
         const rel = "ns/logs/both.log";
@@ -677,14 +677,37 @@ export function dropInContract(target: ContractTarget): void {
         await writeCacheFiles(cache, [[rel, encoder.encode("mine, later")]]);
         const pulled = await assertRejects(() => a.pullChanged({ namespace: "ns" }), SyncError);
         assertEquals((pulled as SyncError).code, "conflict");
-        assertEquals(await Deno.readTextFile(`${cache}/${rel}`), "mine, later");
+        assertEquals(await Deno.readTextFile(`${cache}/${rel}`), "theirs, pushed first");
+        const kept = (pulled as SyncError).details as { rel: string; copy: string }[];
+        assertEquals(kept.map((k) => k.rel), ["logs/both.log"]);
+        const copyName = /^\.s3sync-conflicts\/ns\/logs\/both\.conflict-[0-9a-f]{12}\.log$/;
+        assert(copyName.test(kept[0].copy), kept[0].copy);
+        assertEquals(await Deno.readTextFile(`${cache}/${kept[0].copy}`), "mine, later");
+        // Settled here: the push has nothing of ours to send, and the copy never travels.
+        assertEquals(await a.pushChanged({ namespace: "ns" }), 0);
+        assertEquals(decoder.decode((await client.getObject(rel)).data), "theirs, pushed first");
+        const keys = (await client.listAllObjects()).map((o) => o.key);
+        assert(!keys.some((k) => k.includes("s3sync-conflicts")), keys.join(", "));
+      });
+    },
+  );
+
+  test(
+    "changed on both sides, met by a push first: nothing uploaded, nothing overwritten here",
+    async (client, cache) => {
+      await twoCaches(client, cache, async (a, b, cacheB) => {
+        const rel = "ns/logs/both.log";
+        await writeCacheFiles(cache, [[rel, encoder.encode("base")]]);
+        await a.pushChanged({ namespace: "ns" });
+        await b.pullChanged({ namespace: "ns" });
+        await writeCacheFiles(cacheB, [[rel, encoder.encode("theirs, pushed first")]]);
+        await b.pushChanged({ namespace: "ns" });
+        await a.markDirty({ relPath: rel });
+        await writeCacheFiles(cache, [[rel, encoder.encode("mine, later")]]);
         const pushed = await assertRejects(() => a.pushChanged({ namespace: "ns" }), SyncError);
         assertEquals((pushed as SyncError).code, "conflict");
         assertEquals(decoder.decode((await client.getObject(rel)).data), "theirs, pushed first");
-        // Keeping the bucket's: delete ours and pull.
-        await Deno.remove(`${cache}/${rel}`);
-        await a.pullChanged({ namespace: "ns" });
-        assertEquals(await Deno.readTextFile(`${cache}/${rel}`), "theirs, pushed first");
+        assertEquals(await Deno.readTextFile(`${cache}/${rel}`), "mine, later");
       });
     },
   );

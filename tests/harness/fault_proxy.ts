@@ -40,6 +40,12 @@ export interface FaultPlan {
   failListPage?: number;
   /** Only inject on requests whose method is in this list (default: all). */
   methods?: string[];
+  /**
+   * Answer the first GET of each object whose path ends with one of these with a 404
+   * `NoSuchKey`, though the object exists (a replica behind, a flaky proxy); later GETs are
+   * forwarded.
+   */
+  transientNotFound?: string[];
 }
 
 /** Counts of what the proxy did. */
@@ -148,7 +154,9 @@ async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
 }
 
 function errorResponse(status: number): Uint8Array {
-  const code = status === 429
+  const code = status === 404
+    ? "NoSuchKey"
+    : status === 429
     ? "SlowDown"
     : status === 503
     ? "ServiceUnavailable"
@@ -240,6 +248,15 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
       if (isList && plan.failListPage !== undefined && listPages === plan.failListPage) {
         count("list-page");
         await writeAll(conn, errorResponse(500));
+        return;
+      }
+      const path = target.split("?")[0];
+      if (
+        method === "GET" && !isList && nth === 1 &&
+        plan.transientNotFound?.some((suffix) => path.endsWith(suffix))
+      ) {
+        count("transient-404");
+        await writeAll(conn, errorResponse(404));
         return;
       }
       let edge = 0;

@@ -1,0 +1,264 @@
+/**
+ * Two caches editing one bucket through the CLI, on moto over loopback: every way a write was
+ * lost before the base (issue 13's cases 1, 2, 6, 8 and 9), each asserted on the bucket and the
+ * caches, and the conflict path end to end (kept aside, reported, resolved either way).
+ */
+import { assert, assertEquals } from "../harness/assert.ts";
+import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
+import { startFaultProxy, throughProxy } from "../harness/fault_proxy.ts";
+import { type S3Server, startServer } from "../harness/servers.ts";
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/** Two caches on one bucket, and a way to run the CLI as either. */
+async function twoCaches(server: S3Server, bucket: string, namespace = "prod") {
+  const store = await server.bucket(bucket);
+  const parent = await Deno.makeTempDir({ prefix: "s3sync-two-way-" });
+  const caches = { a: `${parent}/a`, b: `${parent}/b` };
+  const run = (who: "a" | "b", ...args: string[]) =>
+    runCliJson([...args, ...commonFlags(server, bucket, caches[who], { namespace }), "--yes"]);
+  const write = async (who: "a" | "b", rel: string, text: string) => {
+    const path = `${caches[who]}/${namespace}/${rel}`;
+    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    await Deno.writeTextFile(path, text);
+  };
+  const read = (who: "a" | "b", rel: string) =>
+    Deno.readTextFile(`${caches[who]}/${namespace}/${rel}`);
+  const remote = async (rel: string) =>
+    decoder.decode((await store.getObject(`${namespace}/${rel}`)).data);
+  const remoteIndex = async () =>
+    JSON.parse(decoder.decode((await store.getObject(`${namespace}/.datastore-index.json`)).data));
+  return {
+    store,
+    caches,
+    run,
+    write,
+    read,
+    remote,
+    remoteIndex,
+    close: () => Deno.remove(parent, { recursive: true }),
+  };
+}
+
+/** The `blocked` codes of a CLI JSON result. */
+function blockedCodes(json: Record<string, unknown>): string[] {
+  const blocked = (json.blocked ?? (json.summary as { blocked?: unknown })?.blocked ?? []) as {
+    code: string;
+  }[];
+  return blocked.map((b) => b.code);
+}
+
+Deno.test("case 1: a stale copy never overwrites a newer version another cache pushed", async () => {
+  const server = await startServer("moto");
+  const t = await twoCaches(server, "case-one");
+  try {
+    await t.write("a", "logs/shared.log", "v1");
+    assertEquals((await t.run("a", "push")).code, 0);
+    assertEquals((await t.run("b", "pull")).code, 0);
+    await t.write("b", "logs/shared.log", "v2, from B");
+    assertEquals((await t.run("b", "push")).code, 0);
+    // A never touched the file; it adds other work and pushes.
+    await t.write("a", "logs/other.log", "A's other work");
+    const pushed = await t.run("a", "push");
+    assertEquals(pushed.code, 0, pushed.stderr);
+    assertEquals(await t.remote("logs/shared.log"), "v2, from B");
+    assertEquals(await t.remote("logs/other.log"), "A's other work");
+    // And A's next pull brings B's version.
+    assertEquals((await t.run("a", "pull")).code, 0);
+    assertEquals(await t.read("a", "logs/shared.log"), "v2, from B");
+  } finally {
+    await t.close();
+    await server.stop();
+  }
+});
+
+Deno.test("case 2: a pull never overwrites an unpushed edit; changed on both sides, ours is kept aside and resolve settles it either way", async () => {
+  const server = await startServer("moto");
+  const t = await twoCaches(server, "case-two");
+  try {
+    await t.write("a", "logs/mine.log", "base");
+    await t.write("a", "logs/both.log", "base");
+    await t.write("a", "logs/again.log", "base");
+    assertEquals((await t.run("a", "push")).code, 0);
+    assertEquals((await t.run("b", "pull")).code, 0);
+    // B changes two files remotely; A edits three (one only A touched) at other sizes.
+    await t.write("b", "logs/both.log", "B's version, pushed first");
+    await t.write("b", "logs/again.log", "B's other version");
+    assertEquals((await t.run("b", "push")).code, 0);
+    await t.write("a", "logs/mine.log", "A's unpushed edit");
+    await t.write("a", "logs/both.log", "A's version, later");
+    await t.write("a", "logs/again.log", "A's second version");
+
+    const pulled = await t.run("a", "pull");
+    assertEquals(pulled.code, 3, pulled.stdout);
+    assertEquals(blockedCodes(pulled.json), ["conflict"]);
+    // Only A touched mine.log: kept for the push. The two conflicts: B's in place, A's aside.
+    assertEquals(await t.read("a", "logs/mine.log"), "A's unpushed edit");
+    assertEquals(await t.read("a", "logs/both.log"), "B's version, pushed first");
+    assertEquals(await t.read("a", "logs/again.log"), "B's other version");
+    const copies = [];
+    for await (const e of Deno.readDir(`${t.caches.a}/.s3sync-conflicts/prod/logs`)) {
+      copies.push(e.name);
+    }
+    assertEquals(copies.length, 2, copies.join(", "));
+    const message = (pulled.json.summary as { blocked: { message: string }[] }).blocked[0].message;
+    assert(message.includes("s3sync resolve --keep mine"), message);
+
+    // Keep mine for both.log: A's version goes back and into the bucket; its copy goes.
+    const mine = await t.run("a", "resolve", "--keep", "mine", "logs/both.log");
+    assertEquals(mine.code, 0, mine.stdout + mine.stderr);
+    assertEquals(await t.remote("logs/both.log"), "A's version, later");
+    assertEquals(await t.read("a", "logs/both.log"), "A's version, later");
+    // The push resolve ran also sent A's unpushed edit (the README says so).
+    assertEquals(await t.remote("logs/mine.log"), "A's unpushed edit");
+    // Keep theirs for again.log: the bucket keeps B's, A's copy is dropped.
+    const theirs = await t.run("a", "resolve", "--keep", "theirs", "logs/again.log");
+    assertEquals(theirs.code, 0, theirs.stdout + theirs.stderr);
+    assertEquals(await t.remote("logs/again.log"), "B's other version");
+    const left = [];
+    for await (const e of Deno.readDir(`${t.caches.a}/.s3sync-conflicts/prod/logs`)) {
+      left.push(e.name);
+    }
+    assertEquals(left, []);
+    // Nothing of the conflict folder ever reached the bucket, and B now pulls A's choice.
+    const keys = (await t.store.listAllObjects()).map((o) => o.key);
+    assert(!keys.some((k) => k.includes("conflict")), keys.join(", "));
+    assertEquals((await t.run("b", "pull")).code, 0);
+    assertEquals(await t.read("b", "logs/both.log"), "A's version, later");
+    // Asking to resolve a file with no copy says so (exit 3), and changes nothing.
+    const none = await t.run("a", "resolve", "--keep", "mine", "logs/mine.log");
+    assertEquals(none.code, 3);
+    assertEquals(blockedCodes(none.json), ["no-conflict-copy"]);
+  } finally {
+    await t.close();
+    await server.stop();
+  }
+});
+
+Deno.test("case 6: one transient 404 on a download neither prunes the shared index nor loses the file", async () => {
+  const server = await startServer("moto");
+  const t = await twoCaches(server, "case-six");
+  const proxy = startFaultProxy(server.endpoint, {
+    seed: 1,
+    transientNotFound: ["/prod/logs/flaky.log"],
+  });
+  try {
+    await t.write("a", "logs/flaky.log", "still here");
+    await t.write("a", "logs/steady.log", "steady");
+    assertEquals((await t.run("a", "push")).code, 0);
+    const pulled = await runCliJson([
+      "pull",
+      ...commonFlags(throughProxy(server, proxy), "case-six", t.caches.b, { namespace: "prod" }),
+    ]);
+    assertEquals(pulled.code, 0, pulled.stdout + pulled.stderr);
+    assertEquals(proxy.stats.injected["transient-404"], 1, "the fault was injected");
+    assertEquals(await t.read("b", "logs/flaky.log"), "still here");
+    const index = await t.remoteIndex();
+    assert(index.entries["logs/flaky.log"], "the shared index keeps the entry");
+  } finally {
+    await proxy.stop();
+    await t.close();
+    await server.stop();
+  }
+});
+
+Deno.test("case 9: local names no key may carry are reported by plan and push (exit 3), never skipped silently", async () => {
+  const server = await startServer("moto");
+  const t = await twoCaches(server, "case-nine");
+  try {
+    for (const name of ["aux.log", "back\\slash.log", "tab\there.log", "C:drive.log"]) {
+      await t.write("a", `logs/${name}`, name);
+    }
+    // A path over S3's 1,024-byte key limit (each name within the file system's 255).
+    await t.write("a", `logs/${Array(5).fill("d".repeat(220)).join("/")}/deep.log`, "deep");
+    await t.write("a", "logs/fine.log", "fine");
+    for (const command of ["plan", "push"]) {
+      const result = await t.run("a", command);
+      assertEquals(result.code, 3, `${command}: ${result.stdout}`);
+      assertEquals(blockedCodes(result.json), ["unsafe-local-paths"], command);
+      const message = (result.json.summary as { blocked: { message: string }[] }).blocked[0]
+        .message;
+      assert(message.startsWith("5 local files were not uploaded"), message);
+    }
+    assertEquals(await t.remote("logs/fine.log"), "fine");
+    const keys = (await t.store.listAllObjects()).map((o) => o.key).filter((k) =>
+      !k.includes("_index") && !k.endsWith(".json") && !k.includes("_control")
+    );
+    assertEquals(keys, ["prod/logs/fine.log"]);
+  } finally {
+    await t.close();
+    await server.stop();
+  }
+});
+
+Deno.test("case 8: paths no file system holds are refused at rebuild and at push, and doctor names the real fix", async () => {
+  const server = await startServer("moto");
+  const t = await twoCaches(server, "case-eight");
+  try {
+    // Objects another tool wrote: a file where another key needs a folder, and a name over
+    // 255 bytes. No index yet.
+    const long = `prod/logs/${"n".repeat(300)}.log`;
+    for (const key of ["prod/logs/x", "prod/logs/x/y.log", long, "prod/logs/ok.log"]) {
+      await t.store.putObject(key, encoder.encode(key.slice(-8)));
+    }
+    const rebuilt = await t.run("a", "rebuild-index", "--apply");
+    assertEquals(rebuilt.code, 3, rebuilt.stdout);
+    const refused = JSON.stringify(rebuilt.json);
+    for (const code of ["path-conflict", "path-segment-too-long"]) {
+      assert(refused.includes(code), `${code} in ${refused}`);
+    }
+    const index = await t.remoteIndex();
+    assertEquals(Object.keys(index.entries), ["logs/ok.log"]);
+    // A pull then fetches what a cache can hold, and fails on nothing.
+    const pulled = await t.run("a", "pull");
+    assertEquals(pulled.code, 0, pulled.stdout);
+    assertEquals(await t.read("a", "logs/ok.log"), "s/ok.log");
+
+    // A local folder where the index holds a file is not uploaded beside it.
+    await t.store.putObject(
+      "prod/.datastore-index.json",
+      encoder.encode(JSON.stringify({
+        version: 1,
+        entries: {
+          ...index.entries,
+          "logs/x": { key: "logs/x", size: 8, lastModified: "2026-08-01T12:00:00.000Z" },
+        },
+      })),
+    );
+    await t.write("b", "logs/x/mine.log", "a folder here");
+    const pushed = await t.run("b", "push");
+    assertEquals(pushed.code, 3, pushed.stdout);
+    assertEquals(blockedCodes(pushed.json), ["path-conflict"]);
+    const after = await t.remoteIndex();
+    assert(!after.entries["logs/x/mine.log"], "not indexed beside logs/x");
+
+    // The doctor of a cache under an index naming both says what works, not "run pull".
+    await t.store.putObject(
+      "prod/.datastore-index.json",
+      encoder.encode(JSON.stringify({
+        version: 1,
+        entries: {
+          "logs/x": { key: "logs/x", size: 8, lastModified: "2026-08-01T12:00:00.000Z" },
+          "logs/x/y.log": {
+            key: "logs/x/y.log",
+            size: 8,
+            lastModified: "2026-08-01T12:00:00.000Z",
+          },
+        },
+      })),
+    );
+    const doctor = await runCli([
+      "doctor",
+      ...commonFlags(server, "case-eight", t.caches.a, { namespace: "prod" }),
+    ]);
+    assertEquals(doctor.code, 3, doctor.stdout + doctor.stderr);
+    const text = doctor.stdout + doctor.stderr;
+    assert(text.includes("index-path-conflict"), text);
+    assert(text.includes("rebuild-index --apply --force"), text);
+    assert(!/index-drift/.test(text), text);
+  } finally {
+    await t.close();
+    await server.stop();
+  }
+});
