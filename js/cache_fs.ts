@@ -22,6 +22,11 @@ export interface WalkResult {
   errors: string[];
   /** Entries passed over: symlinks (never followed) and temporary files. */
   skipped: string[];
+  /**
+   * Symlinks that lead to a folder (or nowhere): never followed, so the walk is incomplete
+   * beneath them, and every write through them is refused (`symlink-in-path`).
+   */
+  symlinkedFolders: string[];
 }
 
 /** Stat of one file. */
@@ -67,6 +72,55 @@ export function checkCachePath(path: string): string {
   return path;
 }
 
+/**
+ * Refuses `path` when a folder between the cache root and it is a symlink: a write, rename or
+ * remove through one would land outside the cache (`<cache>/ns/logs -> ../../elsewhere`). The
+ * root itself may be a link (users keep caches on other disks that way); only the components
+ * below it are checked, with `lstat`, from the root down.
+ *
+ * Call it immediately before the operation. What remains: a process that swaps a checked folder
+ * for a link between this check and the operation still wins that race; closing it needs
+ * `openat`/`renameat` on folder handles opened with `O_NOFOLLOW`, which Deno does not offer.
+ * The check closes every case where the link is already there, which is how they come about.
+ * Synchronous on purpose: a handful of `lstat`s, with no other task scheduled in between.
+ *
+ * @param root the cache folder
+ * @param path cache-relative path
+ * @param leafIsFolder `path` names a folder that will be created or entered (checked too)
+ */
+export function refuseSymlinkedFolders(root: string, path: string, leafIsFolder = false): void {
+  const segments = checkCachePath(path).split("/");
+  const folders = leafIsFolder ? segments.length : segments.length - 1;
+  let abs = root;
+  for (let i = 0; i < folders; i++) {
+    abs = join(abs, segments[i]);
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(abs);
+    } catch (error) {
+      // Absent: nothing below it exists yet, and the operation creates real folders.
+      if (error instanceof Deno.errors.NotFound) return;
+      throw error;
+    }
+    if (info.isSymlink) {
+      const link = segments.slice(0, i + 1).join("/");
+      throw new SyncError(
+        "symlink-in-path",
+        `refusing ${path}: ${link} is a symlink, and nothing is written through one (it could lead outside the cache); replace it with a real folder (see \`s3sync doctor\`)`,
+        { details: { path, symlink: link } },
+      );
+    }
+    // A file where a folder should be: the operation fails on its own (not a folder).
+    if (!info.isDirectory) return;
+  }
+}
+
+/** True when `error` (or a collected failure) is a {@link refuseSymlinkedFolders} refusal. */
+export function isSymlinkRefusal(error: unknown): boolean {
+  return typeof error === "object" && error !== null &&
+    (error as { code?: unknown }).code === "symlink-in-path";
+}
+
 function randomSuffix(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
@@ -94,7 +148,7 @@ export class DenoCacheFs implements CacheStore {
 
   /** @inheritdoc */
   async walk(signal?: AbortSignal): Promise<WalkResult> {
-    const out: WalkResult = { files: [], errors: [], skipped: [] };
+    const out: WalkResult = { files: [], errors: [], skipped: [], symlinkedFolders: [] };
     try {
       if (!(await Deno.stat(this.root)).isDirectory) {
         out.errors.push(`${this.root} is not a folder`);
@@ -110,11 +164,14 @@ export class DenoCacheFs implements CacheStore {
       signal?.throwIfAborted();
       const folder = folders.pop()!;
       const files: string[] = [];
+      const links: string[] = [];
       try {
         for await (const entry of Deno.readDir(folder ? this.#abs(folder) : this.root)) {
           const rel = folder ? `${folder}/${entry.name}` : entry.name;
-          if (entry.isSymlink) out.skipped.push(rel);
-          else if (entry.isDirectory) folders.push(rel);
+          if (entry.isSymlink) {
+            out.skipped.push(rel);
+            links.push(rel);
+          } else if (entry.isDirectory) folders.push(rel);
           else if (entry.name.startsWith(TEMP_PREFIX) || EXTENSION_TEMP.test(entry.name)) {
             out.skipped.push(rel);
           } else if (entry.isFile) files.push(rel);
@@ -122,6 +179,12 @@ export class DenoCacheFs implements CacheStore {
       } catch (error) {
         out.errors.push(`${folder || "."}: ${(error as Error).message}`);
         continue;
+      }
+      // Never followed; a link to a folder (or to nothing yet) is reported, because the walk is
+      // incomplete beneath it. A link to a file is only passed over: writes replace the link.
+      for (const rel of links) {
+        const target = await Deno.stat(this.#abs(rel)).catch(() => null);
+        if (target === null || target.isDirectory) out.symlinkedFolders.push(rel);
       }
       for (let i = 0; i < files.length; i += this.statConcurrency) {
         const batch = files.slice(i, i + this.statConcurrency);
@@ -146,6 +209,8 @@ export class DenoCacheFs implements CacheStore {
 
   /** @inheritdoc */
   async readFile(path: string): Promise<Uint8Array | null> {
+    // Reads too: an upload must never carry bytes from outside the cache.
+    refuseSymlinkedFolders(this.root, path);
     try {
       return await Deno.readFile(this.#abs(path));
     } catch (error) {
@@ -158,7 +223,12 @@ export class DenoCacheFs implements CacheStore {
   async writeAtomic(path: string, data: Uint8Array): Promise<FileStat> {
     const target = this.#abs(path);
     const folder = dirname(target);
+    // Checked before each step that writes: `mkdir -p` follows a link in the path, so does
+    // creating the temp file, and so does the rename. `createNew` never follows a link at the
+    // temp name itself, and the rename replaces a link at the target rather than writing through.
+    refuseSymlinkedFolders(this.root, path);
     await Deno.mkdir(folder, { recursive: true });
+    refuseSymlinkedFolders(this.root, path);
     const temp = `${folder}${sep}${TEMP_PREFIX}${randomSuffix()}`;
     try {
       const file = await Deno.open(temp, { createNew: true, write: true });
@@ -170,6 +240,7 @@ export class DenoCacheFs implements CacheStore {
       } finally {
         file.close();
       }
+      refuseSymlinkedFolders(this.root, path);
       await Deno.rename(temp, target);
     } catch (error) {
       await Deno.remove(temp).catch(() => {});
@@ -192,6 +263,8 @@ export class DenoCacheFs implements CacheStore {
 
   /** @inheritdoc */
   async remove(path: string): Promise<void> {
+    // Unlinking a link at `path` itself removes only the link; a link above it is refused.
+    refuseSymlinkedFolders(this.root, path);
     try {
       await Deno.remove(this.#abs(path));
     } catch (error) {
@@ -201,6 +274,9 @@ export class DenoCacheFs implements CacheStore {
 
   /** @inheritdoc */
   async ensureDir(path: string): Promise<void> {
+    refuseSymlinkedFolders(this.root, path, true);
     await Deno.mkdir(this.#abs(path), { recursive: true });
+    // `mkdir -p` succeeds on a link to a folder: the folder must be a real one.
+    refuseSymlinkedFolders(this.root, path, true);
   }
 }

@@ -6,7 +6,8 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { DenoCacheFs } from "./cache_fs.ts";
+import { DenoCacheFs, isSymlinkRefusal } from "./cache_fs.ts";
+import type { ItemFailure } from "./engine.ts";
 import { lockKeyFor, Planner } from "./core.ts";
 import { publishConditionally, type SyncContext } from "./context.ts";
 import { describeLock, forceRelease, inspectLock, underPublishLock } from "./lock.ts";
@@ -246,7 +247,9 @@ export async function main(args: string[]): Promise<number> {
       console.error(`s3sync: error [${code}]: ${message}`);
       if (code === "usage") console.error(`\n${USAGE}`);
     }
-    if (code === "plan-stale") return EXIT.attention;
+    // A write refused at a symlinked folder stopped the command before it could go on: it
+    // needs a person, as the refusals collected during a run do.
+    if (code === "plan-stale" || code === "symlink-in-path") return EXIT.attention;
     return code === "usage" || code === "not-evidence" || isPathCode(code)
       ? EXIT.usage
       : EXIT.failed;
@@ -311,6 +314,8 @@ function blockedOfPull(report: PullReport): { code: string; message: string }[] 
         `${report.rebuilt.skippedUnsafe} bucket keys cannot be safe cache paths and were not indexed: ${examples}; rename them in the bucket`,
     });
   }
+  const linked = report.failures.filter(isSymlinkRefusal);
+  if (linked.length > 0) blocked.push(symlinkRefusals(linked));
   if (report.plan && report.plan.refused.length > 0) {
     const codes = [...new Set(report.plan.refused.map((r) => r.code))].join(", ");
     blocked.push({
@@ -321,6 +326,28 @@ function blockedOfPull(report: PullReport): { code: string; message: string }[] 
     });
   }
   return blocked;
+}
+
+/**
+ * The blocked entry for writes refused because a folder in their path is a symlink: a
+ * refusal that needs a person (exit 3), not a failure (exit 1).
+ */
+function symlinkRefusals(refused: ItemFailure[]): { code: string; message: string } {
+  const links = [
+    ...new Set(refused.map((r) => /: (\S+) is a symlink/.exec(r.message)?.[1] ?? r.item)),
+  ];
+  return {
+    code: "symlink-in-path",
+    message:
+      `${refused.length} files were not written or moved because a folder in their path is a symlink (${
+        links.slice(0, 5).join(", ")
+      }); nothing is written through one. Replace it with a real folder (see \`s3sync doctor\`), then run the command again`,
+  };
+}
+
+/** Failures that are not symlink refusals (those are reported as blocked, exit 3). */
+function realFailures(failures: ItemFailure[]): ItemFailure[] {
+  return failures.filter((f) => !isSymlinkRefusal(f));
 }
 
 async function runPull(ctx: SyncContext, metadataOnly: boolean): Promise<Outcome> {
@@ -361,12 +388,14 @@ async function runPull(ctx: SyncContext, metadataOnly: boolean): Promise<Outcome
       );
     }
   }
-  for (const f of report.failures.slice(0, 20)) lines.push(`  failed ${f.item}: ${f.message}`);
+  for (const f of report.failures.slice(0, 20)) {
+    lines.push(`  ${isSymlinkRefusal(f) ? "refused" : "failed"} ${f.item}: ${f.message}`);
+  }
   if (report.failures.length > 20) {
     lines.push(`  ... and ${report.failures.length - 20} more failures`);
   }
   for (const b of blocked) lines.push(`attention [${b.code}]: ${b.message}`);
-  const code = report.failures.length > 0
+  const code = realFailures(report.failures).length > 0
     ? EXIT.failed
     : blocked.length > 0
     ? EXIT.attention
@@ -673,7 +702,14 @@ async function runRepair(ctx: SyncContext, apply: boolean): Promise<Outcome> {
     lines.push(
       "Nothing changed. Run `s3sync repair --apply` to carry it out (the bucket is never written).",
     );
-    return { code: EXIT.ok, json: { plan: p, applied: false }, lines };
+    // The journal could not be read through a symlinked repair folder: the backups would be
+    // refused too, so the person hears of it before applying.
+    for (const r of report.refused) lines.push(`  refused ${r.item}: ${r.message}`);
+    return {
+      code: report.refused.length ? EXIT.attention : EXIT.ok,
+      json: { plan: p, applied: false, refused: report.refused },
+      lines,
+    };
   }
   if (report.resumed) lines.push("An interrupted repair was rolled forward.");
   const h = report.hydration;
@@ -687,11 +723,23 @@ async function runRepair(ctx: SyncContext, apply: boolean): Promise<Outcome> {
         } backups proven identical to their downloaded copy removed.`,
     );
   }
-  for (const tree of report.leftTrees) {
+  // Refused steps of the repair and of its hydration: the files stayed where they were.
+  const refused = [...report.refused, ...(h?.failures.filter(isSymlinkRefusal) ?? [])];
+  for (const r of refused.slice(0, 20)) lines.push(`  refused ${r.item}: ${r.message}`);
+  const refusedTrees = new Set(report.refused.map((r) => r.item));
+  for (const tree of report.leftTrees.filter((t) => !refusedTrees.has(t))) {
     lines.push(`  left ${tree}/: new files appeared in it; run \`s3sync repair --apply\` again`);
   }
-  const failed = (h?.failures.length ?? 0) > 0;
-  const code = failed ? EXIT.failed : report.leftTrees.length ? EXIT.attention : EXIT.ok;
+  if (refused.length > 0) {
+    const blocked = symlinkRefusals(refused);
+    lines.push(`attention [${blocked.code}]: ${blocked.message}`);
+  }
+  const failed = realFailures(h?.failures ?? []).length > 0;
+  const code = failed
+    ? EXIT.failed
+    : report.leftTrees.length || refused.length
+    ? EXIT.attention
+    : EXIT.ok;
   if (code === EXIT.ok) {
     lines.push(
       "Repaired. `s3sync doctor` should now be clean; `s3sync push` uploads the local work.",
@@ -705,6 +753,7 @@ async function runRepair(ctx: SyncContext, apply: boolean): Promise<Outcome> {
       resumed: report.resumed,
       hydration: h,
       leftTrees: report.leftTrees,
+      refused,
     },
     lines,
   };

@@ -249,6 +249,8 @@ export interface PushOptions {
   lazyPullActive?: boolean;
   /** The sidecar exists but cannot be read (deletes are then withheld). */
   sidecarUnreadable?: boolean;
+  /** Folders of the cache that are symlinks, never walked (deletes are then withheld). */
+  symlinkedFolders?: number;
 }
 
 /** One uploaded file. */
@@ -626,9 +628,14 @@ export class Planner {
    *
    * @param listing the walk, encoded with {@link encodeLocalListing}
    * @param sidecar the raw sync-state sidecar, or undefined when there is none
+   * @param symlinkedFolders folders the walk found to be symlinks (never followed)
    */
-  diagnose(listing: Uint8Array, sidecar: Uint8Array | undefined): Problem[] {
-    return core(() => this.#inner.diagnose(listing, sidecar));
+  diagnose(
+    listing: Uint8Array,
+    sidecar: Uint8Array | undefined,
+    symlinkedFolders: string[] = [],
+  ): Problem[] {
+    return core(() => this.#inner.diagnose(listing, sidecar, symlinkedFolders));
   }
 
   /**

@@ -19,6 +19,7 @@ export type ShimErrorCode =
   | "usage"
   | "s3-error"
   | "unsafe-local-path"
+  | "symlink-in-path"
   | "namespace-mismatch";
 
 /** An error with a stable machine-readable code. */

@@ -28,6 +28,7 @@ import {
 } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
+import { isSymlinkRefusal } from "./cache_fs.ts";
 import { underPublishLock } from "./lock.ts";
 import { isNotFound } from "./store.ts";
 import { sha256Hex } from "./hash.ts";
@@ -378,7 +379,17 @@ async function pullWith(
       `${plan.summary.refused} refused`,
   );
 
-  for (const folder of plan.lazyFolders) await ctx.cache.ensureDir(folder);
+  // A folder refused here (a symlink in its path) is reported with the downloads' failures;
+  // the rest of the pull goes on.
+  const folderRefusals: ItemFailure[] = [];
+  for (const folder of plan.lazyFolders) {
+    try {
+      await ctx.cache.ensureDir(folder);
+    } catch (error) {
+      if (!isSymlinkRefusal(error)) throw error;
+      folderRefusals.push({ item: folder, code: "symlink-in-path", message: describe(error) });
+    }
+  }
   const downloaded: { path: string; size: number; mtimeMs?: number }[] = [];
   const notFound: string[] = [];
   const atBareKey: string[] = [];
@@ -429,6 +440,7 @@ async function pullWith(
     bytes += data.length;
     downloaded.push({ path: t.rel, size: stat.size, mtimeMs: stat.mtimeMs });
   });
+  failures.push(...folderRefusals);
 
   const applied = planner.applyPull(downloaded, notFound, keptAside);
   const now = ctx.now?.() ?? new Date();

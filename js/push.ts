@@ -40,9 +40,11 @@ import { isNotFound, type ObjectStore } from "./store.ts";
 export const PUBLISH_ATTEMPTS = 10;
 
 /** Options of a push. */
-export interface PushRequest
-  extends
-    Omit<PushOptions, "walkErrors" | "listingErrors" | "lazyPullActive" | "sidecarUnreadable"> {
+export interface PushRequest extends
+  Omit<
+    PushOptions,
+    "walkErrors" | "listingErrors" | "lazyPullActive" | "sidecarUnreadable" | "symlinkedFolders"
+  > {
   /** Plan only: nothing is uploaded, deleted or published. */
   dryRun?: boolean;
   /**
@@ -236,6 +238,7 @@ async function prepareWith(
     listingErrors: 0,
     lazyPullActive,
     sidecarUnreadable: unreadableSidecar,
+    symlinkedFolders: walk.symlinkedFolders.length,
   };
   let plan = planner.planPush(listing, tombstones, new Map(), options);
   if (plan.needsHash.length > 0) {
@@ -249,6 +252,9 @@ async function prepareWith(
     plan = planner.planPush(listing, tombstones, hashes, options);
   }
   for (const error of walk.errors.slice(0, 5)) ctx.log?.(`walk error: ${error}`);
+  for (const link of walk.symlinkedFolders.slice(0, 5)) {
+    ctx.log?.(`symlinked folder not followed: ${link}`);
+  }
   ctx.log?.(
     `plan: ${plan.summary.upload} to upload, ${plan.summary.delete} to delete, ` +
       `${plan.summary.missing} missing (not deleted), ${plan.summary.withheldDeletes} deletes withheld`,

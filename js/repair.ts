@@ -17,6 +17,8 @@ import { encodeLocalListing, Planner, type Problem, type RepairPlan } from "./co
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { sha256Hex } from "./hash.ts";
 import { describe, SyncError } from "./errors.ts";
+import { isSymlinkRefusal, refuseSymlinkedFolders } from "./cache_fs.ts";
+import type { ItemFailure } from "./engine.ts";
 import { loadRemoteIndex, pull, type PullReport } from "./pull.ts";
 
 /** Where repair keeps its journal (inside the never-synced repair folder). */
@@ -51,7 +53,9 @@ export async function doctor(ctx: SyncContext): Promise<Problem[]> {
       });
     }
     const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
-    problems.push(...planner.diagnose(encodeLocalListing(walk.files), sidecar));
+    problems.push(
+      ...planner.diagnose(encodeLocalListing(walk.files), sidecar, walk.symlinkedFolders),
+    );
     return problems;
   } finally {
     planner.free();
@@ -72,6 +76,11 @@ export interface RepairReport {
   leftTrees: string[];
   /** Backups removed after the hydration proved them identical to the namespace copy. */
   dedupedBackups: number;
+  /**
+   * Steps refused because a folder in their path is a symlink (`symlink-in-path`): the file
+   * stays where it is, nothing is written through the link, and the rest of the repair goes on.
+   */
+  refused: ItemFailure[];
 }
 
 /**
@@ -90,7 +99,18 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
   const planner = new Planner(ctx.namespace, ctx.prefix);
   try {
     await loadRemoteIndex(ctx, planner, false);
-    const journal = await ctx.cache.readFile(JOURNAL);
+    const refused: ItemFailure[] = [];
+    // Each step that meets a symlinked folder is refused and recorded; the others go on.
+    const refusing = async <T>(item: string, step: () => Promise<T>): Promise<T | undefined> => {
+      try {
+        return await step();
+      } catch (error) {
+        if (!isSymlinkRefusal(error)) throw error;
+        refused.push({ item, code: "symlink-in-path", message: describe(error) });
+        return undefined;
+      }
+    };
+    const journal = await refusing(JOURNAL, () => ctx.cache.readFile(JOURNAL)) ?? null;
     const resumed = journal !== null &&
       JSON.parse(new TextDecoder().decode(journal)).status === "running";
     const plan = await planWithHashes(ctx, planner);
@@ -100,26 +120,36 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
       resumed,
       leftTrees: [],
       dedupedBackups: 0,
+      refused,
     };
     if (!apply) return report;
 
-    await writeJournal(ctx, {
-      status: "running",
-      startedAt: (ctx.now?.() ?? new Date()).toISOString(),
-      plan: plan.summary,
-    });
+    await refusing(JOURNAL, () =>
+      writeJournal(ctx, {
+        status: "running",
+        startedAt: (ctx.now?.() ?? new Date()).toISOString(),
+        plan: plan.summary,
+      }));
     if (resumed) ctx.log?.("an interrupted repair was found: rolling it forward");
     const root = ctx.cache.root;
-    for (const move of plan.moveIntoNamespace) await moveFile(root, move.from, move.to);
-    for (const r of plan.removeRedundant) await ctx.cache.remove(r.path);
-    for (const move of plan.backup) await moveFile(root, move.from, move.to);
+    for (const move of plan.moveIntoNamespace) {
+      await refusing(move.from, () => moveFile(root, move.from, move.to));
+    }
+    for (const r of plan.removeRedundant) await refusing(r.path, () => ctx.cache.remove(r.path));
+    for (const move of plan.backup) {
+      await refusing(move.from, () => moveFile(root, move.from, move.to));
+    }
     for (const tree of plan.removeTrees) {
-      if (!(await removeEmptyTree(join(root, tree)))) report.leftTrees.push(tree);
+      const removed = await refusing(tree, () => removeEmptyTree(root, tree));
+      if (removed !== true) report.leftTrees.push(tree);
     }
     report.hydration = await pull(ctx, { keepExisting: true, verify: true });
-    report.dedupedBackups = await dedupeBackups(ctx, planner);
+    report.dedupedBackups = await dedupeBackups(ctx, planner, refusing);
     report.applied = true;
-    if (report.hydration.failures.length === 0 && report.leftTrees.length === 0) {
+    if (
+      report.hydration.failures.length === 0 && report.leftTrees.length === 0 &&
+      refused.length === 0
+    ) {
       await writeJournal(ctx, {
         status: "complete",
         finishedAt: (ctx.now?.() ?? new Date()).toISOString(),
@@ -157,7 +187,11 @@ async function planWithHashes(ctx: SyncContext, planner: Planner): Promise<Repai
 }
 
 /** Removes backups the hydration proved redundant (byte-identical to the namespace copy). */
-async function dedupeBackups(ctx: SyncContext, planner: Planner): Promise<number> {
+async function dedupeBackups(
+  ctx: SyncContext,
+  planner: Planner,
+  refusing: (item: string, step: () => Promise<void>) => Promise<void | undefined>,
+): Promise<number> {
   const listing = encodeLocalListing((await ctx.cache.walk(ctx.signal)).files);
   let plan = planner.planBackupDedupe(listing, new Map());
   if (plan.needsHash.length > 0) {
@@ -168,8 +202,14 @@ async function dedupeBackups(ctx: SyncContext, planner: Planner): Promise<number
     }
     plan = planner.planBackupDedupe(listing, hashes);
   }
-  for (const r of plan.redundant) await ctx.cache.remove(r.path);
-  return plan.redundant.length;
+  let removed = 0;
+  for (const r of plan.redundant) {
+    await refusing(r.path, async () => {
+      await ctx.cache.remove(r.path);
+      removed++;
+    });
+  }
+  return removed;
 }
 
 async function writeJournal(ctx: SyncContext, body: Record<string, unknown>): Promise<void> {
@@ -179,9 +219,15 @@ async function writeJournal(ctx: SyncContext, body: Record<string, unknown>): Pr
   );
 }
 
-/** Renames `from` to `to` inside the cache; a rename never copies, so it is atomic. */
+/**
+ * Renames `from` to `to` inside the cache; a rename never copies, so it is atomic. Neither path
+ * may pass through a symlinked folder (checked before the `mkdir -p`, which follows links, and
+ * again right before the rename; see {@link refuseSymlinkedFolders} for the race that remains).
+ */
 async function moveFile(root: string, from: string, to: string): Promise<void> {
   const target = join(root, ...to.split("/"));
+  refuseSymlinkedFolders(root, from);
+  refuseSymlinkedFolders(root, to);
   await Deno.mkdir(join(target, ".."), { recursive: true });
   try {
     // Never replace: a file at the target would be bytes the plan did not prove redundant.
@@ -193,15 +239,27 @@ async function moveFile(root: string, from: string, to: string): Promise<void> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
+  refuseSymlinkedFolders(root, from);
+  refuseSymlinkedFolders(root, to);
   await Deno.rename(join(root, ...from.split("/")), target);
 }
 
-/** Removes a folder tree that holds no files (bottom-up); returns false if a file remains. */
-async function removeEmptyTree(folder: string): Promise<boolean> {
+/**
+ * Removes the cache folder `tree` if it holds no files (bottom-up); returns false if a file
+ * remains. A symlinked `tree` is refused; a link inside it counts as a file (never followed,
+ * never removed), so the tree stays.
+ */
+async function removeEmptyTree(root: string, tree: string): Promise<boolean> {
+  refuseSymlinkedFolders(root, tree, true);
+  return await removeEmptyFolders(join(root, ...tree.split("/")));
+}
+
+async function removeEmptyFolders(folder: string): Promise<boolean> {
   let empty = true;
   try {
     for await (const entry of Deno.readDir(folder)) {
-      if (entry.isDirectory) empty = (await removeEmptyTree(join(folder, entry.name))) && empty;
+      // `isDirectory` is false for a link to a folder: it is left, and so is its tree.
+      if (entry.isDirectory) empty = (await removeEmptyFolders(join(folder, entry.name))) && empty;
       else empty = false;
     }
     if (empty) await Deno.remove(folder);

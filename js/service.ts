@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { type CacheStore, DenoCacheFs, type FileStat } from "./cache_fs.ts";
+import { type CacheStore, DenoCacheFs, type FileStat, isSymlinkRefusal } from "./cache_fs.ts";
 import {
   mapRel,
   Planner,
@@ -226,8 +226,9 @@ export class S3SyncService {
       },
     );
     if (report.failures.length > 0) {
+      // Files refused at a symlinked folder carry that code, so callers can tell them apart.
       throw new SyncError(
-        "download-failed",
+        report.failures.every(isSymlinkRefusal) ? "symlink-in-path" : "download-failed",
         `Failed to pull ${report.failures.length} file(s) from S3: ${
           report.failures.slice(0, 3).map((f) => `${f.item}: ${f.message}`).join("; ")
         }`,

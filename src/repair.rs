@@ -28,19 +28,22 @@ pub const REPAIR_DIR: &str = ".s3sync-repair";
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
     /// Stable code: `mixed-layout`, `foreign-namespace-dir`, `internal-file-in-tree`,
-    /// `case-collision`, `index-drift`, `unsafe-path`, `sidecar-unreadable`.
+    /// `case-collision`, `index-drift`, `unsafe-path`, `sidecar-unreadable`, `symlink-in-path`.
     pub code: String,
     /// What is wrong and the command that fixes it.
     pub message: String,
 }
 
 /// Inputs of the doctor beyond the survey.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct DoctorFacts {
     /// A metadata-only pull left files remote (absent files are expected then).
     pub lazy_pull_active: bool,
     /// The sync-state sidecar exists but cannot be read (pushes then withhold deletes).
     pub sidecar_unreadable: bool,
+    /// Cache-relative folders the walk found to be symlinks (to a folder, or dangling). The
+    /// shim never follows them, never writes through them, and the survey cannot see beneath.
+    pub symlinked_folders: Vec<String>,
 }
 
 impl DoctorFacts {
@@ -50,6 +53,7 @@ impl DoctorFacts {
         DoctorFacts {
             lazy_pull_active: matches!(&state, Some(Some(s)) if s.lazy_pull_active),
             sidecar_unreadable: matches!(state, Some(None)),
+            symlinked_folders: Vec::new(),
         }
     }
 }
@@ -62,6 +66,16 @@ pub fn diagnose(
     facts: DoctorFacts,
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
+    // One problem per link, each with its own fix: a link can lead anywhere, so pulls, pushes
+    // and repairs refuse every write through it, and what lies beneath is never synced.
+    for link in &facts.symlinked_folders {
+        problems.push(problem(
+            "symlink-in-path",
+            format!(
+                "{link} is a symlink to a folder (or to nothing); s3sync never follows it or writes through it, so nothing beneath it is pulled, pushed or repaired, and pushes withhold deletes: replace it with a real folder (move its files into a new folder, remove the link), then `s3sync pull`"
+            ),
+        ));
+    }
     let f = &survey.findings;
     let ns = model.namespace().map(|n| n.as_str().to_string());
     if let Some(ns) = &ns {

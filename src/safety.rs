@@ -93,6 +93,8 @@ pub struct RunFacts {
     /// The sync-state sidecar exists but cannot be read, so whether a metadata-only pull left
     /// files remote (and which paths were marked deleted) is unknown.
     pub sidecar_unreadable: bool,
+    /// Folders in the cache that are symlinks: never walked, so files beneath them look absent.
+    pub symlinked_folders: u64,
 }
 
 /// Normalises a `markDirty` path to a cache-relative path inside the bound tree, or `None` when
@@ -212,6 +214,17 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
             "sidecar-unreadable",
             format!(
                 "the sync-state file {SYNC_STATE_FILE} cannot be read, so whether files were left remote by a metadata-only pull is unknown; deletes are withheld until a full `s3sync pull` rewrites it"
+            ),
+        ));
+    }
+    // Reported on every push, like a walk error: the walk is incomplete, and what lies beneath a
+    // link is neither uploaded nor proof of a delete. A person replaces the link.
+    if input.facts.symlinked_folders > 0 {
+        verdicts.push(Verdict::new(
+            "symlink-in-path",
+            format!(
+                "{} folders in the cache are symlinks; they are never followed, so nothing beneath them is pushed and no deletes go: replace each with a real folder (`s3sync doctor` lists them), then push again",
+                input.facts.symlinked_folders
             ),
         ));
     }

@@ -341,6 +341,7 @@ impl Planner {
                 listing_errors: opts.listing_errors.unwrap_or(0),
                 lazy_pull_active: opts.lazy_pull_active.unwrap_or(false),
                 sidecar_unreadable: opts.sidecar_unreadable.unwrap_or(false),
+                symlinked_folders: opts.symlinked_folders.unwrap_or(0),
             },
         };
         to_json(self.inner.plan_push(listing, &input).map_err(to_js_error)?)
@@ -384,10 +385,19 @@ impl Planner {
     }
 
     /// Diagnoses the cache in `listing` against the loaded index (if any), given the raw
-    /// sync-state sidecar (or its absence); returns `[{code, message}]`.
+    /// sync-state sidecar (or its absence) and the folders the walk found to be symlinks;
+    /// returns `[{code, message}]`.
     #[wasm_bindgen]
-    pub fn diagnose(&self, listing: &[u8], sidecar: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
-        let facts = DoctorFacts::from_sidecar(sidecar.as_deref());
+    pub fn diagnose(
+        &self,
+        listing: &[u8],
+        sidecar: Option<Vec<u8>>,
+        symlinked_folders: Vec<String>,
+    ) -> Result<JsValue, JsValue> {
+        let facts = DoctorFacts {
+            symlinked_folders,
+            ..DoctorFacts::from_sidecar(sidecar.as_deref())
+        };
         to_js(&self.inner.diagnose(listing, facts).map_err(to_js_error)?)
     }
 
@@ -786,6 +796,7 @@ struct PushOptions {
     listing_errors: Option<u64>,
     lazy_pull_active: Option<bool>,
     sidecar_unreadable: Option<bool>,
+    symlinked_folders: Option<u64>,
 }
 
 /// Options of `Planner.planPull`, flat for JS (see `PushOptions` on why every field is optional).

@@ -31,6 +31,7 @@ const GUARDS: &[&str] = &[
     "delete-cap",
     "lazy-hydration",
     "sidecar-unreadable",
+    "symlink-in-path",
     "walk-error",
 ];
 
@@ -340,6 +341,7 @@ fn facts() -> impl Strategy<Value = RunFacts> {
                 listing_errors,
                 lazy_pull_active,
                 sidecar_unreadable,
+                symlinked_folders: 0,
             },
         )
 }

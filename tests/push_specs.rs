@@ -58,6 +58,7 @@ const DELETE_GUARDS: &[&str] = &[
     "delete-cap",
     "lazy-hydration",
     "sidecar-unreadable",
+    "symlink-in-path",
     "walk-error",
 ];
 
@@ -100,6 +101,8 @@ struct SpecOptions {
     lazy_pull_active: bool,
     #[serde(default)]
     sidecar_unreadable: bool,
+    #[serde(default)]
+    symlinked_folders: u64,
 }
 
 impl SpecOptions {
@@ -120,6 +123,7 @@ impl SpecOptions {
             listing_errors: self.listing_errors,
             lazy_pull_active: self.lazy_pull_active,
             sidecar_unreadable: self.sidecar_unreadable,
+            symlinked_folders: self.symlinked_folders,
         }
     }
 }

@@ -268,6 +268,12 @@ fn run_facts_withhold_deletes() {
     let mut walk = Case::new(namespaced(), 100, 1);
     walk.facts.walk_errors = 1;
     assert_eq!(walk.codes(), ["walk-error"]);
+    // A symlinked folder is reported even with nothing to delete: nothing beneath it is pushed.
+    for deletes in [0, 1] {
+        let mut linked = Case::new(namespaced(), 100, deletes);
+        linked.facts.symlinked_folders = 2;
+        assert_eq!(linked.codes(), ["symlink-in-path"]);
+    }
     let mut listing = Case::new(namespaced(), 100, 1);
     listing.facts.listing_errors = 3;
     let verdicts = listing.verdicts();
@@ -289,6 +295,7 @@ fn every_guard_reports_at_once() {
         listing_errors: 1,
         lazy_pull_active: true,
         sidecar_unreadable: true,
+        symlinked_folders: 1,
     };
     assert_eq!(
         case.codes(),
@@ -297,6 +304,7 @@ fn every_guard_reports_at_once() {
             "namespace-tree-missing",
             "lazy-hydration",
             "sidecar-unreadable",
+            "symlink-in-path",
             "walk-error",
             "delete-cap"
         ]
@@ -313,6 +321,7 @@ fn messages_are_lowercase_and_name_a_next_step() {
         listing_errors: 0,
         lazy_pull_active: true,
         sidecar_unreadable: true,
+        symlinked_folders: 1,
     };
     for verdict in case.verdicts() {
         let first = verdict.message.chars().next().unwrap();

@@ -31,6 +31,7 @@ const GUARDS: &[&str] = &[
     "delete-cap",
     "lazy-hydration",
     "sidecar-unreadable",
+    "symlink-in-path",
     "walk-error",
 ];
 
@@ -60,6 +61,7 @@ fuzz_target!(|data: &[u8]| {
         walk_errors: u64::from(flags & 8 != 0),
         listing_errors: u64::from(flags & 16 != 0),
         sidecar_unreadable: flags & 128 != 0,
+        symlinked_folders: 0,
     };
     let hashes_match = flags & 32 != 0;
     let confirm_deletes = flags & 64 != 0;

@@ -50,3 +50,97 @@ Deno.test("cache paths that could leave the cache are refused before touching th
   }
   assertEquals(checkCachePath("ns/data/x"), "ns/data/x");
 });
+
+/** A cache and a sibling `outside` folder in one parent, `<cache>/ns/logs -> ../../outside`. */
+async function linkedCache(): Promise<
+  { parent: string; root: string; outside: string; outsideFiles(): Promise<string[]> }
+> {
+  const parent = await Deno.makeTempDir();
+  const root = `${parent}/cache`;
+  const outside = `${parent}/outside`;
+  await Deno.mkdir(outside);
+  await Deno.mkdir(`${root}/ns`, { recursive: true });
+  await Deno.writeTextFile(`${outside}/a.log`, "outside bytes");
+  await Deno.symlink("../../outside", `${root}/ns/logs`);
+  const outsideFiles = async () => {
+    const out: string[] = [];
+    const walk = async (folder: string, rel: string) => {
+      for await (const e of Deno.readDir(folder)) {
+        const path = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory) await walk(`${folder}/${e.name}`, path);
+        else out.push(`${path}=${await Deno.readTextFile(`${folder}/${e.name}`)}`);
+      }
+    };
+    await walk(outside, "");
+    return out.sort();
+  };
+  return { parent, root, outside, outsideFiles };
+}
+
+function isSymlinkRefusal(error: unknown): boolean {
+  return error instanceof SyncError && error.code === "symlink-in-path";
+}
+
+Deno.test("writeAtomic, ensureDir, remove and readFile refuse a path through a symlinked folder", async () => {
+  const { parent, root, outsideFiles } = await linkedCache();
+  try {
+    const cache = new DenoCacheFs(root);
+    const before = await outsideFiles();
+    const data = new TextEncoder().encode("from the bucket");
+    for (
+      const attempt of [
+        () => cache.writeAtomic("ns/logs/a.log", data),
+        () => cache.writeAtomic("ns/logs/new/deep/b.log", data),
+        () => cache.ensureDir("ns/logs/sub"),
+        () => cache.ensureDir("ns/logs"),
+        () => cache.remove("ns/logs/a.log"),
+        () => cache.readFile("ns/logs/a.log"),
+      ]
+    ) {
+      const error = await attempt().then(() => undefined, (e) => e);
+      assert(isSymlinkRefusal(error), `refused with symlink-in-path: ${error}`);
+      assert((error as Error).message.includes("ns/logs"), (error as Error).message);
+    }
+    assertEquals(await outsideFiles(), before, "nothing outside the cache changed");
+    // Paths beside the link still work.
+    await cache.writeAtomic("ns/data/x", data);
+    assertEquals(await Deno.readTextFile(`${root}/ns/data/x`), "from the bucket");
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});
+
+Deno.test("the cache root itself may be a symlink", async () => {
+  const parent = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${parent}/real`);
+    await Deno.symlink(`${parent}/real`, `${parent}/cache`);
+    const cache = new DenoCacheFs(`${parent}/cache`);
+    await cache.writeAtomic("ns/data/x", new TextEncoder().encode("ok"));
+    await cache.ensureDir("ns/empty");
+    assertEquals(await Deno.readTextFile(`${parent}/real/ns/data/x`), "ok");
+    assertEquals((await cache.walk()).files.map((f) => f.path), ["ns/data/x"]);
+    await cache.remove("ns/data/x");
+    assertEquals(await cache.readFile("ns/data/x"), null);
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});
+
+Deno.test("the walk reports symlinked folders and lists nothing beneath them", async () => {
+  const { parent, root } = await linkedCache();
+  try {
+    await Deno.mkdir(`${root}/ns/data`);
+    await Deno.writeTextFile(`${root}/ns/data/x`, "x");
+    await Deno.writeTextFile(`${parent}/target-file`, "f");
+    await Deno.symlink("../../../target-file", `${root}/ns/data/file-link`);
+    // A dangling link is reported too: a folder could appear behind it at any time.
+    await Deno.symlink("../not-yet", `${root}/ns/dangling`);
+    const walk = await new DenoCacheFs(root).walk();
+    assertEquals(walk.files.map((f) => f.path), ["ns/data/x"]);
+    assertEquals(walk.symlinkedFolders.sort(), ["ns/dangling", "ns/logs"]);
+    assertEquals(walk.errors, []);
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});
