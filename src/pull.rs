@@ -227,10 +227,15 @@ pub fn plan_pull(
         }
         if let (Some(local), false) = (local, options.keep_existing) {
             match against_base(base_entry, entry, local.size, local.mtime_ms) {
-                // Never synced here and the bucket holds another size: both are somebody's
-                // work (a local file made before the first pull, or a base lost). Same size is
-                // the extension's "up to date" (telling it apart needs the bytes).
-                Against::NoBase if local.size != entry.size => {
+                // This cache has synced before, yet never this file: both may be somebody's
+                // work (made here meanwhile). Only the bytes tell, even at the same size (the
+                // extension's "up to date" would record ours as the remote version, and the
+                // next pull would overwrite it): the bucket's comes down, and ours is kept
+                // aside unless the bytes are the same. With no base at all (a first pull into
+                // a filled folder) a different size is a conflict too, and the same size keeps
+                // the extension's rule: checking every file's bytes on first contact would
+                // download the whole cache again.
+                Against::NoBase if base.is_some() || local.size != entry.size => {
                     set_aside(&mut plan, model, key, &rel, entry.size);
                     continue;
                 }
