@@ -28,7 +28,7 @@ pub const REPAIR_DIR: &str = ".s3sync-repair";
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
     /// Stable code: `mixed-layout`, `foreign-namespace-dir`, `internal-file-in-tree`,
-    /// `case-collision`, `index-drift`, `unsafe-path`, `sidecar-unreadable`.
+    /// `case-collision`, `index-drift`, `unsafe-path`, `unsafe-index-entry`, `sidecar-unreadable`.
     pub code: String,
     /// What is wrong and the command that fixes it.
     pub message: String,
@@ -122,6 +122,28 @@ pub fn diagnose(
         }
     }
     if let Some(index) = index {
+        // Entries whose keys break the path rules (in the monolith or in a shard): pull and
+        // push skip them with these codes and keep them in the index, so only a person can
+        // settle them.
+        let refused: Vec<String> = index
+            .entries
+            .keys()
+            .filter(|rel| !crate::paths::is_internal(rel))
+            .filter_map(|rel| {
+                let error = model.rel(rel).err()?;
+                Some(format!("{rel:?} [{}]", error.code()))
+            })
+            .collect();
+        if !refused.is_empty() {
+            problems.push(problem(
+                "unsafe-index-entry",
+                format!(
+                    "{} index entries have keys that cannot be safe cache paths (e.g. {}); pull and push skip them and keep them in the index: rename or remove their objects, then `s3sync rebuild-index --apply --force`",
+                    refused.len(),
+                    refused.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
         let missing = index
             .entries
             .keys()
