@@ -19,6 +19,7 @@ import { markDirty } from "./dirty.ts";
 import { doctor, repair } from "./repair.ts";
 import { migrateRemote } from "./migrate.ts";
 import { push, type SavedPlan } from "./push.ts";
+import { findShardIndex, publishRebuiltShards, type ShardIndexFound } from "./shards.ts";
 import type { PushPlan } from "./core.ts";
 import { progressPrinter } from "./progress.ts";
 
@@ -406,6 +407,10 @@ async function runPull(ctx: SyncContext, metadataOnly: boolean): Promise<Outcome
 async function runRebuild(ctx: SyncContext, apply: boolean, force: boolean): Promise<Outcome> {
   const planner = new Planner(ctx.namespace, ctx.prefix);
   try {
+    // A repo whose `_meta.json` says version 2 reads only its shards: a rebuilt monolith
+    // would be ignored there, so the shards and the meta are what gets rebuilt.
+    const shardIndex = await findShardIndex(ctx, planner.listingPrefix);
+    if (shardIndex) return await runRebuildShards(ctx, planner, apply, force, shardIndex);
     const head = await ctx.store.headObject(planner.remoteIndexKey, ctx.signal);
     let existing: "absent" | "valid" | "corrupt" = "absent";
     if (head.exists) {
@@ -419,11 +424,7 @@ async function runRebuild(ctx: SyncContext, apply: boolean, force: boolean): Pro
     }
     const { rebuilt } = await rebuildIndex(ctx, planner, false);
     const lines = [
-      `Rebuild from a listing: ${rebuilt.objectsSeen} objects seen, ${rebuilt.kept} kept (${rebuilt.bytesKept} bytes); ` +
-      `skipped ${rebuilt.skippedInternal} internal, ${rebuilt.skippedForeign} in other namespaces' folders, ` +
-      `${rebuilt.skippedOutsideNamespace} outside the namespace, ${rebuilt.skippedUnsafe} unsafe.`,
-      ...rebuilt.unsafeExamples.map((u) => `  unsafe key ${JSON.stringify(u.key)} [${u.code}]`),
-      ...rebuilt.collisions.map((c) => `  collision (${c.kind}): ${c.paths.join(", ")}`),
+      ...rebuildLines(rebuilt),
       `The remote index ${planner.remoteIndexKey} is ${existing}.`,
     ];
     let published = false;
@@ -460,10 +461,61 @@ async function runRebuild(ctx: SyncContext, apply: boolean, force: boolean): Pro
       );
       code = EXIT.attention;
     }
-    return { code, json: { report: rebuilt, existing, published }, lines };
+    return { code, json: { report: rebuilt, layout: "v1", existing, published }, lines };
   } finally {
     planner.free();
   }
+}
+
+/** Lines describing a rebuild's report. */
+function rebuildLines(rebuilt: Awaited<ReturnType<typeof rebuildIndex>>["rebuilt"]): string[] {
+  return [
+    `Rebuild from a listing: ${rebuilt.objectsSeen} objects seen, ${rebuilt.kept} kept (${rebuilt.bytesKept} bytes); ` +
+    `skipped ${rebuilt.skippedInternal} internal, ${rebuilt.skippedForeign} in other namespaces' folders, ` +
+    `${rebuilt.skippedOutsideNamespace} outside the namespace, ${rebuilt.skippedUnsafe} unsafe.`,
+    ...rebuilt.unsafeExamples.map((u) => `  unsafe key ${JSON.stringify(u.key)} [${u.code}]`),
+    ...rebuilt.collisions.map((c) => `  collision (${c.kind}): ${c.paths.join(", ")}`),
+  ];
+}
+
+/** `rebuild-index` on a v2 repo: rebuilds the shards and `_meta.json` (commitSeq + 1). */
+async function runRebuildShards(
+  ctx: SyncContext,
+  planner: Planner,
+  apply: boolean,
+  force: boolean,
+  found: ShardIndexFound,
+): Promise<Outcome> {
+  const { rebuilt } = await rebuildIndex(ctx, planner, false);
+  const metaKey = `${planner.listingPrefix}_index/_meta.json`;
+  const lines = [
+    ...rebuildLines(rebuilt),
+    `The v2 shard index under ${metaKey} (commitSeq ${found.commitSeq}) is ${found.state}` +
+    (found.problem ? `: ${found.problem}.` : "."),
+  ];
+  let published = false;
+  let code: number = EXIT.ok;
+  if (!apply) {
+    lines.push("Dry run: nothing written. Re-run with --apply to publish these shards.");
+  } else if (found.state === "valid" && !force) {
+    lines.push("Not published: the shard index exists and reads. Pass --force to replace it.");
+    code = EXIT.attention;
+  } else {
+    published = await underPublishLock(ctx, () => publishRebuiltShards(ctx, planner, found));
+    lines.push(
+      published
+        ? `Published the rebuilt shards (${rebuilt.kept} entries) and ${metaKey} at commitSeq ${
+          found.commitSeq + 1
+        }.`
+        : "Not published: the shard index changed while rebuilding. Run the command again.",
+    );
+    if (!published) code = EXIT.attention;
+  }
+  return {
+    code,
+    json: { report: rebuilt, layout: "v2", existing: found.state, published },
+    lines,
+  };
 }
 
 interface PushFlags {
@@ -505,6 +557,16 @@ export function describePlan(plan: PushPlan, limit = 20): string[] {
   }
   if (plan.deletes.length > limit) {
     lines.push(`  ... and ${count(plan.deletes.length - limit)} more deletes`);
+  }
+  // Older saved plans (`push --plan`) carry no `refused`.
+  const refused = plan.refused ?? [];
+  if (refused.length > 0) {
+    lines.push(
+      `  ${count(refused.length)} index entries have keys that cannot be safe cache paths; ` +
+        `skipped and kept in the index (run \`s3sync doctor\`): ${
+          refused.slice(0, 5).map((r) => `${JSON.stringify(r.rel)} [${r.code}]`).join(", ")
+        }`,
+    );
   }
   for (const b of plan.blocked) lines.push(`guard [${b.code}]: ${b.message}`);
   return lines;

@@ -206,6 +206,7 @@ export interface PushPlan {
     missing: number;
     unchanged: number;
     heldBack: number;
+    refused: number;
   };
   /** Cache paths whose SHA-256 the core needs before the plan is final. */
   needsHash: string[];
@@ -217,6 +218,11 @@ export interface PushPlan {
   withheld: Delete[];
   /** Index entries absent locally without evidence (never deleted). */
   missing: string[];
+  /**
+   * Index entries whose keys break the path rules, with the refusal's code: never uploaded,
+   * deleted or dropped (the published index keeps them); also listed in `missing`.
+   */
+  refused: Refused[];
   /** `localMtime` values to record. */
   mtimeUpdates: { rel: string; localMtime: string }[];
   /** Guards that fired. */
@@ -773,6 +779,21 @@ export function sidecarWithCatalogHash(sidecar: Uint8Array | undefined, hash: st
 /** The v2 shard partition of a rel, or undefined. */
 export function partitionKey(rel: string): string | undefined {
   return wasm.partitionKey(rel);
+}
+
+/**
+ * What `_index/_meta.json` says about the layout: undefined when it does not say version 2
+ * (the monolith is the index), else the partitions it lists and its `commitSeq`.
+ *
+ * @param refuseUnsafe throw `partition-name-unsafe` when a partition is not a safe single
+ *   segment (a reader then reads no shard); off only for a rebuild that replaces the meta
+ * @throws SyncError `index-corrupt` when it is not JSON or not a v2 meta's shape
+ */
+export function shardMeta(
+  bytes: Uint8Array,
+  refuseUnsafe: boolean,
+): { partitions: string[]; commitSeq: number } | undefined {
+  return core(() => wasm.shardMeta(bytes, refuseUnsafe));
 }
 
 /** Groups of paths that cannot coexist in one cache folder. */

@@ -15,6 +15,7 @@ import {
   pullIsNoop,
   type PullPlan,
   type RebuildReport,
+  shardMeta,
   sidecarAfterSync,
   sidecarTombstones,
   type Verdict,
@@ -151,15 +152,11 @@ export async function readShardSet(
     if (isNotFound(error)) return undefined;
     throw new SyncError("s3-error", `cannot read ${metaKey}: ${describe(error)}`, { cause: error });
   }
-  // Only the version and the shard names are read here; the core parses and checks it all.
-  let parsed: { version?: unknown; partitions?: unknown };
-  try {
-    parsed = JSON.parse(new TextDecoder().decode(meta.data));
-  } catch {
-    throw new SyncError("index-corrupt", `${metaKey} is not json`);
-  }
-  if (parsed.version !== 2) return undefined;
-  const partitions = Array.isArray(parsed.partitions) ? parsed.partitions.map(String) : [];
+  // The core decides the layout and judges every partition name before any shard is read:
+  // `_index/../../evil.json` would name an object outside `_index/`.
+  const layout = shardMeta(meta.data, true);
+  if (!layout) return undefined;
+  const { partitions } = layout;
   const set: ShardSet = {
     meta: meta.data,
     metaEtag: meta.etag ?? null,

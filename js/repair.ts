@@ -36,11 +36,15 @@ export async function doctor(ctx: SyncContext): Promise<Problem[]> {
     try {
       await loadRemoteIndex(ctx, planner, false);
     } catch (error) {
-      if (!(error instanceof SyncError && error.code === "index-corrupt")) throw error;
+      const code = error instanceof SyncError ? error.code : undefined;
+      if (code !== "index-corrupt" && code !== "partition-name-unsafe") throw error;
+      // Both leave the index unreadable (a meta with an unsafe partition name has none of its
+      // shards read), so nothing syncs until a rebuild replaces it.
       problems.push({
-        code: "index-corrupt",
-        message:
-          `${error.message}; nothing syncs until it is fixed: \`s3sync rebuild-index --apply\` replaces it from a listing`,
+        code,
+        message: `${
+          (error as SyncError).message
+        }; nothing syncs until it is fixed: \`s3sync rebuild-index --apply\` replaces it from a listing`,
       });
     }
     const walk = await ctx.cache.walk(ctx.signal);

@@ -6,11 +6,12 @@
  *
  * @module
  */
-import type { Planner } from "./core.ts";
-import type { SyncContext } from "./context.ts";
+import { Planner, shardMeta } from "./core.ts";
+import { publishConditionally, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
-import { describe } from "./errors.ts";
+import { describe, SyncError } from "./errors.ts";
 import { loadRemoteIndex, readShardSet } from "./pull.ts";
+import { isNotFound } from "./store.ts";
 
 /** swamp core's `MigrateIndexResult`. */
 export interface MigrateIndexResult {
@@ -86,20 +87,132 @@ export async function migrateToShards(
   return { version: 2, partitions: layout.shards.map((s) => s.partition), commitSeq: 1 };
 }
 
+/** The v2 shard index as a rebuild finds it, before replacing it. */
+export interface ShardIndexFound {
+  /** `_meta.json`'s ETag as read (the rebuilt meta is published over exactly it). */
+  metaEtag: string | null;
+  /** Its `commitSeq` (the rebuilt meta records the next). */
+  commitSeq: number;
+  /** The ETag of each shard read, by partition (none when the set could not be read). */
+  shardEtags: Map<string, string | null>;
+  /** `valid` when the meta and every shard it lists read cleanly, else `corrupt`. */
+  state: "valid" | "corrupt";
+  /** Why it is corrupt. */
+  problem?: string;
+}
+
+/**
+ * Which layout a rebuild must write: undefined when `_index/_meta.json` is absent or does not
+ * say version 2 (the monolith is the index), else what the v2 shard index holds now.
+ *
+ * @throws SyncError `index-corrupt` when the meta exists but is unreadable: the layout the repo
+ *   uses is then unknown, and a rebuild must not guess
+ */
+export async function findShardIndex(
+  ctx: SyncContext,
+  folder: string,
+): Promise<ShardIndexFound | undefined> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const metaKey = `${folder}_index/_meta.json`;
+  let got: { data: Uint8Array; etag?: string };
+  try {
+    got = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw new SyncError("s3-error", `cannot read ${metaKey}: ${describe(error)}`, { cause: error });
+  }
+  let meta: ReturnType<typeof shardMeta>;
+  try {
+    // Leniently: a meta naming an unsafe partition is exactly what a rebuild replaces.
+    meta = shardMeta(got.data, false);
+  } catch (error) {
+    throw new SyncError(
+      "index-corrupt",
+      `${metaKey} cannot be read (${
+        describe(error)
+      }), so the layout this repo uses is unknown; fix or remove it by hand, then rebuild`,
+      { cause: error },
+    );
+  }
+  if (!meta) return undefined;
+  const found: ShardIndexFound = {
+    metaEtag: got.etag ?? null,
+    commitSeq: meta.commitSeq,
+    shardEtags: new Map(),
+    state: "valid",
+  };
+  const check = new Planner(ctx.namespace, ctx.prefix);
+  try {
+    const set = await readShardSet(ctx, folder);
+    if (set) {
+      check.loadShards(set.meta, set.shards);
+      found.shardEtags = set.shardEtags;
+    }
+  } catch (error) {
+    if (!(error instanceof SyncError)) throw error;
+    if (error.code === "s3-error" || error.code === "aborted") throw error;
+    found.state = "corrupt";
+    found.problem = describe(error);
+  } finally {
+    check.free();
+  }
+  return found;
+}
+
+/**
+ * Publishes the planner's index (a rebuild from a listing) as a v2 shard set at
+ * `found.commitSeq + 1`, every write conditional as a push's commit is: each shard over the
+ * copy read (or, for one the rebuild did not read, the copy there now), then the meta over the
+ * meta read. A commit that landed meanwhile makes a condition fail: this then stops and
+ * returns false, having replaced no object that commit wrote.
+ *
+ * @returns true when the meta was published
+ * @throws SyncError when a rebuilt rel has no partition (the v2 layout cannot hold it)
+ */
+export async function publishRebuiltShards(
+  ctx: SyncContext,
+  planner: Planner,
+  found: ShardIndexFound,
+): Promise<boolean> {
+  const layout = planner.shardLayout(found.commitSeq + 1, false);
+  return await writeLayout(ctx, planner.listingPrefix, layout, found);
+}
+
 /**
  * Writes the shards of `layout`, then its `_meta.json`: the meta last, so until it names the
- * new shards readers keep what they used before.
+ * new shards readers keep what they used before. With `over`, every write is conditional
+ * (see {@link publishRebuiltShards}).
+ *
+ * @returns false when a condition failed (nothing after it was written)
  */
 async function writeLayout(
   ctx: SyncContext,
   folder: string,
   layout: { shards: { partition: string; json: string }[]; meta: string },
-): Promise<void> {
+  over?: { metaEtag: string | null; shardEtags: Map<string, string | null> },
+): Promise<boolean> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  const put = (key: string, text: string) =>
-    withRetry(() => ctx.store.putObject(key, encoder.encode(text), ctx.signal), retry, ctx.signal);
+  const put = async (key: string, text: string, etag: string | null | undefined) => {
+    const body = encoder.encode(text);
+    if (etag === undefined && !over) {
+      await withRetry(() => ctx.store.putObject(key, body, ctx.signal), retry, ctx.signal);
+      return true;
+    }
+    let expected = etag;
+    if (expected === undefined) {
+      const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry, ctx.signal);
+      expected = head.exists ? head.etag ?? null : null;
+    }
+    const done = await withRetry(
+      () => publishConditionally(ctx.store, key, body, expected ?? null, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    return done !== null;
+  };
   for (const shard of layout.shards) {
-    await put(`${folder}_index/${shard.partition}.json`, shard.json);
+    const key = `${folder}_index/${shard.partition}.json`;
+    if (!(await put(key, shard.json, over?.shardEtags.get(shard.partition)))) return false;
   }
-  await put(`${folder}_index/_meta.json`, layout.meta);
+  return await put(`${folder}_index/_meta.json`, layout.meta, over?.metaEtag);
 }

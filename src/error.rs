@@ -137,6 +137,16 @@ pub enum CoreError {
         /// What is wrong.
         detail: String,
     },
+    /// `_index/_meta.json` names a partition that is not a safe single segment. Its shard key
+    /// `_index/{partition}.json` could then name an object outside `_index/` (a `..` that a URL
+    /// normalizer collapses), so no shard of that meta is read and nothing is written.
+    #[error("unsafe partition name {partition:?} in _index/_meta.json: {detail}")]
+    UnsafePartition {
+        /// The partition name as listed.
+        partition: String,
+        /// Why it was refused.
+        detail: String,
+    },
     /// A sync-state sidecar that exists but cannot be read.
     #[error("sync state is corrupt: {detail}")]
     SyncStateCorrupt {
@@ -156,6 +166,7 @@ impl CoreError {
             CoreError::IndexCorrupt { .. } => "index-corrupt",
             CoreError::IndexVersionUnsupported { .. } => "index-version-unsupported",
             CoreError::InvalidInput { .. } => "invalid-input",
+            CoreError::UnsafePartition { .. } => "partition-name-unsafe",
             CoreError::SyncStateCorrupt { .. } => "sync-state-corrupt",
         }
     }

@@ -16,7 +16,7 @@ use serde::{Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{CoreError, CoreResult};
-use crate::paths::{is_internal, partition_key};
+use crate::paths::{check_partition_name, is_internal, partition_key};
 
 /// The largest integer a JavaScript number holds exactly; sizes above it are refused so the
 /// shim and the core can never disagree about a size.
@@ -177,6 +177,49 @@ impl ShardMeta {
             commit_seq,
             last_compacted,
             extra: value,
+        })
+    }
+
+    /// Reads `_index/_meta.json` as far as the layout decision needs: `None` when it does not
+    /// say version 2 (a v1 meta only mirrors the monolith, which stays the index), the parsed
+    /// meta when it does. Partition names are not judged here (see
+    /// [`ShardMeta::check_partitions`]), so a rebuild can still learn the `commitSeq` of a meta
+    /// it is about to replace.
+    pub fn shard_first(bytes: &[u8]) -> CoreResult<Option<ShardMeta>> {
+        let value: Value = serde_json::from_slice(bytes)
+            .map_err(|e| CoreError::corrupt(format!("_index/_meta.json: {e}")))?;
+        let says_v2 = value
+            .as_object()
+            .and_then(|o| o.get("version"))
+            .and_then(Value::as_u64)
+            == Some(2);
+        if !says_v2 {
+            return Ok(None);
+        }
+        ShardMeta::parse(bytes).map(Some)
+    }
+
+    /// Refuses the meta when any partition it lists is not a safe single segment
+    /// (`partition-name-unsafe`, naming the first and counting the rest). Checked before any
+    /// shard is read: one bad name makes the whole shard set unreadable, since reading the
+    /// others and dropping it would publish a meta that forgets its entries.
+    pub fn check_partitions(&self) -> CoreResult<()> {
+        let mut refused = self
+            .partitions
+            .iter()
+            .filter_map(|p| check_partition_name(p).err());
+        let Some(first) = refused.next() else {
+            return Ok(());
+        };
+        let more = refused.count();
+        Err(match first {
+            CoreError::UnsafePartition { partition, detail } if more > 0 => {
+                CoreError::UnsafePartition {
+                    partition,
+                    detail: format!("{detail} ({more} more unsafe partition names)"),
+                }
+            }
+            other => other,
         })
     }
 

@@ -285,6 +285,30 @@ pub fn partition_key(rel: &str) -> Option<String> {
     }
 }
 
+/// The name `_index/_meta.json` itself would have as a partition: a shard of that name would
+/// overwrite the meta.
+pub const META_PARTITION: &str = "_meta";
+
+/// Checks that a partition name from `_index/_meta.json` is a safe single segment: the path
+/// rules of a rel (no `.`/`..`, backslash, control character, drive or device name, at most
+/// 1,024 bytes), no `/`, and not `_meta`. Its shard key `_index/{partition}.json` then names an
+/// object inside `_index/` and nothing else; `../../evil` would name one outside it once a URL
+/// normalizer collapsed the dots.
+pub fn check_partition_name(partition: &str) -> CoreResult<()> {
+    let refuse = |detail: &str| CoreError::UnsafePartition {
+        partition: partition.to_string(),
+        detail: detail.to_string(),
+    };
+    check_relative(partition).map_err(|reason| refuse(reason.describe()))?;
+    if partition.contains('/') {
+        return Err(refuse("must be a single path segment"));
+    }
+    if partition == META_PARTITION {
+        return Err(refuse("is the name of the meta file itself"));
+    }
+    Ok(())
+}
+
 /// Where a cache-relative path sits, relative to the bound layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CachePlace {

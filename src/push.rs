@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, Survey};
 use crate::paths::{is_internal, is_never_synced, PathModel};
-use crate::pull::{MtimeUpdate, Transfer};
+use crate::pull::{MtimeUpdate, RefusedEntry, Transfer};
 use crate::safety::{
     catalog_shrinks, covering_tombstone, delete_verdicts, DeletePolicy, Evidence, GuardInput,
     RunFacts, Verdict, CATALOG_EXPORT,
@@ -74,6 +74,8 @@ pub struct PushSummary {
     pub unchanged: u64,
     /// Files held back by a guard (the catalog export).
     pub held_back: u64,
+    /// Index entries whose keys break the path rules (kept in the index, never acted on).
+    pub refused: u64,
 }
 
 /// The push plan.
@@ -92,6 +94,10 @@ pub struct PushPlan {
     pub withheld: Vec<Delete>,
     /// Index entries absent locally without evidence.
     pub missing: Vec<String>,
+    /// Index entries whose keys break the path rules, with the refusal's code, as a pull
+    /// reports them: they name no local file, so they are never uploaded, deleted or dropped
+    /// (the published index keeps them as read). Also counted in `missing`, as before.
+    pub refused: Vec<RefusedEntry>,
     /// `localMtime` values to record for files whose hash matched.
     pub mtime_updates: Vec<MtimeUpdate>,
     /// Guards that fired.
@@ -309,9 +315,16 @@ pub fn plan_push(
             continue;
         }
         // An entry whose key breaks the path rules cannot name a local file: never evidence.
-        let Ok(rel) = model.rel(key) else {
-            plan.missing.push(key.clone());
-            continue;
+        let rel = match model.rel(key) {
+            Ok(rel) => rel,
+            Err(error) => {
+                plan.refused.push(RefusedEntry {
+                    rel: key.clone(),
+                    code: error.code().to_string(),
+                });
+                plan.missing.push(key.clone());
+                continue;
+            }
         };
         let cache_path = model.cache_path(&rel);
         // Solo, an entry inside another namespace's folder (one holding a `.namespace.json`
@@ -383,6 +396,7 @@ pub fn plan_push(
     plan.summary.delete = plan.deletes.len() as u64;
     plan.summary.withheld_deletes = plan.withheld.len() as u64;
     plan.summary.missing = plan.missing.len() as u64;
+    plan.summary.refused = plan.refused.len() as u64;
     plan
 }
 

@@ -28,7 +28,8 @@ pub const REPAIR_DIR: &str = ".s3sync-repair";
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
     /// Stable code: `mixed-layout`, `foreign-namespace-dir`, `internal-file-in-tree`,
-    /// `case-collision`, `index-drift`, `unsafe-path`, `sidecar-unreadable`, `symlink-in-path`.
+    /// `case-collision`, `index-drift`, `unsafe-path`, `unsafe-index-entry`, `index-path-conflict`,
+    /// `sidecar-unreadable`, `symlink-in-path`.
     pub code: String,
     /// What is wrong and the command that fixes it.
     pub message: String,
@@ -136,6 +137,28 @@ pub fn diagnose(
         }
     }
     if let Some(index) = index {
+        // Entries whose keys break the path rules (in the monolith or in a shard): pull and
+        // push skip them with these codes and keep them in the index, so only a person can
+        // settle them.
+        let refused: Vec<String> = index
+            .entries
+            .keys()
+            .filter(|rel| !crate::paths::is_internal(rel))
+            .filter_map(|rel| {
+                let error = model.rel(rel).err()?;
+                Some(format!("{rel:?} [{}]", error.code()))
+            })
+            .collect();
+        if !refused.is_empty() {
+            problems.push(problem(
+                "unsafe-index-entry",
+                format!(
+                    "{} index entries have keys that cannot be safe cache paths (e.g. {}); pull and push skip them and keep them in the index: rename or remove their objects, then `s3sync rebuild-index --apply --force`",
+                    refused.len(),
+                    refused.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
         let unholdable = index_entries_no_cache_can_hold(model, index, &mut problems);
         let missing = index
             .entries
@@ -161,9 +184,10 @@ pub fn diagnose(
     problems
 }
 
-/// Index entries no cache can hold, reported with the fix that works (a pull cannot: it skips
-/// them): keys that break the path rules, and files where another key needs a folder. Returns
-/// them, so they do not also count as files a pull would fetch.
+/// Index entries no cache can hold: keys that break the path rules (reported above as
+/// `unsafe-index-entry`), and files where another key needs a folder (reported here with the
+/// fix that works; a pull cannot, it skips them). Returns both, so they do not also count as
+/// files a pull would fetch.
 fn index_entries_no_cache_can_hold<'a>(
     model: &PathModel,
     index: &'a Index,
@@ -174,16 +198,6 @@ fn index_entries_no_cache_can_hold<'a>(
         .keys()
         .filter_map(|rel| model.rel(rel).err().map(|e| (rel.as_str(), e.code())))
         .collect();
-    if !refused.is_empty() {
-        problems.push(problem(
-            "index-unsafe-keys",
-            format!(
-                "{} entries of the bucket's index cannot be cache paths (e.g. {}), so every pull skips them; rename those objects in the bucket, then `s3sync rebuild-index --apply --force`",
-                refused.len(),
-                refused.iter().take(3).map(|(rel, code)| format!("{rel:?}: {code}")).collect::<Vec<_>>().join(", ")
-            ),
-        ));
-    }
     let mut clashing = BTreeSet::new();
     for collision in find_collisions(index.entries.keys().map(String::as_str)) {
         if collision.kind != CollisionKind::FileFolder {

@@ -11,11 +11,12 @@ use serde::Serialize;
 use crate::conflicts::{files_in_conflict, CONFLICTS_DIR};
 use crate::error::{CoreError, CoreResult};
 use crate::index::{
-    assemble_shards, group_by_partition, parse_shard, same_version, shard_json, Index, ShardMeta,
+    assemble_shards, group_by_partition, parse_shard, same_version, shard_json, Index, Partitioned,
+    ShardMeta,
 };
 use crate::layout::survey;
 use crate::listing::{decode_local, decode_remote};
-use crate::paths::partition_key;
+use crate::paths::{check_partition_name, partition_key};
 use crate::paths::{PathModel, INDEX_FILE};
 use crate::pull::{apply_pull, plan_pull, PullApplied, PullOptions, PullOutcome, PullPlan};
 use crate::push::{
@@ -93,6 +94,12 @@ pub struct Session {
     changes: Option<PushChanges>,
     /// The `_meta.json` of a v2 index, when that is what was loaded.
     meta: Option<ShardMeta>,
+    /// For a v2 index: the shard each entry was read from. An entry stays in that shard when a
+    /// commit rewrites it, whatever its key's partition would be: an entry with no partition
+    /// (an unsafe key such as `../x`, which the planners skip and report) or one filed under
+    /// another partition would otherwise make the commit fail, or vanish from a rewritten
+    /// shard while the meta listed a shard never written.
+    homes: BTreeMap<String, String>,
 }
 
 impl Session {
@@ -109,6 +116,7 @@ impl Session {
             push: None,
             changes: None,
             meta: None,
+            homes: BTreeMap::new(),
         })
     }
 
@@ -131,6 +139,7 @@ impl Session {
         self.index = Some(index);
         self.pull = None;
         self.meta = None;
+        self.homes.clear();
         Ok(loaded)
     }
 
@@ -190,6 +199,7 @@ impl Session {
                 "a version 1 _index/_meta.json mirrors the monolith",
             ));
         }
+        meta.check_partitions()?;
         let listed: BTreeSet<&str> = meta.partitions.iter().map(String::as_str).collect();
         let mut parsed = Vec::new();
         for (partition, bytes) in shards {
@@ -207,7 +217,16 @@ impl Session {
                 parsed.len()
             )));
         }
+        let homes = parsed
+            .iter()
+            .flat_map(|(partition, entries)| {
+                entries
+                    .keys()
+                    .map(move |rel| (rel.clone(), partition.clone()))
+            })
+            .collect();
         self.index = Some(assemble_shards(parsed)?);
+        self.homes = homes;
         self.pull = None;
         let seq = meta.commit_seq.unwrap_or(0);
         self.meta = Some(meta);
@@ -229,7 +248,7 @@ impl Session {
             .changes
             .as_ref()
             .ok_or_else(|| CoreError::input("shard_commit before record_push"))?;
-        let grouped = group_by_partition(index);
+        let grouped = self.group_by_home(index)?;
         if let Some(rel) = grouped.unpartitioned.first() {
             return Err(CoreError::input(format!(
                 "{rel:?} has no shard partition under the v2 layout, so it cannot be indexed there"
@@ -240,7 +259,7 @@ impl Session {
             .keys()
             .chain(changes.deletes.keys())
             .chain(changes.prune.iter())
-            .filter_map(|rel| partition_key(rel))
+            .filter_map(|rel| self.home_of(rel))
             .collect();
         let shards = touched
             .into_iter()
@@ -260,6 +279,27 @@ impl Session {
             extra: meta.extra.clone(),
         };
         Ok((shards, next.to_json()))
+    }
+
+    /// The shard `rel` lives in: the one it was read from, else its key's partition.
+    fn home_of(&self, rel: &str) -> Option<String> {
+        self.homes.get(rel).cloned().or_else(|| partition_key(rel))
+    }
+
+    /// The entries of `index` grouped by [`Session::home_of`]. A partition name that is not a
+    /// safe single segment is refused (`partition-name-unsafe`), never written.
+    fn group_by_home(&self, index: &Index) -> CoreResult<Partitioned> {
+        let mut out = Partitioned::default();
+        for rel in index.entries.keys() {
+            match self.home_of(rel) {
+                Some(home) => out.shards.entry(home).or_default().push(rel.clone()),
+                None => out.unpartitioned.push(rel.clone()),
+            }
+        }
+        for partition in out.shards.keys() {
+            check_partition_name(partition)?;
+        }
+        Ok(out)
     }
 
     /// After a lost race on a v2 commit: takes the newer shard set and re-applies this push's
@@ -287,6 +327,7 @@ impl Session {
     pub fn load_empty_index(&mut self) {
         self.index = Some(Index::default());
         self.pull = None;
+        self.homes.clear();
     }
 
     /// Copies into the loaded index the entries of `other` (raw index bytes) for `rels` that it
@@ -351,6 +392,7 @@ impl Session {
         let (index, report) = builder.finish(last_pulled.map(str::to_string));
         self.index = Some(index);
         self.pull = None;
+        self.homes.clear();
         Ok(report)
     }
 
@@ -367,7 +409,22 @@ impl Session {
     /// (an emptied one as an empty shard; the meta lists every partition that has entries).
     pub fn shard_layout(&self, format: ShardFormat, only_touched: bool) -> CoreResult<ShardLayout> {
         let index = self.index()?;
-        let grouped = group_by_partition(index);
+        let mut grouped = group_by_partition(index);
+        // Only an unsafe key (`data/x\..\y/a/b`) has a partition name that is not a safe
+        // segment. The v2 layout refuses it below like any rel it cannot hold; the v1 mirror
+        // leaves it in the monolith, never naming such a shard.
+        let unsafe_names: Vec<String> = grouped
+            .shards
+            .keys()
+            .filter(|p| check_partition_name(p).is_err())
+            .cloned()
+            .collect();
+        for partition in unsafe_names {
+            if let Some(rels) = grouped.shards.remove(&partition) {
+                grouped.unpartitioned.extend(rels);
+            }
+        }
+        grouped.unpartitioned.sort();
         let touched: Option<BTreeSet<String>> = if only_touched {
             let changes = self.changes.as_ref().ok_or_else(|| {
                 CoreError::input("shard_layout of touched shards before record_push")
@@ -379,6 +436,7 @@ impl Session {
                     .chain(changes.deletes.keys())
                     .chain(changes.prune.iter())
                     .filter_map(|rel| partition_key(rel))
+                    .filter(|p| check_partition_name(p).is_ok())
                     .collect(),
             )
         } else {

@@ -948,3 +948,28 @@ pub fn partition_key_of(rel: &str) -> Option<String> {
 pub fn find_collisions_of(paths: Vec<String>) -> Result<JsValue, JsValue> {
     to_js(&find_collisions(paths.iter().map(String::as_str)))
 }
+
+/// What `_index/_meta.json` says about the layout: `undefined` when it does not say version 2
+/// (the monolith is the index), else `{partitions, commitSeq}`. With `refuseUnsafe`, a meta
+/// listing a partition that is not a safe single segment throws `partition-name-unsafe`, so
+/// the shim reads no shard of it; without, it is returned as listed (a rebuild replacing it
+/// needs only its `commitSeq`).
+#[wasm_bindgen(js_name = shardMeta)]
+pub fn shard_meta(bytes: &[u8], refuse_unsafe: bool) -> Result<JsValue, JsValue> {
+    let Some(meta) = crate::index::ShardMeta::shard_first(bytes).map_err(to_js_error)? else {
+        return Ok(JsValue::UNDEFINED);
+    };
+    if refuse_unsafe {
+        meta.check_partitions().map_err(to_js_error)?;
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Meta {
+        partitions: Vec<String>,
+        commit_seq: u64,
+    }
+    to_js(&Meta {
+        partitions: meta.partitions,
+        commit_seq: meta.commit_seq.unwrap_or(0),
+    })
+}

@@ -29,7 +29,7 @@ fn index_entries_no_cache_can_hold_are_named_with_their_real_fix() {
     let codes: Vec<&str> = problems.iter().map(|p| p.code.as_str()).collect();
     assert_eq!(
         codes,
-        ["index-unsafe-keys", "index-path-conflict"],
+        ["unsafe-index-entry", "index-path-conflict"],
         "{problems:#?}"
     );
     assert!(problems[0].message.contains("path-segment-too-long"));
