@@ -20,7 +20,7 @@ import { doctor, repair } from "./repair.ts";
 import { migrateRemote } from "./migrate.ts";
 import { push, type SavedPlan } from "./push.ts";
 import { findShardIndex, publishRebuiltShards, type ShardIndexFound } from "./shards.ts";
-import type { PushPlan } from "./core.ts";
+import type { MigrateConflict, PushPlan } from "./core.ts";
 import { progressPrinter } from "./progress.ts";
 
 /** Exit codes of the CLI contract. */
@@ -42,8 +42,10 @@ commands:
   lock status          show who holds the datastore lock, since when, and whether it is stale
   lock release --force NONCE  delete a stuck lock, only if it still carries NONCE
   repair               plan the layout repair (--apply carries it out; never writes the bucket)
-  migrate              copy a solo-layout bucket into --namespace server-side (--apply; verified
-                       originals are removed only with --remove-originals)
+  migrate              copy a solo-layout bucket into --namespace server-side (--apply; only to
+                       absent keys: an existing different object is a conflict, kept, exit 3;
+                       originals whose copies are verified and indexed are removed only with
+                       --remove-originals)
 
 common options:
   --bucket B           bucket name (required)
@@ -661,9 +663,9 @@ async function runMigrate(
     `Migrate plan: ${count(s.soloObjects)} solo-layout objects; ${
       count(s.toCopy)
     } to copy into ${ctx.namespace}/, ` +
-    `${count(s.verified)} already copied and verified; ${
-      count(s.passedOver)
-    } other keys left alone (other namespaces, bookkeeping).`,
+    `${count(s.verified)} already copied and verified, ${count(s.conflicts)} conflict${
+      s.conflicts === 1 ? "" : "s"
+    }; ${count(s.passedOver)} other keys left alone (other namespaces, bookkeeping).`,
   ];
   if (!apply) {
     lines.push(
@@ -683,8 +685,33 @@ async function runMigrate(
     }
     lines.push("Then move the cache: `s3sync repair --apply --namespace " + ctx.namespace + "`.");
   }
+  lines.push(...conflictLines(report.conflicts));
   for (const f of report.failures.slice(0, 20)) lines.push(`  failed ${f.item}: ${f.message}`);
-  return { code: report.failures.length ? EXIT.failed : EXIT.ok, json: { ...report }, lines };
+  const code = report.failures.length
+    ? EXIT.failed
+    : report.conflicts.length
+    ? EXIT.attention
+    : EXIT.ok;
+  return { code, json: { ...report }, lines };
+}
+
+/** The conflicts of a migrate, each named, and how a person resolves them. */
+function conflictLines(conflicts: MigrateConflict[]): string[] {
+  if (conflicts.length === 0) return [];
+  const [first, ...rest] = conflicts;
+  const lines = [
+    `${count(conflicts.length)} conflict${
+      conflicts.length === 1 ? "" : "s"
+    } kept: ${first.message}.`,
+    ...rest.slice(0, 19).map((c) => `  conflict: ${c.message}.`),
+  ];
+  if (rest.length > 19) lines.push(`  … and ${count(rest.length - 19)} more (see --json).`);
+  lines.push(
+    "Nothing was overwritten and these originals stay. Resolve each by hand: keep the " +
+      "namespaced object (then delete the solo original) or put the solo bytes there on " +
+      "purpose; then run migrate again.",
+  );
+  return lines;
 }
 
 async function runLock(ctx: SyncContext, args: string[], force: boolean): Promise<Outcome> {

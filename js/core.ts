@@ -505,6 +505,19 @@ export class Planner {
     return core(() => this.#inner.adoptEntries(other, rels));
   }
 
+  /**
+   * Migrate: indexes every verified copy in `listing` that the loaded (namespace) index lacks,
+   * from the solo index where its entry matches, else from the copy's listing.
+   *
+   * @param listing the whole bucket, from {@link migrateListing}
+   * @param soloIndex the solo index's raw bytes, when it exists
+   * @param now dates entries of copies listed without a date
+   * @returns entries added
+   */
+  indexMigratedCopies(listing: Uint8Array, soloIndex: Uint8Array | undefined, now: Date): number {
+    return core(() => this.#inner.indexMigratedCopies(listing, soloIndex, now.toISOString()));
+  }
+
   /** Removes `rels` from the loaded index; returns how many were there. */
   removeEntries(rels: string[]): number {
     return core(() => this.#inner.removeEntries(rels));
@@ -867,31 +880,93 @@ export interface MigrateItem {
   size: number;
 }
 
-/** The remote migrate plan. */
+/**
+ * A namespaced key that holds (or, by its index, names) something other than its solo
+ * original: never overwritten, and the original is never removed.
+ */
+export interface MigrateConflict {
+  /** Always `conflict`. */
+  code: "conflict";
+  /** The rel (also the solo key). */
+  rel: string;
+  /** The namespaced key. */
+  to: string;
+  /** Size of the solo original. */
+  size: number;
+  /** Size of the namespaced object, when one is listed. */
+  existingSize: number | null;
+  /** Size the namespace's index records, when it names the rel. */
+  indexedSize: number | null;
+  /** Why: the sizes or contents differ, equality is unproven, or the index names another object. */
+  reason: "size-differs" | "content-differs" | "unproven" | "index-differs";
+  /** What differs, naming both keys. */
+  message: string;
+}
+
+/** The remote migrate plan (the core decides; the shim executes). */
 export interface MigratePlan {
   /** Counts. */
-  summary: { soloObjects: number; toCopy: number; verified: number; passedOver: number };
-  /** Copies still to make. */
+  summary: {
+    soloObjects: number;
+    toCopy: number;
+    verified: number;
+    conflicts: number;
+    toIndex: number;
+    removable: number;
+    passedOver: number;
+  };
+  /** Copies to make: the namespaced key is absent. */
   copy: MigrateItem[];
-  /** Copies present and verified (their originals may go, with the flag). */
+  /** Copies present and proven identical to their originals. */
   verified: MigrateItem[];
+  /** Namespaced keys that are not the original's copy: kept, originals kept. */
+  conflicts: MigrateConflict[];
+  /** Verified copies the namespace's index does not name yet, and where their entry comes from. */
+  toIndex: { rel: string; from: "solo-index" | "listing" }[];
+  /** Verified copies the namespace's index names at their size: only these originals may go. */
+  removable: MigrateItem[];
+  /** Keys of unproven pairs listed without an ETag: HEAD them and plan again. */
+  needsEtag: string[];
 }
 
 /**
- * Plans the remote side of a solo → namespaced migrate from a listing of the whole bucket.
+ * Plans the remote side of a solo → namespaced migrate from a listing of the whole bucket and
+ * the two indexes as read.
  *
  * @param namespace the target namespace
  * @param prefix the bucket prefix (for the key length limit)
  * @param listing every object of the bucket (keys relative to the prefix)
+ * @param indexes the solo index and the namespace's index (raw bytes), when they exist
+ * @param now dates index entries built from copies listed without a date
+ * @throws SyncError `index-corrupt` when an index does not parse
  */
 export function planMigrate(
   namespace: string,
   prefix: string | undefined,
   listing: ListedObject[],
+  indexes: { solo?: Uint8Array; namespace?: Uint8Array },
+  now: Date,
 ): MigratePlan {
-  // Keys holding a NUL cannot be framed in the buffer; they are never solo payload anyway.
-  const page = encodeRemotePage(listing.filter((o) => !o.key.includes("\0")));
-  return JSON.parse(core(() => wasm.planMigrate(namespace, prefix, page)));
+  return JSON.parse(core(() =>
+    wasm.planMigrate(
+      namespace,
+      prefix,
+      migrateListing(listing),
+      indexes.solo,
+      indexes.namespace,
+      now.toISOString(),
+    )
+  ));
+}
+
+/**
+ * One listing buffer of the whole bucket for the migrate planner. Keys holding a NUL cannot be
+ * framed in the buffer; they are never solo payload anyway.
+ *
+ * @param listing every object of the bucket
+ */
+export function migrateListing(listing: ListedObject[]): Uint8Array {
+  return encodeRemotePage(listing.filter((o) => !o.key.includes("\0")));
 }
 
 /**

@@ -1,17 +1,25 @@
 /**
  * The remote side of a solo → namespaced migrate (the cache side is `repair`): copy every
- * solo-layout object to its namespaced key server-side, verify each copy, index the copies in the
- * namespace's index, and — only with `removeOriginals`, only once verified — remove the originals
- * and their solo index entries. Other namespaces' objects and bookkeeping are never touched.
+ * solo-layout object to its namespaced key server-side when that key is absent (an existing
+ * object that is not proven identical is a conflict: kept, reported), index the verified copies
+ * in the namespace's index, and — only with `removeOriginals`, only once a copy is verified and
+ * indexed — remove its original and its solo index entry. Other namespaces' objects and
+ * bookkeeping are never touched.
  *
  * @module
  */
-import { type MigratePlan, planMigrate, Planner } from "./core.ts";
+import {
+  type MigrateConflict,
+  migrateListing,
+  type MigratePlan,
+  planMigrate,
+  Planner,
+} from "./core.ts";
 import { listPages, publishConditionally, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, SyncError } from "./errors.ts";
 import { underPublishLock } from "./lock.ts";
-import { isNotFound } from "./store.ts";
+import { type HeadResult, isNotFound } from "./store.ts";
 import type { ListedObject } from "./core.ts";
 
 /** What a migrate did (or, dry, would do). */
@@ -22,12 +30,17 @@ export interface MigrateReport {
   applied: boolean;
   /** Copies made. */
   copied: number;
-  /** Copies verified after the run (same size and content ETag). */
+  /** Copies proven identical to their originals (after the run, when applied). */
   verified: number;
   /** Entries added to the namespace's index. */
   indexed: number;
-  /** Originals removed (only with `removeOriginals`). */
+  /** Originals removed (only with `removeOriginals`, only when verified and indexed). */
   removed: number;
+  /**
+   * Namespaced keys holding something other than their original (after the run, when
+   * applied): never overwritten, their originals never removed; a person resolves them.
+   */
+  conflicts: MigrateConflict[];
   /** Per-object failures. */
   failures: ItemFailure[];
 }
@@ -57,9 +70,56 @@ async function readIndex(
 }
 
 /**
- * Plans and, with `apply`, carries out the remote migrate into `ctx.namespace`.
+ * Plans the migrate; when the core asks for ETags a listing lacked (some S3-compatible servers
+ * list none), HEADs those keys and plans again with what the HEADs said (a key gone meanwhile
+ * leaves the listing). A HEAD that fails is a failure of the run, never a proof.
  *
- * @param options `apply` copies and indexes; `removeOriginals` also removes verified originals
+ * @returns the plan and the listing it was made from
+ */
+async function planWithEvidence(
+  ctx: SyncContext,
+  namespace: string,
+  listed: ListedObject[],
+  indexes: { solo?: Uint8Array; namespace?: Uint8Array },
+  failures: ItemFailure[],
+): Promise<{ plan: MigratePlan; listed: ListedObject[] }> {
+  const now = ctx.now?.() ?? new Date();
+  const plan = planMigrate(namespace, ctx.prefix, listed, indexes, now);
+  if (plan.needsEtag.length === 0) return { plan, listed };
+  const heads = new Map<string, HeadResult>();
+  failures.push(
+    ...await runPool(plan.needsEtag, {
+      concurrency: ctx.concurrency ?? 25,
+      signal: ctx.signal,
+      phase: "verify",
+      onProgress: ctx.onProgress,
+      name: (key) => key,
+      failureCode: "head-failed",
+    }, async (key) => {
+      const head = await withRetry(
+        () => ctx.store.headObject(key, ctx.signal),
+        ctx.retry ?? DEFAULT_RETRY,
+        ctx.signal,
+      );
+      heads.set(key, head);
+    }),
+  );
+  const fresher = listed.flatMap((o): ListedObject[] => {
+    const head = heads.get(o.key);
+    if (!head) return [o];
+    if (!head.exists) return [];
+    return [{ ...o, size: head.size ?? o.size, etag: head.etag ?? o.etag }];
+  });
+  return { plan: planMigrate(namespace, ctx.prefix, fresher, indexes, now), listed: fresher };
+}
+
+/**
+ * Plans and, with `apply`, carries out the remote migrate into `ctx.namespace`. The core
+ * decides which keys to copy (only absent ones), which are conflicts (kept, reported), which
+ * copies to index and which originals may go; this only executes.
+ *
+ * @param options `apply` copies and indexes; `removeOriginals` also removes the originals whose
+ * copies are verified and indexed
  */
 export async function migrateRemote(
   ctx: SyncContext,
@@ -72,17 +132,27 @@ export async function migrateRemote(
       "migrate needs --namespace: the namespace to move the solo layout into",
     );
   }
+  const now = () => ctx.now?.() ?? new Date();
+  const soloPlanner = new Planner(undefined, ctx.prefix);
+  const nsPlanner = new Planner(namespace, ctx.prefix);
   try {
     const retry = ctx.retry ?? DEFAULT_RETRY;
-    const plan = planMigrate(namespace, ctx.prefix, await listAll(ctx));
+    const soloIndex = await readIndex(ctx, soloPlanner.remoteIndexKey);
+    const nsIndex = await readIndex(ctx, nsPlanner.remoteIndexKey);
+    const failures: ItemFailure[] = [];
+    const { plan } = await planWithEvidence(ctx, namespace, await listAll(ctx), {
+      solo: soloIndex?.data,
+      namespace: nsIndex?.data,
+    }, failures);
     const report: MigrateReport = {
       plan,
       applied: false,
       copied: 0,
-      verified: 0,
+      verified: plan.verified.length,
       indexed: 0,
       removed: 0,
-      failures: [],
+      conflicts: plan.conflicts,
+      failures,
     };
     if (!options.apply) return report;
 
@@ -103,89 +173,100 @@ export async function migrateRemote(
         report.copied++;
       }),
     );
-    // Verify from a fresh listing: only copies that match their originals count.
-    const after = planMigrate(namespace, ctx.prefix, await listAll(ctx));
-    report.verified = after.verified.length;
-    const verifiedRels = after.verified.map((i) => i.rel);
 
-    // Index the verified copies in the namespace's index, taking the solo index's entries.
-    const soloPlanner = new Planner(undefined, ctx.prefix);
-    const nsPlanner = new Planner(namespace, ctx.prefix);
-    try {
-      const soloIndex = await readIndex(ctx, soloPlanner.remoteIndexKey);
+    // Index the verified copies from a fresh listing and a fresh read of the namespace's index
+    // (from the solo index's entries, or from the listing when there is none): a copy in no
+    // index is invisible to every pull.
+    const nsNow = await readIndex(ctx, nsPlanner.remoteIndexKey);
+    const { listed } = await planWithEvidence(ctx, namespace, await listAll(ctx), {
+      solo: soloIndex?.data,
+      namespace: nsNow?.data,
+    }, report.failures);
+    if (nsNow) nsPlanner.loadIndex(nsNow.data);
+    else nsPlanner.loadEmptyIndex();
+    report.indexed = nsPlanner.indexMigratedCopies(
+      migrateListing(listed),
+      soloIndex?.data,
+      now(),
+    );
+    let nsBody = nsNow?.data;
+    if (report.indexed > 0) {
+      const body = nsPlanner.indexJson(false);
+      const put = await underPublishLock(
+        { ...ctx, namespace },
+        () =>
+          publishConditionally(
+            ctx.store,
+            nsPlanner.remoteIndexKey,
+            body,
+            nsNow?.etag ?? null,
+            ctx.signal,
+          ),
+      );
+      if (!put) {
+        throw new SyncError(
+          "publish-conflict",
+          "the namespace's index changed during the migrate; run it again",
+        );
+      }
+      nsBody = body;
+    }
+
+    // The plan against what the namespace's index now says: verified, conflicts, and the only
+    // originals that may go (verified and indexed at their size).
+    const after = planMigrate(namespace, ctx.prefix, listed, {
+      solo: soloIndex?.data,
+      namespace: nsBody,
+    }, now());
+    report.verified = after.verified.length;
+    report.conflicts = after.conflicts;
+    if (options.removeOriginals && after.removable.length > 0) {
+      const removable = after.removable.map((i) => i.rel);
+      // Published first: no index names an original once it is gone.
       if (soloIndex) {
-        const nsIndex = await readIndex(ctx, nsPlanner.remoteIndexKey);
-        if (nsIndex) nsPlanner.loadIndex(nsIndex.data);
-        else nsPlanner.loadEmptyIndex();
-        report.indexed = nsPlanner.adoptEntries(soloIndex.data, verifiedRels);
-        if (report.indexed > 0) {
-          const body = nsPlanner.indexJson(false);
+        soloPlanner.loadIndex(soloIndex.data);
+        if (soloPlanner.removeEntries(removable) > 0) {
+          const body = soloPlanner.indexJson(false);
+          // The solo index is guarded by the solo layout's lock key, not the namespace's.
           const put = await underPublishLock(
-            { ...ctx, namespace },
+            { ...ctx, namespace: undefined },
             () =>
               publishConditionally(
                 ctx.store,
-                nsPlanner.remoteIndexKey,
+                soloPlanner.remoteIndexKey,
                 body,
-                nsIndex?.etag ?? null,
+                soloIndex.etag ?? null,
                 ctx.signal,
               ),
           );
           if (!put) {
             throw new SyncError(
               "publish-conflict",
-              "the namespace's index changed during the migrate; run it again",
+              "the solo index changed during the migrate; run it again",
             );
           }
         }
       }
-      if (options.removeOriginals) {
-        // Published first: no index names an original once it is gone.
-        if (soloIndex) {
-          soloPlanner.loadIndex(soloIndex.data);
-          if (soloPlanner.removeEntries(verifiedRels) > 0) {
-            const body = soloPlanner.indexJson(false);
-            // The solo index is guarded by the solo layout's lock key, not the namespace's.
-            const put = await underPublishLock(
-              { ...ctx, namespace: undefined },
-              () =>
-                publishConditionally(
-                  ctx.store,
-                  soloPlanner.remoteIndexKey,
-                  body,
-                  soloIndex.etag ?? null,
-                  ctx.signal,
-                ),
-            );
-            if (!put) {
-              throw new SyncError(
-                "publish-conflict",
-                "the solo index changed during the migrate; run it again",
-              );
-            }
-          }
-        }
-        report.failures.push(
-          ...await runPool(after.verified, {
-            concurrency: ctx.concurrency ?? 25,
-            signal: ctx.signal,
-            phase: "remove",
-            onProgress: ctx.onProgress,
-            name: (i) => i.rel,
-            failureCode: "delete-failed",
-          }, async (item) => {
-            await withRetry(() => ctx.store.deleteObject(item.rel, ctx.signal), retry, ctx.signal);
-            report.removed++;
-          }),
-        );
-      }
-    } finally {
-      soloPlanner.free();
-      nsPlanner.free();
+      report.failures.push(
+        ...await runPool(after.removable, {
+          concurrency: ctx.concurrency ?? 25,
+          signal: ctx.signal,
+          phase: "remove",
+          onProgress: ctx.onProgress,
+          name: (i) => i.rel,
+          failureCode: "delete-failed",
+        }, async (item) => {
+          await withRetry(() => ctx.store.deleteObject(item.rel, ctx.signal), retry, ctx.signal);
+          report.removed++;
+        }),
+      );
     }
     report.applied = true;
     return report;
   } catch (error) {
     throw asSyncError(error, "migrate");
+  } finally {
+    soloPlanner.free();
+    nsPlanner.free();
   }
 }

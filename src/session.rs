@@ -16,6 +16,7 @@ use crate::index::{
 };
 use crate::layout::survey;
 use crate::listing::{decode_local, decode_remote};
+use crate::migrate::{plan_migrate, MigrateInputs};
 use crate::paths::{check_partition_name, partition_key};
 use crate::paths::{PathModel, INDEX_FILE};
 use crate::pull::{apply_pull, plan_pull, PullApplied, PullOptions, PullOutcome, PullPlan};
@@ -345,6 +346,47 @@ impl Session {
             }
             if let Some(entry) = other.entries.get(rel) {
                 index.entries.insert(rel.clone(), entry.clone());
+                added += 1;
+            }
+        }
+        Ok(added)
+    }
+
+    /// Migrate: adds to the loaded index (the namespace's) an entry for every copy the migrate
+    /// plan finds verified and unindexed in `listing` (a whole-bucket listing buffer), taken
+    /// from `solo_index` (raw bytes) where it describes the same bytes, else built from the
+    /// copy's listing as a rebuild does. Without this a bucket with no solo index left its
+    /// copies in no index, invisible to every pull. Returns how many were added.
+    pub fn index_migrated_copies(
+        &mut self,
+        listing: &[u8],
+        solo_index: Option<&[u8]>,
+        now_iso: &str,
+    ) -> CoreResult<u64> {
+        if self.model.namespace().is_none() {
+            return Err(CoreError::input("migrate needs a namespace"));
+        }
+        let solo = solo_index.map(Index::parse).transpose()?;
+        let listed = decode_remote(listing)?;
+        let index = self
+            .index
+            .as_mut()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        let plan = plan_migrate(
+            &self.model,
+            MigrateInputs {
+                listing: &listed,
+                solo_index: solo.as_ref(),
+                ns_index: Some(index),
+                now_iso,
+            },
+        );
+        let mut added = 0;
+        for item in plan.to_index {
+            // The plan only lists rels the index lacks; an entry present is never replaced.
+            if let std::collections::btree_map::Entry::Vacant(slot) = index.entries.entry(item.rel)
+            {
+                slot.insert(item.entry);
                 added += 1;
             }
         }

@@ -224,6 +224,22 @@ impl Planner {
             .map_err(to_js_error)? as f64)
     }
 
+    /// Migrate: indexes the verified, unindexed copies found in `listing` (a whole-bucket
+    /// listing buffer), from `soloIndex` where it matches, else from the listing; returns how
+    /// many entries were added.
+    #[wasm_bindgen(js_name = indexMigratedCopies)]
+    pub fn index_migrated_copies(
+        &mut self,
+        listing: &[u8],
+        solo_index: Option<Vec<u8>>,
+        now_iso: String,
+    ) -> Result<f64, JsValue> {
+        Ok(self
+            .inner
+            .index_migrated_copies(listing, solo_index.as_deref(), &now_iso)
+            .map_err(to_js_error)? as f64)
+    }
+
     /// Removes `rels` from the loaded index; returns how many were there.
     #[wasm_bindgen(js_name = removeEntries)]
     pub fn remove_entries(&mut self, rels: Vec<String>) -> Result<f64, JsValue> {
@@ -639,12 +655,17 @@ fn record_commit_seq(state: &mut SyncState, commit_seq: Option<f64>) {
 }
 
 /// Plans the remote side of a solo → namespaced migrate from one listing of the whole bucket
-/// (`key\0size\0etag\0lastModified\0` records); returns the plan as JSON.
+/// (`key\0size\0etag\0lastModified\0` records), the solo index and the namespace's index (raw
+/// bytes, when they exist); returns the plan as JSON. An index that does not parse is
+/// `index-corrupt`, never read as empty.
 #[wasm_bindgen(js_name = planMigrate)]
 pub fn plan_migrate(
     namespace: String,
     prefix: Option<String>,
     listing: &[u8],
+    solo_index: Option<Vec<u8>>,
+    ns_index: Option<Vec<u8>>,
+    now_iso: String,
 ) -> Result<String, JsValue> {
     let model =
         PathModel::new(Some(&namespace), prefix.as_deref().unwrap_or("")).map_err(to_js_error)?;
@@ -652,7 +673,24 @@ pub fn plan_migrate(
         return Err(to_js_error(CoreError::input("migrate needs a namespace")));
     }
     let listed = crate::listing::decode_remote(listing).map_err(to_js_error)?;
-    to_json(&crate::migrate::plan_migrate(&model, &listed))
+    let parse = |bytes: Option<Vec<u8>>| {
+        bytes
+            .as_deref()
+            .map(crate::index::Index::parse)
+            .transpose()
+            .map_err(to_js_error)
+    };
+    let solo = parse(solo_index)?;
+    let ns = parse(ns_index)?;
+    to_json(&crate::migrate::plan_migrate(
+        &model,
+        crate::migrate::MigrateInputs {
+            listing: &listed,
+            solo_index: solo.as_ref(),
+            ns_index: ns.as_ref(),
+            now_iso: &now_iso,
+        },
+    ))
 }
 
 /// True when the sidecar records a pending lazy (metadata-only) hydration.

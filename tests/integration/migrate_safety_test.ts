@@ -1,0 +1,175 @@
+/**
+ * The two ways `migrate` lost data (issue 13, findings 3 and 4), against moto:
+ *
+ * - a namespaced object newer than its solo original was overwritten by the old solo copy, while
+ *   the namespace's index kept the newer size (peers' pulls failed, the writer saw nothing to
+ *   re-upload) — now a `conflict`: both kept, reported in the dry run and the run, exit 3;
+ * - with no solo index, the copies were indexed nowhere and `--remove-originals` removed the
+ *   originals anyway — now the copies are indexed from a listing of them, and an original goes
+ *   only once its copy is in the namespace's index.
+ */
+import { assert, assertEquals } from "../harness/assert.ts";
+import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
+import { bucketKeys, sha256Hex } from "../harness/datastore.ts";
+import { listTree } from "../harness/seed.ts";
+import { startServer } from "../harness/servers.ts";
+import type { S3Store } from "../../js/s3.ts";
+
+const encoder = new TextEncoder();
+
+/** Puts `files` (rel → text) under `under` and, unless `index` is false, an index naming them. */
+async function seedLayout(
+  store: S3Store,
+  under: string,
+  files: Record<string, string>,
+  index = true,
+): Promise<void> {
+  const entries: Record<string, unknown> = {};
+  for (const [rel, text] of Object.entries(files)) {
+    const data = encoder.encode(text);
+    await store.putObject(`${under}${rel}`, data);
+    entries[rel] = {
+      key: rel,
+      size: data.length,
+      lastModified: "2026-08-01T12:00:00.000Z",
+      sha256: await sha256Hex(data),
+    };
+  }
+  if (!index) return;
+  const body = JSON.stringify({ version: 1, lastPulled: "2026-08-07T10:00:00.000Z", entries });
+  await store.putObject(`${under}.datastore-index.json`, encoder.encode(body));
+}
+
+async function indexEntries(
+  store: S3Store,
+  under: string,
+): Promise<Record<string, { size: number }>> {
+  const { data } = await store.getObject(`${under}.datastore-index.json`);
+  return JSON.parse(new TextDecoder().decode(data)).entries;
+}
+
+async function text(store: S3Store, key: string): Promise<string> {
+  return new TextDecoder().decode((await store.getObject(key)).data);
+}
+
+interface Conflict {
+  code: string;
+  rel: string;
+  to: string;
+}
+
+Deno.test("migrate keeps a newer namespaced object: a conflict in the dry run and the run, exit 3, original kept", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("migrate-conflict");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-migrate-conflict-" });
+  const peer = await Deno.makeTempDir({ prefix: "s3sync-migrate-peer-" });
+  try {
+    const oldSolo = "old solo v1\n"; // 12 B
+    const newer = "newer namespaced copy, written after the split\n".slice(0, 46); // 46 B
+    assertEquals([oldSolo.length, newer.length], [12, 46]);
+    await seedLayout(store, "", { "logs/x.log": oldSolo, "logs/y.log": "only solo\n" });
+    await seedLayout(store, "prod/", { "logs/x.log": newer });
+    const ns = commonFlags(server, "migrate-conflict", cache, { namespace: "prod" });
+
+    // The dry run tells the truth: one to copy, one conflict.
+    const dry = await runCliJson(["migrate", ...ns]);
+    assertEquals(dry.code, 3, `a conflict needs a person: ${dry.stdout}${dry.stderr}`);
+    const dryPlan = dry.json.plan as { summary: { toCopy: number }; conflicts: Conflict[] };
+    assertEquals(dryPlan.summary.toCopy, 1);
+    assertEquals(
+      dryPlan.conflicts.map((c) => [c.code, c.rel, c.to]),
+      [["conflict", "logs/x.log", "prod/logs/x.log"]],
+    );
+    const dryHuman = await runCli(["migrate", ...ns]);
+    assertEquals(dryHuman.code, 3);
+    assert(
+      dryHuman.stdout.includes("1 conflict") && dryHuman.stdout.includes("prod/logs/x.log"),
+      `the human dry run names the conflict:\n${dryHuman.stdout}`,
+    );
+
+    const applied = await runCliJson(["migrate", ...ns, "--apply"]);
+    assertEquals(applied.code, 3, `${applied.stdout}${applied.stderr}`);
+    assertEquals(applied.json.copied, 1);
+    assertEquals(
+      (applied.json.conflicts as Conflict[]).map((c) => [c.code, c.rel]),
+      [["conflict", "logs/x.log"]],
+    );
+    assertEquals(await text(store, "prod/logs/x.log"), newer, "the newer object is kept");
+    assertEquals(await text(store, "prod/logs/y.log"), "only solo\n");
+    const nsIndex = await indexEntries(store, "prod/");
+    assertEquals(nsIndex["logs/x.log"].size, 46);
+    assertEquals(nsIndex["logs/y.log"].size, "only solo\n".length);
+
+    const human = await runCli(["migrate", ...ns, "--apply", "--remove-originals"]);
+    assertEquals(human.code, 3, `${human.stdout}${human.stderr}`);
+    assert(
+      human.stdout.includes("1 conflict kept: prod/logs/x.log differs from the solo copy"),
+      `the run names the conflict:\n${human.stdout}`,
+    );
+    assertEquals(await text(store, "logs/x.log"), oldSolo, "a conflicting original is kept");
+    assertEquals(await bucketKeys(store, "logs/y.log"), [], "a verified, indexed original goes");
+    assert("logs/x.log" in await indexEntries(store, ""), "the solo index still names it");
+
+    // A peer's pull of the namespace gets both files, at the sizes the index names.
+    const pulled = await runCliJson([
+      "pull",
+      ...commonFlags(server, "migrate-conflict", peer, {
+        namespace: "prod",
+      }),
+    ]);
+    assertEquals(pulled.code, 0, `${pulled.stdout}${pulled.stderr}`);
+    assertEquals(await Deno.readTextFile(`${peer}/prod/logs/x.log`), newer);
+    assertEquals(await Deno.readTextFile(`${peer}/prod/logs/y.log`), "only solo\n");
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+    await Deno.remove(peer, { recursive: true });
+  }
+});
+
+Deno.test("migrate --remove-originals with no solo index indexes the copies first; a pull brings them down", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("migrate-noindex");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-migrate-noindex-" });
+  const peer = await Deno.makeTempDir({ prefix: "s3sync-migrate-noindex-peer-" });
+  try {
+    const files = {
+      "logs/run-1.log": "first run\n",
+      "data/aws/ec2/vpc/m-1/state/1/raw": "state of m-1\n",
+    };
+    await seedLayout(store, "", files, false);
+    const ns = commonFlags(server, "migrate-noindex", cache, { namespace: "prod" });
+
+    const applied = await runCliJson(["migrate", ...ns, "--apply", "--remove-originals"]);
+    assertEquals(applied.code, 0, `${applied.stdout}${applied.stderr}`);
+    assertEquals(applied.json.indexed, 2, "the copies are indexed from their listing");
+    assertEquals(applied.json.removed, 2);
+    assertEquals(
+      Object.keys(await indexEntries(store, "prod/")).sort(),
+      Object.keys(files).sort(),
+    );
+    assertEquals(await bucketKeys(store, "logs/"), []);
+    assertEquals(await bucketKeys(store, "data/"), []);
+
+    const pulled = await runCliJson([
+      "pull",
+      ...commonFlags(server, "migrate-noindex", peer, {
+        namespace: "prod",
+      }),
+    ]);
+    assertEquals(pulled.code, 0, `${pulled.stdout}${pulled.stderr}`);
+    assertEquals(
+      (await listTree(peer)).filter((p) => p.startsWith("prod/") && !p.includes("/.")).sort(),
+      Object.keys(files).map((rel) => `prod/${rel}`).sort(),
+    );
+    for (const [rel, body] of Object.entries(files)) {
+      assertEquals(await Deno.readTextFile(`${peer}/prod/${rel}`), body);
+    }
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+    await Deno.remove(peer, { recursive: true });
+  }
+});
