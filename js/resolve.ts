@@ -48,7 +48,8 @@ export async function resolve(
   keep: Keep,
   rels: string[] = [],
 ): Promise<ResolveReport> {
-  const pulled = await pull(ctx, {});
+  // A full pull, never the fast path: it is what sets aside conflicts a push met.
+  const pulled = await pull(ctx, { verify: true });
   if (pulled.failures.length > 0) {
     throw new SyncError(
       "download-failed",

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::conflicts::CONFLICTS_DIR;
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, Survey};
 use crate::paths::{is_internal, is_never_synced, PathModel};
@@ -482,8 +483,8 @@ pub fn conflict_verdict(conflicts: &[String]) -> Verdict {
     Verdict {
         code: "conflict".into(),
         message: format!(
-            "{} files changed here and in the bucket since this cache last synced them ({}{}); neither copy was overwritten. \
-             To keep the bucket's: delete yours and pull. To keep yours: move it aside, pull, move it back and push",
+            "{} files changed here and in the bucket since this cache last synced them ({}{}): yours were not uploaded, the bucket's not overwritten. \
+             `s3sync resolve --keep mine <path>` pushes yours over it; `s3sync resolve --keep theirs <path>` takes the bucket's (a pull takes it too, keeping yours in {CONFLICTS_DIR}/)",
             conflicts.len(),
             shown.join(", "),
             if more > 0 { format!(" and {more} more") } else { String::new() },

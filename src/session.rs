@@ -597,10 +597,13 @@ impl Session {
     pub fn local_index_after_pull(&self) -> CoreResult<Vec<u8>> {
         let mut local = self.index()?.clone();
         let base_entry = |rel: &String| self.base.as_ref().and_then(|b| b.entries.get(rel));
+        // Left alone: what the base said, or nothing (a file this cache never synced must not
+        // pass for the remote's version: the next push would upload it over that version).
         for rel in &self.kept_after_pull {
-            if let Some(entry) = base_entry(rel) {
-                local.entries.insert(rel.clone(), entry.clone());
-            }
+            match base_entry(rel) {
+                Some(entry) => local.entries.insert(rel.clone(), entry.clone()),
+                None => local.entries.remove(rel),
+            };
         }
         // Not fetched: what the base said, or nothing (the remote's entry would claim this
         // cache holds a version it never downloaded).
@@ -759,11 +762,15 @@ impl Session {
                 }
             }
         }
-        if let (Some(base), Some(plan)) = (&self.base, &self.push) {
+        if let Some(plan) = &self.push {
+            // Not uploaded: what the base said, or nothing. A conflict this cache never synced
+            // (made here while another cache pushed the same path) recorded with the remote's
+            // entry would read as "changed here, remote unchanged" next time, and go up over it.
             for rel in plan.behind.iter().chain(&plan.conflicts) {
-                if let Some(entry) = base.entries.get(rel) {
-                    local.entries.insert(rel.clone(), entry.clone());
-                }
+                match self.base.as_ref().and_then(|b| b.entries.get(rel)) {
+                    Some(entry) => local.entries.insert(rel.clone(), entry.clone()),
+                    None => local.entries.remove(rel),
+                };
             }
         }
         Ok(self.local_json(local))

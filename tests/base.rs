@@ -297,3 +297,34 @@ fn after_a_push_untouched_files_keep_this_caches_mtime_not_the_uploaders() {
     assert!(plan.conflicts.is_empty(), "{plan:?}");
     assert_eq!(plan.downloads.len(), 1);
 }
+
+#[test]
+fn a_conflict_this_cache_never_synced_leaves_no_entry_in_the_local_index() {
+    // Another cache pushed logs/b.log (20 bytes); this cache, which synced before but never
+    // that file, made its own (21 bytes). Found by the two-way property test, seed 1455.
+    let remote = index(&[entry("logs/b.log", 20, MTIME, MTIME)]);
+    let base = index(&[]);
+    let listing = encode_local([("logs/b.log", 21, Some(MTIME_MS + 3000))]);
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(remote.as_bytes()).unwrap();
+    session.load_base(base.as_bytes());
+    let plan = session
+        .plan_push(&listing, &PushInput::default())
+        .unwrap()
+        .clone();
+    assert_eq!(plan.conflicts, ["logs/b.log"], "{plan:?}");
+    assert!(plan.uploads.is_empty());
+    session.record_push(&[], MTIME, false).unwrap();
+    let after_push = session.local_index_after_push().unwrap();
+    assert!(json(&after_push)["entries"].get("logs/b.log").is_none());
+    // So the next pull sees a file never synced here: set aside, the bucket's put in place.
+    let mut next = Session::new(None, "").unwrap();
+    next.load_index(remote.as_bytes()).unwrap();
+    next.load_base(&after_push);
+    let plan = next.plan_pull(&listing, &PullOptions::default()).unwrap();
+    assert_eq!(plan.set_aside, ["logs/b.log"]);
+    // And a pull whose download of it failed leaves no entry either.
+    next.apply_pull(&PullOutcome::default()).unwrap();
+    let after_pull = next.local_index_after_pull().unwrap();
+    assert!(json(&after_pull)["entries"].get("logs/b.log").is_none());
+}

@@ -16,7 +16,7 @@ import { push } from "../../js/push.ts";
 import type { S3Store } from "../../js/s3.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { prng } from "../harness/prng.ts";
-import { SCALE, seeds } from "../harness/scale.ts";
+import { seeds } from "../harness/scale.ts";
 import { startServer } from "../harness/servers.ts";
 
 const FILES = ["logs/a.log", "logs/b.log"];
@@ -57,8 +57,9 @@ Deno.test("two caches, random interleavings: no write is ever lost (versions kep
   let runs = 0;
   let steps = 0;
   let conflictsSeen = 0;
+  const runSeeds = seeds(1300, 24);
   try {
-    for (const seed of seeds(1300, 24 * SCALE)) {
+    for (const seed of runSeeds) {
       const random = prng(seed);
       const bucket = `two-way-${seed}`;
       const store = await server.bucket(bucket);
@@ -127,5 +128,6 @@ Deno.test("two caches, random interleavings: no write is ever lost (versions kep
     await server.stop();
   }
   console.log(`two-way property: ${runs} runs, ${steps} steps, ${conflictsSeen} conflicts met`);
-  assert(runs === 24 * SCALE && conflictsSeen > 0, "the interleavings reached conflicts");
+  assert(runs === runSeeds.length, `${runs} of ${runSeeds.length} runs finished`);
+  assert(conflictsSeen > 0 || runSeeds.length < 5, "the interleavings reached conflicts");
 });
