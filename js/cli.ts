@@ -252,7 +252,9 @@ export async function main(args: string[]): Promise<number> {
     }
     // A write refused at a symlinked folder stopped the command before it could go on: it
     // needs a person, as the refusals collected during a run do.
-    if (code === "plan-stale" || code === "symlink-in-path") return EXIT.attention;
+    if (code === "plan-stale" || code === "symlink-in-path" || code === "migrate-v2-unsupported") {
+      return EXIT.attention;
+    }
     return code === "usage" || code === "not-evidence" || isPathCode(code)
       ? EXIT.usage
       : EXIT.failed;

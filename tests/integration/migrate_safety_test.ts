@@ -14,6 +14,9 @@ import { bucketKeys, sha256Hex } from "../harness/datastore.ts";
 import { listTree } from "../harness/seed.ts";
 import { startServer } from "../harness/servers.ts";
 import type { S3Store } from "../../js/s3.ts";
+import { DenoCacheFs } from "../../js/cache_fs.ts";
+import { Planner } from "../../js/core.ts";
+import { migrateToShards } from "../../js/shards.ts";
 
 const encoder = new TextEncoder();
 
@@ -171,5 +174,35 @@ Deno.test("migrate --remove-originals with no solo index indexes the copies firs
     await server.stop();
     await Deno.remove(cache, { recursive: true });
     await Deno.remove(peer, { recursive: true });
+  }
+});
+
+Deno.test("migrate refuses a namespace on the sharded (v2) index: nothing copied or removed", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("migrate-v2");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-migrate-v2-" });
+  try {
+    await seedLayout(store, "", { "logs/a.log": "solo a\n" });
+    await seedLayout(store, "prod/", { "logs/b.log": "namespaced b\n" });
+    // The namespace moved to shards (what the service's migrateMonolithToShards does).
+    const planner = new Planner("prod", undefined);
+    try {
+      await migrateToShards({ store, cache: new DenoCacheFs(cache), namespace: "prod" }, planner);
+    } finally {
+      planner.free();
+    }
+    const before = await bucketKeys(store, "");
+    const result = await runCliJson([
+      "migrate",
+      ...commonFlags(server, "migrate-v2", cache, { namespace: "prod" }),
+      "--apply",
+      "--remove-originals",
+    ]);
+    assertEquals(result.code, 3, `${result.stdout}${result.stderr}`);
+    assertEquals((result.json.error as { code: string }).code, "migrate-v2-unsupported");
+    assertEquals(await bucketKeys(store, ""), before, "the bucket is exactly as it was");
+  } finally {
+    await Deno.remove(cache, { recursive: true });
+    await server.stop();
   }
 });
