@@ -9,6 +9,8 @@ import * as wasm from "./wasm.ts";
 import { core } from "./errors.ts";
 
 export { SyncError } from "./errors.ts";
+import type { GuardCode, ProblemCode, RefusalCode, SyncErrorCode } from "./codes.ts";
+export type { GuardCode, ProblemCode, RefusalCode, SyncErrorCode } from "./codes.ts";
 
 /** The three names of one datastore file. */
 export interface FileNames {
@@ -57,7 +59,7 @@ export interface Refused {
   /** The entry's rel as found. */
   rel: string;
   /** Stable reason code. */
-  code: string;
+  code: RefusalCode;
 }
 
 /** What the cache walk showed about the layout. */
@@ -169,9 +171,11 @@ export interface ResolvePlan {
   unknown: string[];
 }
 
+/** A guard that withheld something, or a problem for a person, with what to do. */
 export interface Verdict {
-  /** Stable code (`mixed-layout`, `delete-cap`, ...). */
-  code: string;
+  /** Stable code: a core guard (`mixed-layout`, `delete-cap`, ...) or one the shim adds to a
+   * plan (`confirmation-required`). */
+  code: GuardCode | SyncErrorCode;
   /** What happened and what to do. */
   message: string;
 }
@@ -273,10 +277,9 @@ export interface Uploaded {
 
 /** A problem the doctor found. */
 export interface Problem {
-  /** Stable code (`mixed-layout`, `foreign-namespace-dir`, `internal-file-in-tree`,
-   * `case-collision`, `index-drift`, `unsafe-path`, and the shim's `index-corrupt`,
-   * `walk-error`). */
-  code: string;
+  /** Stable code: a core problem, or one the shim finds (`index-corrupt`,
+   * `partition-name-unsafe`, `walk-error`). */
+  code: ProblemCode;
   /** What is wrong and the command that fixes it. */
   message: string;
 }
@@ -967,6 +970,16 @@ export function planMigrate(
  */
 export function migrateListing(listing: ListedObject[]): Uint8Array {
   return encodeRemotePage(listing.filter((o) => !o.key.includes("\0")));
+}
+
+/** Every stable code the core uses, by kind (checked against `codes.ts` by a test). */
+export function coreCodeLists(): {
+  guard: string[];
+  problem: string[];
+  refusal: string[];
+  error: string[];
+} {
+  return core(() => wasm.codeLists());
 }
 
 /**

@@ -7,25 +7,14 @@
  * @module
  */
 
-/** Stable codes the shim itself raises (the core's codes pass through unchanged). */
-export type ShimErrorCode =
-  | "index-corrupt"
-  | "download-failed"
-  | "upload-failed"
-  | "delete-failed"
-  | "listing-failed"
-  | "walk-error"
-  | "aborted"
-  | "usage"
-  | "s3-error"
-  | "unsafe-local-path"
-  | "symlink-in-path"
-  | "namespace-mismatch";
+import { isSyncErrorCode, type SyncErrorCode } from "./codes.ts";
+
+export type { SyncErrorCode } from "./codes.ts";
 
 /** An error with a stable machine-readable code. */
 export class SyncError extends Error {
   /** Stable code, e.g. `index-corrupt`, `path-dot-segment`, `download-failed`. */
-  readonly code: string;
+  readonly code: SyncErrorCode;
   /** Extra structured detail for `--json` output (per-file failures, reports). */
   readonly details?: unknown;
 
@@ -34,7 +23,11 @@ export class SyncError extends Error {
    * @param message lowercase, specific message
    * @param options `cause` and structured `details`
    */
-  constructor(code: string, message: string, options: { cause?: unknown; details?: unknown } = {}) {
+  constructor(
+    code: SyncErrorCode,
+    message: string,
+    options: { cause?: unknown; details?: unknown } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = "SyncError";
     this.code = code;
@@ -70,7 +63,9 @@ export function fromCore(error: unknown): SyncError {
   if (error instanceof SyncError) return error;
   if (error instanceof Error) {
     const code = (error as Error & { code?: unknown }).code;
-    return new SyncError(typeof code === "string" ? code : "core-error", error.message, {
+    // A code neither side declared would be a drift between the core and `codes.ts` (a test
+    // checks they agree): it still fails, as `core-error`, never as an unknown code.
+    return new SyncError(isSyncErrorCode(code) ? code : "core-error", error.message, {
       cause: error,
     });
   }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::codes::GuardCode;
 use crate::error::{CoreError, CoreResult};
 use crate::listing::LocalFile;
 use crate::paths::{CachePlace, ForeignNamespaces, PathModel};
@@ -220,7 +221,7 @@ pub fn pull_conflict_verdict(aside: &[KeptAside], unsettled: &[String]) -> Optio
         ));
     }
     Some(Verdict {
-        code: "conflict".into(),
+        code: GuardCode::Conflict,
         message: format!(
             "{}. `s3sync resolve --keep mine <path>` puts yours back and pushes it; `s3sync resolve --keep theirs <path>` keeps the bucket's and drops your copy",
             parts.join("; ")

@@ -45,6 +45,24 @@ pub enum PathRefusal {
 }
 
 impl PathRefusal {
+    /// Every path refusal.
+    pub const ALL: &'static [PathRefusal] = &[
+        PathRefusal::Empty,
+        PathRefusal::Absolute,
+        PathRefusal::DotSegment,
+        PathRefusal::EmptySegment,
+        PathRefusal::TrailingSlash,
+        PathRefusal::Backslash,
+        PathRefusal::ControlCharacter,
+        PathRefusal::DriveLetter,
+        PathRefusal::ReservedName,
+        PathRefusal::TooLong,
+        PathRefusal::SegmentTooLong,
+        PathRefusal::NamespaceNotOneSegment,
+        PathRefusal::NamespaceReservedPrefix,
+        PathRefusal::NamespaceReservedName,
+    ];
+
     /// The stable code of this refusal.
     pub fn code(self) -> &'static str {
         match self {
@@ -156,6 +174,16 @@ pub enum CoreError {
 }
 
 impl CoreError {
+    /// The codes of the errors that are not path refusals (those are [`PathRefusal::ALL`]).
+    pub const CODES: &'static [&'static str] = &[
+        "key-outside-namespace",
+        "index-corrupt",
+        "index-version-unsupported",
+        "invalid-input",
+        "partition-name-unsafe",
+        "sync-state-corrupt",
+    ];
+
     /// The stable code of this error, e.g. `index-corrupt` or `path-dot-segment`.
     pub fn code(&self) -> &'static str {
         match self {

@@ -18,6 +18,7 @@
 //! - [`index`]: index formats v1 and v2.
 //! - [`listing`]: compact listing buffers that cross the WASM boundary.
 //! - [`migrate`]: the remote side of a solo → namespaced migrate.
+//! - [`codes`]: the stable codes of verdicts, problems and refusals, as types.
 //! - [`conflicts`]: conflict copies (this cache's side of a two-sided change) and `resolve`.
 //! - [`contamination`]: objects of other namespaces under the bound one, and which are safe to remove.
 //! - [`lock`]: decisions of the extension-compatible distributed lock (time passed in).
@@ -33,6 +34,7 @@
 //!
 //! Every public function returns [`CoreResult`]; no panic may cross the boundary.
 
+pub mod codes;
 pub mod conflicts;
 pub mod contamination;
 pub mod error;

@@ -14,13 +14,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::codes::GuardCode;
 use crate::index::{Index, IndexEntry};
 use crate::listing::RemoteListed;
 use crate::paths::{is_internal, PathModel, DATA_TREES, NAMESPACE_MARKER};
 use crate::sync_state::{is_trusted_etag, unquote_etag};
 
 /// The stable code of a namespaced key that holds something other than its solo original.
-pub const CONFLICT: &str = "conflict";
+pub const CONFLICT: GuardCode = GuardCode::Conflict;
 
 /// One object of the solo layout and its namespaced copy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,7 +57,7 @@ pub enum ConflictReason {
 #[serde(rename_all = "camelCase")]
 pub struct MigrateConflict {
     /// Always [`CONFLICT`].
-    pub code: &'static str,
+    pub code: GuardCode,
     /// The rel (also the solo key).
     pub rel: String,
     /// The namespaced key.

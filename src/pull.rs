@@ -8,6 +8,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::codes::{EntryRefusal, RefusalCode};
 use crate::conflicts::{pull_conflict_verdict, KeptAside};
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, Survey};
@@ -59,7 +60,7 @@ pub struct RefusedEntry {
     /// The index key as found.
     pub rel: String,
     /// Why: a path refusal code, `case-collision` or `path-conflict`.
-    pub code: String,
+    pub code: RefusalCode,
 }
 
 /// A local file that matches its entry by size but whose recorded `localMtime` is stale.
@@ -198,7 +199,7 @@ pub fn plan_pull(
             Err(error) => {
                 plan.refused.push(RefusedEntry {
                     rel: key.clone(),
-                    code: error.code().to_string(),
+                    code: RefusalCode::of_error(&error),
                 });
                 plan.untouched.push(key.clone());
                 continue;
@@ -363,14 +364,14 @@ fn collided_rels(
     for collision in collisions {
         let code = match collision.kind {
             CollisionKind::CaseFold if !case_insensitive => continue,
-            CollisionKind::CaseFold => "case-collision",
-            CollisionKind::FileFolder => "path-conflict",
+            CollisionKind::CaseFold => EntryRefusal::CaseCollision,
+            CollisionKind::FileFolder => EntryRefusal::PathConflict,
         };
         for path in collision.paths {
             if blocked.insert(path.clone()) {
                 refused.push(RefusedEntry {
                     rel: path,
-                    code: code.to_string(),
+                    code: code.into(),
                 });
             }
         }

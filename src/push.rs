@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::codes::{GuardCode, RefusalCode};
 use crate::conflicts::CONFLICTS_DIR;
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, Survey};
@@ -281,7 +282,7 @@ pub fn plan_push(
                 {
                     plan.summary.held_back += 1;
                     plan.blocked.push(Verdict {
-                        code: "catalog-shrink".into(),
+                        code: GuardCode::CatalogShrink,
                         message: format!(
                             "{cache_path} would replace a remote copy of {remote_size} bytes with {} bytes; \
                              it is held back (restore the catalog, or pass --allow-catalog-shrink if the removal is intended)",
@@ -321,7 +322,7 @@ pub fn plan_push(
             Err(error) => {
                 plan.refused.push(RefusedEntry {
                     rel: key.clone(),
-                    code: error.code().to_string(),
+                    code: RefusalCode::of_error(&error),
                 });
                 plan.missing.push(key.clone());
                 continue;
@@ -443,7 +444,7 @@ fn refuse_file_folder_clashes(index: &Index, plan: &mut PushPlan) {
         .join(", ");
     let more = refused.len().saturating_sub(5);
     plan.blocked.push(Verdict {
-        code: "path-conflict".into(),
+        code: GuardCode::PathConflict,
         message: format!(
             "{} local files were not uploaded: each is a file where the bucket's index has a folder, or the reverse ({shown}{}); no file system holds both, so every pull would fail on one. Rename yours, or delete the bucket's (`s3sync mark-deleted`, then push) first",
             refused.len(),
@@ -466,7 +467,7 @@ pub fn unsafe_local_verdict(findings: &LayoutFindings) -> Option<Verdict> {
         .collect::<Vec<_>>();
     let more = findings.unsafe_count.saturating_sub(shown.len() as u64);
     Some(Verdict {
-        code: "unsafe-local-paths".into(),
+        code: GuardCode::UnsafeLocalPaths,
         message: format!(
             "{} local files were not uploaded: their names break the path rules (windows device names, backslashes, control characters, drive letters, names over 255 bytes, keys over 1024 bytes) ({}{}); rename them (`s3sync doctor` names each rule)",
             findings.unsafe_count,
@@ -481,7 +482,7 @@ pub fn conflict_verdict(conflicts: &[String]) -> Verdict {
     let shown: Vec<&str> = conflicts.iter().take(5).map(String::as_str).collect();
     let more = conflicts.len().saturating_sub(shown.len());
     Verdict {
-        code: "conflict".into(),
+        code: GuardCode::Conflict,
         message: format!(
             "{} files changed here and in the bucket since this cache last synced them ({}{}): yours were not uploaded, the bucket's not overwritten. \
              `s3sync resolve --keep mine <path>` pushes yours over it; `s3sync resolve --keep theirs <path>` takes the bucket's (a pull takes it too, keeping yours in {CONFLICTS_DIR}/)",

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::codes::{EntryRefusal, RefusalCode};
 use crate::error::{CoreError, PathRefusal};
 use crate::index::{Index, IndexEntry};
 use crate::listing::RemoteListed;
@@ -27,7 +28,7 @@ pub struct RefusedKey {
     /// The key as listed (relative to the prefix).
     pub key: String,
     /// Stable code, e.g. `path-dot-segment`.
-    pub code: String,
+    pub code: RefusalCode,
 }
 
 /// What a rebuild saw, kept and skipped.
@@ -113,7 +114,7 @@ impl RebuildBuilder {
                 self.report.skipped_outside_namespace += 1;
                 return;
             }
-            Err(error) => return self.refuse(key, error.code()),
+            Err(error) => return self.refuse(key, RefusalCode::of_error(&error)),
         };
         if is_internal(rel.as_str()) || is_never_synced(rel.as_str()) {
             self.report.skipped_internal += 1;
@@ -121,7 +122,7 @@ impl RebuildBuilder {
         }
         let object = match listed.checked() {
             Ok(object) => object,
-            Err(error) => return self.refuse(key, error.code()),
+            Err(error) => return self.refuse(key, RefusalCode::of_error(&error)),
         };
         let entry = IndexEntry {
             size: object.size,
@@ -144,15 +145,15 @@ impl RebuildBuilder {
     /// as seen and refused: such a key can never be a safe path.
     pub fn add_unencodable(&mut self, key: &str) {
         self.report.objects_seen += 1;
-        self.refuse(key, PathRefusal::ControlCharacter.code());
+        self.refuse(key, PathRefusal::ControlCharacter.into());
     }
 
-    fn refuse(&mut self, key: &str, code: &str) {
+    fn refuse(&mut self, key: &str, code: RefusalCode) {
         self.report.skipped_unsafe += 1;
         if self.report.unsafe_examples.len() < EXAMPLES_KEPT {
             self.report.unsafe_examples.push(RefusedKey {
                 key: key.to_string(),
-                code: code.to_string(),
+                code,
             });
         }
     }
@@ -181,7 +182,7 @@ impl RebuildBuilder {
         for rel in clashing {
             self.kept.remove(&rel);
             let key = self.model.under_binding(&rel);
-            self.refuse(&key, "path-conflict");
+            self.refuse(&key, EntryRefusal::PathConflict.into());
         }
         self.report.kept = self.kept.len() as u64;
         self.report.bytes_kept = self.kept.values().map(|e| e.size).sum();

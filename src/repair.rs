@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::codes::ProblemCode;
 use crate::index::Index;
 use crate::layout::Survey;
 use crate::listing::LocalFile;
@@ -30,7 +31,7 @@ pub struct Problem {
     /// Stable code: `mixed-layout`, `foreign-namespace-dir`, `internal-file-in-tree`,
     /// `case-collision`, `index-drift`, `unsafe-path`, `unsafe-index-entry`, `index-path-conflict`,
     /// `sidecar-unreadable`, `symlink-in-path`.
-    pub code: String,
+    pub code: ProblemCode,
     /// What is wrong and the command that fixes it.
     pub message: String,
 }
@@ -71,7 +72,7 @@ pub fn diagnose(
     // and repairs refuse every write through it, and what lies beneath is never synced.
     for link in &facts.symlinked_folders {
         problems.push(problem(
-            "symlink-in-path",
+            ProblemCode::SymlinkInPath,
             format!(
                 "{link} is a symlink to a folder (or to nothing); s3sync never follows it or writes through it, so nothing beneath it is pulled, pushed or repaired, and pushes withhold deletes: replace it with a real folder (move its files into a new folder, remove the link), then `s3sync pull`"
             ),
@@ -82,7 +83,7 @@ pub fn diagnose(
     if let Some(ns) = &ns {
         if !f.root_layout_trees.is_empty() {
             problems.push(problem(
-                "mixed-layout",
+                ProblemCode::MixedLayout,
                 format!(
                     "{} files sit in root-level data trees ({}) beside the namespace folder {ns}/; pushes withhold deletes until it is fixed: run `s3sync repair` to see the plan, `s3sync repair --apply` to fix it",
                     f.root_layout_files,
@@ -93,7 +94,7 @@ pub fn diagnose(
     }
     if !f.foreign_namespace_dirs.is_empty() {
         problems.push(problem(
-            "foreign-namespace-dir",
+            ProblemCode::ForeignNamespaceDir,
             format!(
                 "folders of other namespaces sit in this cache ({}); they never sync here: `s3sync repair --apply` moves them to {REPAIR_DIR}/backup/",
                 f.foreign_namespace_dirs.join(", ")
@@ -102,7 +103,7 @@ pub fn diagnose(
     }
     if !f.internal_in_tree.is_empty() {
         problems.push(problem(
-            "internal-file-in-tree",
+            ProblemCode::InternalFileInTree,
             format!(
                 "bookkeeping files sit inside the synced tree and must never travel (e.g. {}); `s3sync repair --apply` moves them to {REPAIR_DIR}/backup/",
                 f.internal_in_tree.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
@@ -111,7 +112,7 @@ pub fn diagnose(
     }
     if f.unsafe_count > 0 {
         problems.push(problem(
-            "unsafe-path",
+            ProblemCode::UnsafePath,
             format!(
                 "{} files have names the datastore cannot sync (e.g. {}); rename or remove them by hand",
                 f.unsafe_count,
@@ -121,14 +122,14 @@ pub fn diagnose(
     }
     if facts.sidecar_unreadable {
         problems.push(problem(
-            "sidecar-unreadable",
+            ProblemCode::SidecarUnreadable,
             format!("the sync-state file {SYNC_STATE_FILE} cannot be read, so pushes withhold deletes; run `s3sync pull` to rewrite it"),
         ));
     }
     for collision in find_collisions(survey.payload.keys().map(String::as_str)) {
         if collision.kind == CollisionKind::CaseFold {
             problems.push(problem(
-                "case-collision",
+                ProblemCode::CaseCollision,
                 format!(
                     "{} differ only in case or unicode form and cannot coexist on macOS or windows; rename one by hand, then `s3sync push`",
                     collision.paths.join(" and ")
@@ -151,7 +152,7 @@ pub fn diagnose(
             .collect();
         if !refused.is_empty() {
             problems.push(problem(
-                "unsafe-index-entry",
+                ProblemCode::UnsafeIndexEntry,
                 format!(
                     "{} index entries have keys that cannot be safe cache paths (e.g. {}); pull and push skip them and keep them in the index: rename or remove their objects, then `s3sync rebuild-index --apply --force`",
                     refused.len(),
@@ -176,7 +177,7 @@ pub fn diagnose(
         // uploads them. Indexed files that are absent are.
         if missing > 0 && f.root_layout_trees.is_empty() {
             problems.push(problem(
-                "index-drift",
+                ProblemCode::IndexDrift,
                 format!("{missing} indexed files are absent from the cache; run `s3sync pull` to fetch them, or `s3sync mark-deleted` for files deleted on purpose (review with `s3sync plan`)"),
             ));
         }
@@ -204,7 +205,7 @@ fn index_entries_no_cache_can_hold<'a>(
             continue;
         }
         problems.push(problem(
-            "index-path-conflict",
+            ProblemCode::IndexPathConflict,
             format!(
                 "the bucket's index names {}: a file where the other needs a folder, which no file system holds, so pulls skip both; rename or remove one of them in the bucket, then `s3sync rebuild-index --apply --force`",
                 collision.paths.join(" and ")
@@ -220,11 +221,8 @@ fn index_entries_no_cache_can_hold<'a>(
     clashing
 }
 
-fn problem(code: &str, message: String) -> Problem {
-    Problem {
-        code: code.to_string(),
-        message,
-    }
+fn problem(code: ProblemCode, message: String) -> Problem {
+    Problem { code, message }
 }
 
 /// A file move inside the cache (both paths cache-relative).

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::codes::GuardCode;
 use crate::paths::{is_internal, CachePlace, ForeignNamespaces, PathModel, SYNC_STATE_FILE};
 
 /// Default cap on deletes in one push.
@@ -41,17 +42,14 @@ pub enum Evidence {
 pub struct Verdict {
     /// Stable code: `mixed-layout`, `namespace-tree-missing`, `delete-cap`, `lazy-hydration`,
     /// `sidecar-unreadable`, `walk-error`, `catalog-shrink`.
-    pub code: String,
+    pub code: GuardCode,
     /// Lowercase, specific message naming the next step.
     pub message: String,
 }
 
 impl Verdict {
-    fn new(code: &str, message: String) -> Verdict {
-        Verdict {
-            code: code.to_string(),
-            message,
-        }
+    fn new(code: GuardCode, message: String) -> Verdict {
+        Verdict { code, message }
     }
 }
 
@@ -173,7 +171,7 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
     if let Some(ns) = namespaced.as_ref().filter(|_| withholding) {
         if !input.root_layout_trees.is_empty() {
             verdicts.push(Verdict::new(
-                "mixed-layout",
+                GuardCode::MixedLayout,
                 format!(
                     "{} files sit in root-level data trees ({}) beside the namespace folder {ns}/; \
                      deletes are withheld until `s3sync doctor` is clean (`s3sync repair --apply` fixes it)",
@@ -189,7 +187,7 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
             None => "the cache holds no datastore files".to_string(),
         };
         verdicts.push(Verdict::new(
-            "namespace-tree-missing",
+            GuardCode::NamespaceTreeMissing,
             format!(
                 "{place} while the index names {} files; deletes are withheld (run `s3sync pull` to hydrate, or `s3sync doctor`)",
                 input.index_entries
@@ -202,7 +200,7 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
     // through quietly (skipping deletes) in that state.
     if input.facts.lazy_pull_active && input.deletes > 0 {
         verdicts.push(Verdict::new(
-            "lazy-hydration",
+            GuardCode::LazyHydration,
             "a metadata-only pull left files remote, so absent files prove nothing; deletes are withheld until a full `s3sync pull`".to_string(),
         ));
     }
@@ -211,7 +209,7 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
     // downloaded.
     if input.facts.sidecar_unreadable && input.deletes > 0 {
         verdicts.push(Verdict::new(
-            "sidecar-unreadable",
+            GuardCode::SidecarUnreadable,
             format!(
                 "the sync-state file {SYNC_STATE_FILE} cannot be read, so whether files were left remote by a metadata-only pull is unknown; deletes are withheld until a full `s3sync pull` rewrites it"
             ),
@@ -221,7 +219,7 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
     // link is neither uploaded nor proof of a delete. A person replaces the link.
     if input.facts.symlinked_folders > 0 {
         verdicts.push(Verdict::new(
-            "symlink-in-path",
+            GuardCode::SymlinkInPath,
             format!(
                 "{} folders in the cache are symlinks; they are never followed, so nothing beneath them is pushed and no deletes go: replace each with a real folder (`s3sync doctor` lists them), then push again",
                 input.facts.symlinked_folders
@@ -230,7 +228,7 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
     }
     if input.facts.walk_errors > 0 || input.facts.listing_errors > 0 {
         verdicts.push(Verdict::new(
-            "walk-error",
+            GuardCode::WalkError,
             format!(
                 "{} errors walking the cache and {} listing the bucket; no deletes after an i/o error, fix them and push again",
                 input.facts.walk_errors, input.facts.listing_errors
@@ -251,7 +249,7 @@ pub fn delete_verdicts(input: &GuardInput<'_>) -> Vec<Verdict> {
         let over_percent = input.deletes > PERCENT_CAP_FLOOR && !within_percent;
         if over_count || over_percent {
             verdicts.push(Verdict::new(
-                "delete-cap",
+                GuardCode::DeleteCap,
                 format!(
                     "{} deletes ({percent:.1}% of {} indexed files) exceed the caps of {} files and {}%; \
                      check `s3sync plan`, then raise --max-deletes / --max-delete-percent to allow them",

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::codes::ProblemCode;
 use crate::conflicts::{files_in_conflict, CONFLICTS_DIR};
 use crate::error::{CoreError, CoreResult};
 use crate::index::{
@@ -679,7 +680,7 @@ impl Session {
         let conflicted = files_in_conflict(&self.model, &files);
         if !conflicted.is_empty() {
             problems.push(Problem {
-                code: "conflict-copies".into(),
+                code: ProblemCode::ConflictCopies,
                 message: format!(
                     "{} files changed here and in the bucket have your version kept in {CONFLICTS_DIR}/ (e.g. {}); settle each with `s3sync resolve --keep mine <path>` (puts yours back and pushes it) or `--keep theirs`",
                     conflicted.len(),

@@ -7,8 +7,9 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use crate::codes::{EntryRefusal, GuardCode, ProblemCode};
 use crate::conflicts::{self, Keep, KeptAside};
-use crate::error::CoreError;
+use crate::error::{CoreError, PathRefusal};
 use crate::listing::decode_local;
 use crate::lock;
 use crate::paths::{
@@ -642,6 +643,41 @@ pub fn sidecar_after_push(
     state.consume_tombstones(&consumed);
     record_commit_seq(&mut state, commit_seq);
     state.to_json()
+}
+
+/// Every stable code the core uses, by kind: `{guard, problem, refusal, error}` (sorted). The
+/// shim's own lists are checked against these, so the two sides cannot drift.
+#[wasm_bindgen(js_name = codeLists)]
+pub fn code_lists() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    struct Lists {
+        guard: Vec<&'static str>,
+        problem: Vec<&'static str>,
+        refusal: Vec<&'static str>,
+        error: Vec<&'static str>,
+    }
+    let sorted = |mut list: Vec<&'static str>| {
+        list.sort_unstable();
+        list
+    };
+    to_js(&Lists {
+        guard: sorted(GuardCode::ALL.iter().map(|c| c.as_str()).collect()),
+        problem: sorted(ProblemCode::ALL.iter().map(|c| c.as_str()).collect()),
+        refusal: sorted(
+            PathRefusal::ALL
+                .iter()
+                .map(|r| r.code())
+                .chain(EntryRefusal::ALL.iter().map(|r| r.as_str()))
+                .collect(),
+        ),
+        error: sorted(
+            CoreError::CODES
+                .iter()
+                .copied()
+                .chain(PathRefusal::ALL.iter().map(|r| r.code()))
+                .collect(),
+        ),
+    })
 }
 
 /// Records the v2 `commitSeq` the sync saw (the extension's v2 readers compare it); a value that

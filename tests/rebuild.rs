@@ -2,6 +2,7 @@
 //! that the report always adds up.
 #![cfg(not(target_arch = "wasm32"))]
 
+use s3sync_core::codes::RefusalCode;
 use s3sync_core::index::{Index, MAX_SAFE_INTEGER};
 use s3sync_core::listing::{decode_remote, encode_remote};
 use s3sync_core::paths::{CollisionKind, PathModel};
@@ -54,7 +55,7 @@ fn rels(index: &Index) -> Vec<&str> {
 fn refused(key: &str, code: &str) -> RefusedKey {
     RefusedKey {
         key: key.into(),
-        code: code.into(),
+        code: RefusalCode::parse(code).unwrap_or_else(|| panic!("no refusal code {code:?}")),
     }
 }
 

@@ -59,7 +59,10 @@ impl Case {
     }
 
     fn codes(&self) -> Vec<String> {
-        self.verdicts().into_iter().map(|v| v.code).collect()
+        self.verdicts()
+            .into_iter()
+            .map(|v| v.code.to_string())
+            .collect()
     }
 }
 

@@ -1,0 +1,150 @@
+/**
+ * Every stable code, as types. The core's lists (guards, doctor problems, refusals, core errors)
+ * are spelled here once and checked against the core's own (`codeLists`) by
+ * `tests/unit/codes_test.ts`; the shim's I/O codes are listed beside them. `SyncError.code` is a
+ * union of all of them, so a code nobody declared cannot be raised.
+ *
+ * @module
+ */
+
+/** Why a plan withheld or held back something, or needs a person (the core's `GuardCode`). */
+export const GUARD_CODES = [
+  "catalog-shrink",
+  "conflict",
+  "delete-cap",
+  "lazy-hydration",
+  "mixed-layout",
+  "namespace-tree-missing",
+  "path-conflict",
+  "sidecar-unreadable",
+  "symlink-in-path",
+  "unsafe-local-paths",
+  "walk-error",
+] as const;
+
+/** What the doctor finds (the core's `ProblemCode`). */
+export const PROBLEM_CODES = [
+  "case-collision",
+  "conflict-copies",
+  "foreign-namespace-dir",
+  "index-drift",
+  "index-path-conflict",
+  "internal-file-in-tree",
+  "mixed-layout",
+  "sidecar-unreadable",
+  "symlink-in-path",
+  "unsafe-index-entry",
+  "unsafe-path",
+] as const;
+
+/** Why an entry or a key is refused (the core's path refusals and entry refusals). */
+export const REFUSAL_CODES = [
+  "case-collision",
+  "invalid-input",
+  "namespace-not-one-segment",
+  "namespace-reserved-name",
+  "namespace-reserved-prefix",
+  "partition-name-unsafe",
+  "path-absolute",
+  "path-backslash",
+  "path-conflict",
+  "path-control-character",
+  "path-dot-segment",
+  "path-drive-letter",
+  "path-empty",
+  "path-empty-segment",
+  "path-reserved-name",
+  "path-segment-too-long",
+  "path-too-long",
+  "path-trailing-slash",
+] as const;
+
+/** Codes of the errors the core throws (its `CoreError::code`). */
+export const CORE_ERROR_CODES = [
+  "index-corrupt",
+  "index-version-unsupported",
+  "invalid-input",
+  "key-outside-namespace",
+  "namespace-not-one-segment",
+  "namespace-reserved-name",
+  "namespace-reserved-prefix",
+  "partition-name-unsafe",
+  "path-absolute",
+  "path-backslash",
+  "path-control-character",
+  "path-dot-segment",
+  "path-drive-letter",
+  "path-empty",
+  "path-empty-segment",
+  "path-reserved-name",
+  "path-segment-too-long",
+  "path-too-long",
+  "path-trailing-slash",
+  "sync-state-corrupt",
+] as const;
+
+/** Codes only the shim raises: I/O, runs, locks and the CLI. */
+export const SHIM_CODES = [
+  "aborted",
+  "conditional-writes-unsupported",
+  "confirmation-required",
+  "control-key-invalid",
+  "copy-failed",
+  "core-error",
+  "delete-failed",
+  "download-failed",
+  "failed",
+  "head-failed",
+  "index-vanished",
+  "listing-failed",
+  "lock-lost",
+  "lock-timeout",
+  "migrate-v2-unsupported",
+  "namespace-mismatch",
+  "no-conflict-copy",
+  "not-evidence",
+  "plan-stale",
+  "publish-conflict",
+  "refused-entries",
+  "repair-conflict",
+  "repair-failed",
+  "s3-error",
+  "unsafe-keys",
+  "unsafe-local-path",
+  "upload-failed",
+  "usage",
+] as const;
+
+/** A guard's code. */
+export type GuardCode = typeof GUARD_CODES[number];
+/**
+ * A doctor problem's code: the core's, plus those the shim finds reading the remote index
+ * (`index-corrupt`, `partition-name-unsafe`) and walking the cache (`walk-error`).
+ */
+export type ProblemCode =
+  | typeof PROBLEM_CODES[number]
+  | "index-corrupt"
+  | "partition-name-unsafe"
+  | "walk-error";
+/** A refusal's code. */
+export type RefusalCode = typeof REFUSAL_CODES[number];
+/** Any code a `SyncError` (or a `--json` blocked entry) may carry. */
+export type SyncErrorCode =
+  | GuardCode
+  | ProblemCode
+  | RefusalCode
+  | typeof CORE_ERROR_CODES[number]
+  | typeof SHIM_CODES[number];
+
+const KNOWN = new Set<string>([
+  ...GUARD_CODES,
+  ...PROBLEM_CODES,
+  ...REFUSAL_CODES,
+  ...CORE_ERROR_CODES,
+  ...SHIM_CODES,
+]);
+
+/** True when `code` is one of the declared codes. */
+export function isSyncErrorCode(code: unknown): code is SyncErrorCode {
+  return typeof code === "string" && KNOWN.has(code);
+}
