@@ -13,12 +13,9 @@
 //! The runner drives `session::Session` the way the shim does (index bytes in, local listing
 //! buffer in), checks the invariants every push plan has whatever the spec says, and fails
 //! naming every spec that disagrees.
-#![cfg(not(target_arch = "wasm32"))]
-// Reading the fixture folder is the test harness's I/O; the sans-io bans are for `src/`.
-#![allow(clippy::disallowed_methods)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -32,9 +29,7 @@ use s3sync_core::safety::{
 };
 use s3sync_core::session::{BaseLoad, Session};
 
-#[path = "common/spec_diff.rs"]
-mod spec_diff;
-use spec_diff::differences;
+use crate::spec_diff::differences;
 
 /// The fields of the plan a spec may name.
 const PLAN_FIELDS: &[&str] = &[
@@ -126,17 +121,6 @@ impl SpecOptions {
             symlinked_folders: self.symlinked_folders,
         }
     }
-}
-
-fn spec_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs/push");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
-    files
 }
 
 fn strs(value: &Value) -> Vec<String> {
@@ -295,7 +279,8 @@ fn invariants(spec: &Spec, tombstones: &BTreeSet<String>, plan: &Value, out: &mu
     }
 }
 
-fn run(path: &Path) -> Result<(), String> {
+/// Runs one spec file; the error names every difference and broken invariant.
+pub(crate) fn run(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("read: {e}"))?;
     let spec: Spec = serde_json::from_str(&text).map_err(|e| format!("bad spec file: {e}"))?;
     if spec.description.trim().is_empty() {
@@ -361,26 +346,6 @@ fn run(path: &Path) -> Result<(), String> {
             serde_json::to_string(&plan).unwrap()
         ))
     }
-}
-
-#[test]
-fn push_specs() {
-    let files = spec_files();
-    assert!(files.len() >= 14, "only {} push specs found", files.len());
-    let failures: Vec<String> = files
-        .iter()
-        .filter_map(|path| {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            run(path).err().map(|why| format!("{name}: {why}"))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} push specs failed:\n\n{}",
-        failures.len(),
-        files.len(),
-        failures.join("\n\n")
-    );
 }
 
 /// The runner's invariants catch a plan that breaks the safety model, so a green run means
