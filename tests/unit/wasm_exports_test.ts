@@ -1,0 +1,155 @@
+/**
+ * Every export of the WASM module, called through the real build with hostile input: each one
+ * returns or throws an `Error` carrying a stable `code`, never a trap (a Rust panic crosses as
+ * `WebAssembly.RuntimeError: unreachable` and poisons the instance). A new export without a case
+ * here fails the coverage test, so none is added untested.
+ */
+import * as wasm from "../../js/wasm.ts";
+import { assert, assertEquals } from "../harness/assert.ts";
+
+const encoder = new TextEncoder();
+/** Bytes no format accepts: invalid UTF-8, NULs, separators, a truncated JSON document. */
+const JUNK = new Uint8Array([0xff, 0xfe, 0x00, 0x0a, 0x1e, 0x1f, 0x7b, 0x22, 0x76, 0xc3]);
+const DEEP = encoder.encode("[".repeat(100_000));
+const EVIL = "../../etc/passwd\u0000\\C:aux";
+const HUGE = "x".repeat(70_000);
+
+/** Runs `call`; a throw must be an `Error` with a string `code`, never a trap. */
+function survives(what: string, call: () => unknown): void {
+  try {
+    call();
+  } catch (error) {
+    assert(!(error instanceof WebAssembly.RuntimeError), `${what} trapped: ${error}`);
+    assert(error instanceof Error, `${what} threw a non-Error: ${String(error)}`);
+    const code = (error as Error & { code?: unknown }).code;
+    assert(typeof code === "string" && code.length > 0, `${what} threw without a code: ${error}`);
+  }
+}
+
+/** A planner with an index loaded, for methods that need one. */
+function loaded(): wasm.Planner {
+  const planner = new wasm.Planner("ns", "p");
+  planner.loadIndex(encoder.encode('{"version":1,"entries":{}}'));
+  return planner;
+}
+
+/** One hostile case per free function. */
+const FUNCTIONS: Record<string, () => unknown> = {
+  catalogShrinks: () => wasm.catalogShrinks(NaN, -1),
+  classifyCachePath: () => wasm.classifyCachePath(EVIL, EVIL, [EVIL, HUGE]),
+  codeLists: () => wasm.codeLists(),
+  findCollisions: () => wasm.findCollisions([EVIL, "a", "a/b", "A", HUGE]),
+  findContamination: () => wasm.findContamination(EVIL, JUNK),
+  isInternal: () => wasm.isInternal(EVIL),
+  lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
+  lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
+  lockHeartbeatMs: () => wasm.lockHeartbeatMs(NaN),
+  lockWaitDecision: () => wasm.lockWaitDecision(NaN, -1, Infinity, -5),
+  mapRel: () => wasm.mapRel(EVIL, EVIL, EVIL),
+  partitionKey: () => wasm.partitionKey(EVIL),
+  planMigrate: () => wasm.planMigrate(EVIL, EVIL, JUNK, DEEP, JUNK, "not a time"),
+  pullIsNoop: () => wasm.pullIsNoop(JUNK, EVIL, true, false),
+  relFromRemoteKey: () => wasm.relFromRemoteKey("ns", EVIL),
+  shardMeta: () => wasm.shardMeta(DEEP, true),
+  sidecarAfterPush: () => wasm.sidecarAfterPush(JUNK, EVIL, "x", [EVIL], true, NaN),
+  sidecarAfterSync: () => wasm.sidecarAfterSync(DEEP, EVIL, "x", true, -1),
+  sidecarCatalogHash: () => wasm.sidecarCatalogHash(JUNK),
+  sidecarLazyPullActive: () => wasm.sidecarLazyPullActive(DEEP),
+  sidecarMarkDirty: () => wasm.sidecarMarkDirty(JUNK, EVIL),
+  sidecarTombstones: () => wasm.sidecarTombstones(DEEP),
+  sidecarUnreadable: () => wasm.sidecarUnreadable(JUNK),
+  sidecarWithCatalogHash: () => wasm.sidecarWithCatalogHash(DEEP, HUGE),
+};
+
+/** One hostile case per `Planner` method (called out of order, with junk, or both). */
+const METHODS: Record<string, () => unknown> = {
+  free: () => new wasm.Planner("ns", "p").free(),
+  addListingPage: () => {
+    const p = new wasm.Planner("ns", "p");
+    p.addListingPage(JUNK, [EVIL]);
+  },
+  adoptEntries: () => loaded().adoptEntries(DEEP, [EVIL]),
+  applyPull: () => loaded().applyPull(JUNK, [EVIL], [EVIL], []),
+  beginRebuild: () => new wasm.Planner("ns", "p").beginRebuild("not a time"),
+  conflictCopyPath: () => loaded().conflictCopyPath(EVIL, HUGE),
+  deletesStillApplying: () => new wasm.Planner("ns", "p").deletesStillApplying(),
+  diagnose: () => loaded().diagnose(JUNK, DEEP, [EVIL]),
+  finishRebuild: () => new wasm.Planner("ns", "p").finishRebuild(EVIL),
+  indexJson: () => new wasm.Planner("ns", "p").indexJson(true),
+  indexLength: () => new wasm.Planner("ns", "p").indexLength(),
+  indexMigratedCopies: () => loaded().indexMigratedCopies(JUNK, DEEP, "x"),
+  listingPrefix: () => new wasm.Planner("ns", "p").listingPrefix(),
+  loadBase: () => loaded().loadBase(DEEP),
+  loadEmptyIndex: () => new wasm.Planner("ns", "p").loadEmptyIndex(),
+  loadIndex: () => new wasm.Planner("ns", "p").loadIndex(DEEP),
+  loadShards: () =>
+    new wasm.Planner("ns", "p").loadShards(JUNK, [EVIL, "a"], JUNK, new Uint32Array([99, 1])),
+  localIndexAfterPull: () => new wasm.Planner("ns", "p").localIndexAfterPull(),
+  localIndexAfterPush: () => new wasm.Planner("ns", "p").localIndexAfterPush(),
+  lockKey: () => new wasm.Planner("ns", "p").lockKey(),
+  markMovedToShards: () => new wasm.Planner("ns", "p").markMovedToShards(EVIL),
+  normalizeTombstone: () => loaded().normalizeTombstone(EVIL),
+  planBackupDedupe: () => loaded().planBackupDedupe(JUNK, [EVIL], []),
+  planPull: () => loaded().planPull(JUNK, { scope: 7, tombstones: [EVIL] }),
+  planPush: () => loaded().planPush(JUNK, [EVIL], [EVIL], [], { maxDeletePercent: "NaN" }),
+  planRepair: () => loaded().planRepair(JUNK, [], [EVIL]),
+  planResolve: () => loaded().planResolve("both", [EVIL], JUNK),
+  rebasePushShards: () =>
+    loaded().rebasePushShards(DEEP, [EVIL], JUNK, new Uint32Array([4_000_000_000])),
+  rebasePush: () => loaded().rebasePush(DEEP),
+  recordPush: () => loaded().recordPush([{ rel: EVIL, size: -1 }], "x", true),
+  remoteIndexKey: () => new wasm.Planner("ns", "p").remoteIndexKey(),
+  removeEntries: () => new wasm.Planner("ns", "p").removeEntries([EVIL]),
+  setLastPulled: () => new wasm.Planner("ns", "p").setLastPulled(HUGE),
+  shardCommit: () => new wasm.Planner("ns", "p").shardCommit(),
+  shardLayout: () => loaded().shardLayout(NaN, true),
+};
+
+/** The module's own exports that are not the core's surface. */
+const NOT_CORE = new Set(["default", "initSync", "wasmMemoryBytes", "Planner"]);
+
+Deno.test("every WASM export has a hostile-input case here", () => {
+  const functions = Object.entries(wasm)
+    .filter(([name, value]) => typeof value === "function" && !NOT_CORE.has(name))
+    .map(([name]) => name)
+    .sort();
+  assertEquals(functions, Object.keys(FUNCTIONS).sort());
+  const methods = Object.getOwnPropertyNames(wasm.Planner.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(methods, Object.keys(METHODS).sort());
+});
+
+Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
+  for (const [name, call] of [...Object.entries(FUNCTIONS), ...Object.entries(METHODS)]) {
+    survives(name, call);
+    // A trap would leave the instance unusable: the next call would fail too.
+    const planner = loaded();
+    assertEquals(planner.indexLength(), 0, `after ${name}`);
+    planner.free();
+  }
+  // Hostile constructor arguments are refused with a code as well.
+  survives("new Planner", () => new wasm.Planner(EVIL, HUGE));
+});
+
+Deno.test("the check itself fails on a trap and on an error without a code", () => {
+  const fails = (call: () => unknown) => {
+    try {
+      survives("planted", call);
+    } catch {
+      return true;
+    }
+    return false;
+  };
+  assert(fails(() => {
+    throw new WebAssembly.RuntimeError("unreachable");
+  }));
+  assert(fails(() => {
+    throw new Error("no code");
+  }));
+  assert(
+    !fails(() => {
+      throw Object.assign(new Error("coded"), { code: "invalid-input" });
+    }),
+  );
+});
