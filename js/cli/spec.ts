@@ -73,7 +73,7 @@ export const COMMON_FLAGS: Readonly<Record<string, FlagSpec>> = {
     value: "S",
     help: "wait at most S seconds for the datastore lock (default 60)",
   },
-  help: { type: "boolean", help: "print the usage of the command and exit" },
+  help: { type: "boolean", help: "print the usage of the command and exit (also -h)" },
 };
 
 /** Throws the usage error `message`: reported with the command's usage, exit 2. */
