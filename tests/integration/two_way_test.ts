@@ -16,8 +16,13 @@ async function twoCaches(server: S3Server, bucket: string, namespace = "prod") {
   const store = await server.bucket(bucket);
   const parent = await Deno.makeTempDir({ prefix: "s3sync-two-way-" });
   const caches = { a: `${parent}/a`, b: `${parent}/b` };
+  // `--yes` is a flag of push only: any other command refuses it (exit 2).
   const run = (who: "a" | "b", ...args: string[]) =>
-    runCliJson([...args, ...commonFlags(server, bucket, caches[who], { namespace }), "--yes"]);
+    runCliJson([
+      ...args,
+      ...commonFlags(server, bucket, caches[who], { namespace }),
+      ...(args[0] === "push" ? ["--yes"] : []),
+    ]);
   const write = async (who: "a" | "b", rel: string, text: string) => {
     const path = `${caches[who]}/${namespace}/${rel}`;
     await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });

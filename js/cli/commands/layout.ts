@@ -1,0 +1,39 @@
+/**
+ * `doctor` and `repair`: the cache's layout, checked and fixed (the bucket is never written).
+ *
+ * @module
+ */
+import { isSymlinkRefusal } from "../../cache_fs.ts";
+import { doctor, repair } from "../../repair.ts";
+import { EXIT, exitCodeOfRun } from "../exit_codes.ts";
+import type { DoctorOutcome, RepairOutcome } from "../outcome.ts";
+import { flag } from "../values.ts";
+import type { CommandInput } from "./run.ts";
+import { realFailures, symlinkRefusals } from "./refusals.ts";
+
+/** Runs `doctor`: exit 3 when there is any problem. */
+export async function runDoctor({ ctx }: CommandInput): Promise<DoctorOutcome> {
+  const problems = await doctor(ctx);
+  return { kind: "doctor", code: problems.length ? EXIT.attention : EXIT.ok, problems };
+}
+
+/** Runs `repair [--apply]`. */
+export async function runRepair({ ctx, values }: CommandInput): Promise<RepairOutcome> {
+  const apply = flag(values, "apply");
+  const report = await repair(ctx, apply);
+  if (!apply) {
+    // The journal could not be read through a symlinked repair folder: the backups would be
+    // refused too, so the person hears of it before applying.
+    const code = report.refused.length ? EXIT.attention : EXIT.ok;
+    return { kind: "repair", code, report, apply, refused: report.refused };
+  }
+  const h = report.hydration;
+  // Refused steps of the repair and of its hydration: the files stayed where they were.
+  const refused = [...report.refused, ...(h?.failures.filter(isSymlinkRefusal) ?? [])];
+  const code = exitCodeOfRun(
+    realFailures(h?.failures ?? []).length > 0,
+    report.leftTrees.length > 0 || refused.length > 0,
+  );
+  const blocked = refused.length > 0 ? symlinkRefusals(refused) : undefined;
+  return { kind: "repair", code, report, apply, refused, blocked };
+}

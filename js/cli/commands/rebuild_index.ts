@@ -1,0 +1,116 @@
+/**
+ * `rebuild-index [--apply] [--force]`: lists the bucket and rebuilds the index: the monolith
+ * (v1), or on a repo whose `_index/_meta.json` says version 2, the shards and the meta.
+ *
+ * @module
+ */
+import { Planner } from "../../core.ts";
+import { publishConditionally, type SyncContext } from "../../context.ts";
+import { underPublishLock } from "../../lock.ts";
+import { rebuildIndex } from "../../pull.ts";
+import { findShardIndex, publishRebuiltShards, type ShardIndexFound } from "../../shards.ts";
+import { EXIT, type ExitCode } from "../exit_codes.ts";
+import type { RebuildOutcome, RebuildStep } from "../outcome.ts";
+import { flag } from "../values.ts";
+import type { CommandInput } from "./run.ts";
+
+/** Runs `rebuild-index`. */
+export async function runRebuildIndex({ ctx, values }: CommandInput): Promise<RebuildOutcome> {
+  const apply = flag(values, "apply");
+  const force = flag(values, "force");
+  const planner = new Planner(ctx.namespace, ctx.prefix);
+  try {
+    // A repo whose `_meta.json` says version 2 reads only its shards: a rebuilt monolith
+    // would be ignored there, so the shards and the meta are what gets rebuilt.
+    const shardIndex = await findShardIndex(ctx, planner.listingPrefix);
+    if (shardIndex) return await rebuildShards(ctx, planner, apply, force, shardIndex);
+    const head = await ctx.store.headObject(planner.remoteIndexKey, ctx.signal);
+    let existing: "absent" | "valid" | "corrupt" = "absent";
+    if (head.exists) {
+      const current = await ctx.store.getObject(planner.remoteIndexKey, ctx.signal);
+      try {
+        new Planner(ctx.namespace, ctx.prefix).loadIndex(current.data);
+        existing = "valid";
+      } catch {
+        existing = "corrupt";
+      }
+    }
+    const { rebuilt } = await rebuildIndex(ctx, planner, false);
+    let step: RebuildStep;
+    if (!apply) {
+      step = "dry-run";
+    } else if (existing === "valid" && !force) {
+      step = "kept-existing";
+    } else {
+      const etag = existing === "absent" ? null : head.etag ?? null;
+      step = await publishIndex(ctx, planner, etag) ? "published" : "lost-race";
+    }
+    let code: ExitCode = step === "dry-run" || step === "published" ? EXIT.ok : EXIT.attention;
+    // Objects left out of the index stay in the bucket where no pull will find them: a person
+    // must hear of it, as a pull that rebuilt says so too.
+    if (rebuilt.skippedUnsafe > 0) code = EXIT.attention;
+    return {
+      kind: "rebuild-index",
+      code,
+      report: rebuilt,
+      layout: "v1",
+      existing,
+      step,
+      key: planner.remoteIndexKey,
+    };
+  } finally {
+    planner.free();
+  }
+}
+
+/**
+ * The publish step of a v1 rebuild: the planner's rebuilt index, written over exactly `etag`
+ * (create-only when null), under the datastore lock. False when the index changed meanwhile.
+ */
+async function publishIndex(
+  ctx: SyncContext,
+  planner: Planner,
+  etag: string | null,
+): Promise<boolean> {
+  const body = planner.indexJson(false);
+  const put = await underPublishLock(ctx, () =>
+    publishConditionally(
+      ctx.store,
+      planner.remoteIndexKey,
+      body,
+      etag,
+      ctx.signal,
+    ));
+  return put !== null;
+}
+
+/** `rebuild-index` on a v2 repo: rebuilds the shards and `_meta.json` (commitSeq + 1). */
+async function rebuildShards(
+  ctx: SyncContext,
+  planner: Planner,
+  apply: boolean,
+  force: boolean,
+  found: ShardIndexFound,
+): Promise<RebuildOutcome> {
+  const { rebuilt } = await rebuildIndex(ctx, planner, false);
+  let step: RebuildStep;
+  if (!apply) {
+    step = "dry-run";
+  } else if (found.state === "valid" && !force) {
+    step = "kept-existing";
+  } else {
+    const published = await underPublishLock(ctx, () => publishRebuiltShards(ctx, planner, found));
+    step = published ? "published" : "lost-race";
+  }
+  return {
+    kind: "rebuild-index",
+    code: step === "dry-run" || step === "published" ? EXIT.ok : EXIT.attention,
+    report: rebuilt,
+    layout: "v2",
+    existing: found.state,
+    step,
+    key: `${planner.listingPrefix}_index/_meta.json`,
+    commitSeq: found.commitSeq,
+    problem: found.problem,
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * The human reports of `lock status` and `lock release`.
+ *
+ * @module
+ */
+import type { LockReleaseOutcome, LockStatusOutcome } from "../outcome.ts";
+
+/** Who holds the lock and since when, and whether it is live or stale. */
+export function lockStatusLines({ found }: LockStatusOutcome): string[] {
+  if (!found) return ["No datastore lock is held."];
+  const b = found.body;
+  return [
+    b
+      ? `Held by ${b.holder} (host ${b.hostname}, pid ${b.pid}, nonce ${b.nonce}), taken ${b.acquiredAt}.`
+      : "A lock object exists but its body is unreadable.",
+    found.state === "held"
+      ? `Last refreshed ${Math.round((found.ageMs ?? 0) / 1000)} s ago: live for ${
+        Math.round((found.expiresInMs ?? 0) / 1000)
+      } s more unless refreshed.`
+      : found.state === "stale"
+      ? `Last refreshed ${
+        Math.round((found.ageMs ?? 0) / 1000)
+      } s ago: STALE, the next writer takes it over.`
+      : "",
+  ].filter((line) => line !== "");
+}
+
+/** Whether the lock was released. */
+export function lockReleaseLines({ released }: LockReleaseOutcome): string[] {
+  return [
+    released
+      ? "Released the datastore lock."
+      : "Not released: the lock is gone or carries another nonce.",
+  ];
+}

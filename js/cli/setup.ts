@@ -1,0 +1,70 @@
+/**
+ * Builds what a command runs against from its flags: the S3 store, the cache, the binding, the
+ * limits, progress and log output, and an abort signal wired to SIGINT and SIGTERM.
+ *
+ * @module
+ */
+import { DenoCacheFs } from "../cache_fs.ts";
+import type { SyncContext } from "../context.ts";
+import { Planner } from "../core.ts";
+import { SyncError } from "../errors.ts";
+import { progressPrinter } from "../progress.ts";
+import { S3Store } from "../s3.ts";
+import type { FlagValues } from "./spec.ts";
+import { flag, nonNegative, positiveInt, text } from "./values.ts";
+
+/** A context and how to let go of it. */
+export interface Setup {
+  /** What the command runs against. */
+  ctx: SyncContext;
+  /** Removes the signal handlers and closes the store's connections. */
+  dispose(): void;
+}
+
+/**
+ * Checks the flags shared by every command, then builds the context. Sends no request.
+ *
+ * @param values the parsed flags
+ * @throws SyncError `usage` for a bad number, or the core's code for a bad namespace or prefix
+ */
+export function setUp(values: FlagValues): Setup {
+  const json = flag(values, "json");
+  const namespace = text(values, "namespace");
+  const prefix = text(values, "prefix");
+  const concurrency = positiveInt(values, "concurrency");
+  const listPageSize = positiveInt(values, "page-size");
+  const lockWait = flag(values, "no-lock") ? undefined : nonNegative(values, "lock-wait") ?? 60;
+  // Validate the binding before any request: a bad namespace is a usage error, not a fault.
+  new Planner(namespace, prefix).free();
+  const store = new S3Store({
+    bucket: text(values, "bucket")!,
+    prefix,
+    region: text(values, "region"),
+    endpoint: text(values, "endpoint"),
+    forcePathStyle: flag(values, "force-path-style"),
+  });
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new SyncError("aborted", "interrupted"));
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  const ctx: SyncContext = {
+    store,
+    cache: new DenoCacheFs(text(values, "cache") ?? "."),
+    namespace,
+    prefix,
+    concurrency,
+    listPageSize,
+    signal: controller.signal,
+    onProgress: json ? undefined : progressPrinter(),
+    log: json ? undefined : (line) => console.error(`s3sync: ${line}`),
+    lock: lockWait === undefined ? false : { maxWaitMs: lockWait * 1000 },
+  };
+  return {
+    ctx,
+    dispose() {
+      Deno.removeSignalListener("SIGINT", onSignal);
+      Deno.removeSignalListener("SIGTERM", onSignal);
+      store.destroy();
+    },
+  };
+}
