@@ -9,10 +9,11 @@ import { parseArgs } from "node:util";
 import { DenoCacheFs, isSymlinkRefusal } from "./cache_fs.ts";
 import type { ItemFailure } from "./engine.ts";
 import { lockKeyFor, Planner } from "./core.ts";
-import { publishConditionally, type SyncContext } from "./context.ts";
-import { describeLock, forceRelease, inspectLock, underPublishLock } from "./lock.ts";
+import type { SyncContext } from "./context.ts";
+import { describeLock, forceRelease, inspectLock } from "./lock.ts";
 import { describe, SyncError } from "./errors.ts";
-import { pull, type PullReport, rebuildIndex } from "./pull.ts";
+import { pull, type PullReport } from "./pull.ts";
+import { publishUnderLock, rebuildIndex, underPublishLock } from "./remote_index.ts";
 import { resolve } from "./resolve.ts";
 import { S3Store } from "./s3.ts";
 import { markDirty } from "./dirty.ts";
@@ -409,66 +410,58 @@ async function runPull(ctx: SyncContext, metadataOnly: boolean): Promise<Outcome
 }
 
 async function runRebuild(ctx: SyncContext, apply: boolean, force: boolean): Promise<Outcome> {
-  const planner = new Planner(ctx.namespace, ctx.prefix);
-  try {
-    // A repo whose `_meta.json` says version 2 reads only its shards: a rebuilt monolith
-    // would be ignored there, so the shards and the meta are what gets rebuilt.
-    const shardIndex = await findShardIndex(ctx, planner.listingPrefix);
-    if (shardIndex) return await runRebuildShards(ctx, planner, apply, force, shardIndex);
-    const head = await ctx.store.headObject(planner.remoteIndexKey, ctx.signal);
-    let existing: "absent" | "valid" | "corrupt" = "absent";
-    if (head.exists) {
-      const current = await ctx.store.getObject(planner.remoteIndexKey, ctx.signal);
-      try {
-        new Planner(ctx.namespace, ctx.prefix).loadIndex(current.data);
-        existing = "valid";
-      } catch {
-        existing = "corrupt";
-      }
+  using planner = new Planner(ctx.namespace, ctx.prefix);
+  // A repo whose `_meta.json` says version 2 reads only its shards: a rebuilt monolith
+  // would be ignored there, so the shards and the meta are what gets rebuilt.
+  const shardIndex = await findShardIndex(ctx, planner.listingPrefix);
+  if (shardIndex) return await runRebuildShards(ctx, planner, apply, force, shardIndex);
+  const head = await ctx.store.headObject(planner.remoteIndexKey, ctx.signal);
+  let existing: "absent" | "valid" | "corrupt" = "absent";
+  if (head.exists) {
+    const current = await ctx.store.getObject(planner.remoteIndexKey, ctx.signal);
+    try {
+      using check = new Planner(ctx.namespace, ctx.prefix);
+      check.loadIndex(current.data);
+      existing = "valid";
+    } catch {
+      existing = "corrupt";
     }
-    const { rebuilt } = await rebuildIndex(ctx, planner, false);
-    const lines = [
-      ...rebuildLines(rebuilt),
-      `The remote index ${planner.remoteIndexKey} is ${existing}.`,
-    ];
-    let published = false;
-    let code: number = EXIT.ok;
-    if (!apply) {
-      lines.push("Dry run: nothing written. Re-run with --apply to publish this index.");
-    } else if (existing === "valid" && !force) {
-      lines.push("Not published: the remote index exists and parses. Pass --force to replace it.");
-      code = EXIT.attention;
-    } else {
-      const body = planner.indexJson(false);
-      const etag = existing === "absent" ? null : head.etag ?? null;
-      const put = await underPublishLock(ctx, () =>
-        publishConditionally(
-          ctx.store,
-          planner.remoteIndexKey,
-          body,
-          etag,
-          ctx.signal,
-        ));
-      published = put !== null;
-      lines.push(
-        published
-          ? `Published the rebuilt index (${rebuilt.kept} entries) to ${planner.remoteIndexKey}.`
-          : "Not published: the remote index changed while rebuilding. Run the command again.",
-      );
-      if (!published) code = EXIT.attention;
-    }
-    // Objects left out of the index stay in the bucket where no pull will find them: a person
-    // must hear of it, as a pull that rebuilt says so too.
-    if (rebuilt.skippedUnsafe > 0) {
-      lines.push(
-        `attention [unsafe-keys]: ${rebuilt.skippedUnsafe} bucket keys cannot be cache paths and were not indexed (listed above); rename them in the bucket`,
-      );
-      code = EXIT.attention;
-    }
-    return { code, json: { report: rebuilt, layout: "v1", existing, published }, lines };
-  } finally {
-    planner.free();
   }
+  const { rebuilt } = await rebuildIndex(ctx, planner, false);
+  const lines = [
+    ...rebuildLines(rebuilt),
+    `The remote index ${planner.remoteIndexKey} is ${existing}.`,
+  ];
+  let published = false;
+  let code: number = EXIT.ok;
+  if (!apply) {
+    lines.push("Dry run: nothing written. Re-run with --apply to publish this index.");
+  } else if (existing === "valid" && !force) {
+    lines.push("Not published: the remote index exists and parses. Pass --force to replace it.");
+    code = EXIT.attention;
+  } else {
+    const body = planner.indexJson(false);
+    const etag = existing === "absent" ? null : head.etag ?? null;
+    const put = await publishUnderLock(ctx, planner.remoteIndexKey, body, etag, {
+      retry: false,
+    });
+    published = put !== null;
+    lines.push(
+      published
+        ? `Published the rebuilt index (${rebuilt.kept} entries) to ${planner.remoteIndexKey}.`
+        : "Not published: the remote index changed while rebuilding. Run the command again.",
+    );
+    if (!published) code = EXIT.attention;
+  }
+  // Objects left out of the index stay in the bucket where no pull will find them: a person
+  // must hear of it, as a pull that rebuilt says so too.
+  if (rebuilt.skippedUnsafe > 0) {
+    lines.push(
+      `attention [unsafe-keys]: ${rebuilt.skippedUnsafe} bucket keys cannot be cache paths and were not indexed (listed above); rename them in the bucket`,
+    );
+    code = EXIT.attention;
+  }
+  return { code, json: { report: rebuilt, layout: "v1", existing, published }, lines };
 }
 
 /** Lines describing a rebuild's report. */

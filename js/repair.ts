@@ -19,7 +19,8 @@ import { sha256Hex } from "./hash.ts";
 import { describe, SyncError } from "./errors.ts";
 import { isSymlinkRefusal, refuseSymlinkedFolders } from "./cache_fs.ts";
 import type { ItemFailure } from "./engine.ts";
-import { loadRemoteIndex, pull, type PullReport } from "./pull.ts";
+import { pull, type PullReport } from "./pull.ts";
+import { loadRemoteIndex } from "./remote_index.ts";
 
 /** Where repair keeps its journal (inside the never-synced repair folder). */
 export const JOURNAL = ".s3sync-repair/journal.json";
