@@ -12,12 +12,11 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { encodeLocalListing, Planner, type Problem, type RepairPlan } from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { sha256Hex } from "./hash.ts";
 import { describe, SyncError } from "./errors.ts";
-import { isSymlinkRefusal, refuseSymlinkedFolders } from "./cache_fs.ts";
+import { type CacheStore, isSymlinkRefusal } from "./cache_fs.ts";
 import type { ItemFailure } from "./engine.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { loadRemoteIndex } from "./remote_index.ts";
@@ -136,16 +135,15 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
         plan: plan.summary,
       }));
     if (resumed) ctx.log?.("an interrupted repair was found: rolling it forward");
-    const root = ctx.cache.root;
     for (const move of plan.moveIntoNamespace) {
-      await refusing(move.from, () => moveFile(root, move.from, move.to));
+      await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
     }
     for (const r of plan.removeRedundant) await refusing(r.path, () => ctx.cache.remove(r.path));
     for (const move of plan.backup) {
-      await refusing(move.from, () => moveFile(root, move.from, move.to));
+      await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
     }
     for (const tree of plan.removeTrees) {
-      const removed = await refusing(tree, () => removeEmptyTree(root, tree));
+      const removed = await refusing(tree, () => ctx.cache.removeEmptyTree(tree));
       if (removed !== true) report.leftTrees.push(tree);
     }
     report.hydration = await pull(ctx, { keepExisting: true, verify: true });
@@ -224,53 +222,12 @@ async function writeJournal(ctx: SyncContext, body: Record<string, unknown>): Pr
   );
 }
 
-/**
- * Renames `from` to `to` inside the cache; a rename never copies, so it is atomic. Neither path
- * may pass through a symlinked folder (checked before the `mkdir -p`, which follows links, and
- * again right before the rename; see {@link refuseSymlinkedFolders} for the race that remains).
- */
-async function moveFile(root: string, from: string, to: string): Promise<void> {
-  const target = join(root, ...to.split("/"));
-  refuseSymlinkedFolders(root, from);
-  refuseSymlinkedFolders(root, to);
-  await Deno.mkdir(join(target, ".."), { recursive: true });
-  try {
-    // Never replace: a file at the target would be bytes the plan did not prove redundant.
-    await Deno.lstat(target);
+/** Moves `from` to `to` in the cache, never over a file the plan did not prove redundant. */
+async function moveFile(cache: CacheStore, from: string, to: string): Promise<void> {
+  if (!(await cache.moveNew(from, to))) {
     throw new SyncError(
       "repair-conflict",
       `${to} appeared while repairing; run \`s3sync repair\` again`,
     );
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  refuseSymlinkedFolders(root, from);
-  refuseSymlinkedFolders(root, to);
-  await Deno.rename(join(root, ...from.split("/")), target);
-}
-
-/**
- * Removes the cache folder `tree` if it holds no files (bottom-up); returns false if a file
- * remains. A symlinked `tree` is refused; a link inside it counts as a file (never followed,
- * never removed), so the tree stays.
- */
-async function removeEmptyTree(root: string, tree: string): Promise<boolean> {
-  refuseSymlinkedFolders(root, tree, true);
-  return await removeEmptyFolders(join(root, ...tree.split("/")));
-}
-
-async function removeEmptyFolders(folder: string): Promise<boolean> {
-  let empty = true;
-  try {
-    for await (const entry of Deno.readDir(folder)) {
-      // `isDirectory` is false for a link to a folder: it is left, and so is its tree.
-      if (entry.isDirectory) empty = (await removeEmptyFolders(join(folder, entry.name))) && empty;
-      else empty = false;
-    }
-    if (empty) await Deno.remove(folder);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return true;
-    throw new SyncError("repair-failed", `cannot remove ${folder}: ${describe(error)}`);
-  }
-  return empty;
 }
