@@ -244,7 +244,8 @@ export async function underPublishLock<T>(
  * create-only when `etag` is null (see {@link publishConditionally}).
  *
  * @param ctx store, signal, retry policy, and the lock settings (its namespace picks the key)
- * @param options `retry`: retry transient failures of the write with `ctx`'s policy
+ * @param options `retry`: also retry transient failures of the write with `ctx`'s policy (a
+ *   pull's and a rebuild's writes do; migrate's and `rebuild-index`'s write once)
  * @returns the new ETag, or null when another writer got there first
  */
 export async function publishUnderLock(

@@ -30,40 +30,36 @@ export const JOURNAL = ".s3sync-repair/journal.json";
  * @returns problems with stable codes; empty when healthy
  */
 export async function doctor(ctx: SyncContext): Promise<Problem[]> {
-  const planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix);
+  const problems: Problem[] = [];
   try {
-    const problems: Problem[] = [];
-    try {
-      await loadRemoteIndex(ctx, planner, false);
-    } catch (error) {
-      const code = error instanceof SyncError ? error.code : undefined;
-      if (code !== "index-corrupt" && code !== "partition-name-unsafe") throw error;
-      // Both leave the index unreadable (a meta with an unsafe partition name has none of its
-      // shards read), so nothing syncs until a rebuild replaces it.
-      problems.push({
-        code,
-        message: `${
-          (error as SyncError).message
-        }; nothing syncs until it is fixed: \`s3sync rebuild-index --apply\` replaces it from a listing`,
-      });
-    }
-    const walk = await ctx.cache.walk(ctx.signal);
-    if (walk.errors.length > 0) {
-      problems.push({
-        code: "walk-error",
-        message: `${walk.errors.length} errors reading the cache (e.g. ${
-          walk.errors[0]
-        }); fix the permissions, then run \`s3sync doctor\` again`,
-      });
-    }
-    const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
-    problems.push(
-      ...planner.diagnose(encodeLocalListing(walk.files), sidecar, walk.symlinkedFolders),
-    );
-    return problems;
-  } finally {
-    planner.free();
+    await loadRemoteIndex(ctx, planner, false);
+  } catch (error) {
+    const code = error instanceof SyncError ? error.code : undefined;
+    if (code !== "index-corrupt" && code !== "partition-name-unsafe") throw error;
+    // Both leave the index unreadable (a meta with an unsafe partition name has none of its
+    // shards read), so nothing syncs until a rebuild replaces it.
+    problems.push({
+      code,
+      message: `${
+        (error as SyncError).message
+      }; nothing syncs until it is fixed: \`s3sync rebuild-index --apply\` replaces it from a listing`,
+    });
   }
+  const walk = await ctx.cache.walk(ctx.signal);
+  if (walk.errors.length > 0) {
+    problems.push({
+      code: "walk-error",
+      message: `${walk.errors.length} errors reading the cache (e.g. ${
+        walk.errors[0]
+      }); fix the permissions, then run \`s3sync doctor\` again`,
+    });
+  }
+  const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
+  problems.push(
+    ...planner.diagnose(encodeLocalListing(walk.files), sidecar, walk.symlinkedFolders),
+  );
+  return problems;
 }
 
 /** What a repair did (or, dry, would do). */
@@ -100,69 +96,65 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
       "repair needs --namespace: it moves root-level data into the namespace folder",
     );
   }
-  const planner = new Planner(ctx.namespace, ctx.prefix);
-  try {
-    await loadRemoteIndex(ctx, planner, false);
-    const refused: ItemFailure[] = [];
-    // Each step that meets a symlinked folder is refused and recorded; the others go on.
-    const refusing = async <T>(item: string, step: () => Promise<T>): Promise<T | undefined> => {
-      try {
-        return await step();
-      } catch (error) {
-        if (!isSymlinkRefusal(error)) throw error;
-        refused.push({ item, code: "symlink-in-path", message: describe(error) });
-        return undefined;
-      }
-    };
-    const journal = await refusing(JOURNAL, () => ctx.cache.readFile(JOURNAL)) ?? null;
-    const resumed = journal !== null &&
-      JSON.parse(new TextDecoder().decode(journal)).status === "running";
-    const plan = await planWithHashes(ctx, planner);
-    const report: RepairReport = {
-      plan,
-      applied: false,
-      resumed,
-      leftTrees: [],
-      dedupedBackups: 0,
-      refused,
-    };
-    if (!apply) return report;
+  using planner = new Planner(ctx.namespace, ctx.prefix);
+  await loadRemoteIndex(ctx, planner, false);
+  const refused: ItemFailure[] = [];
+  // Each step that meets a symlinked folder is refused and recorded; the others go on.
+  const refusing = async <T>(item: string, step: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await step();
+    } catch (error) {
+      if (!isSymlinkRefusal(error)) throw error;
+      refused.push({ item, code: "symlink-in-path", message: describe(error) });
+      return undefined;
+    }
+  };
+  const journal = await refusing(JOURNAL, () => ctx.cache.readFile(JOURNAL)) ?? null;
+  const resumed = journal !== null &&
+    JSON.parse(new TextDecoder().decode(journal)).status === "running";
+  const plan = await planWithHashes(ctx, planner);
+  const report: RepairReport = {
+    plan,
+    applied: false,
+    resumed,
+    leftTrees: [],
+    dedupedBackups: 0,
+    refused,
+  };
+  if (!apply) return report;
 
-    await refusing(JOURNAL, () =>
-      writeJournal(ctx, {
-        status: "running",
-        startedAt: (ctx.now?.() ?? new Date()).toISOString(),
-        plan: plan.summary,
-      }));
-    if (resumed) ctx.log?.("an interrupted repair was found: rolling it forward");
-    for (const move of plan.moveIntoNamespace) {
-      await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
-    }
-    for (const r of plan.removeRedundant) await refusing(r.path, () => ctx.cache.remove(r.path));
-    for (const move of plan.backup) {
-      await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
-    }
-    for (const tree of plan.removeTrees) {
-      const removed = await refusing(tree, () => ctx.cache.removeEmptyTree(tree));
-      if (removed !== true) report.leftTrees.push(tree);
-    }
-    report.hydration = await pull(ctx, { keepExisting: true, verify: true });
-    report.dedupedBackups = await dedupeBackups(ctx, planner, refusing);
-    report.applied = true;
-    if (
-      report.hydration.failures.length === 0 && report.leftTrees.length === 0 &&
-      refused.length === 0
-    ) {
-      await writeJournal(ctx, {
-        status: "complete",
-        finishedAt: (ctx.now?.() ?? new Date()).toISOString(),
-        plan: plan.summary,
-      });
-    }
-    return report;
-  } finally {
-    planner.free();
+  await refusing(JOURNAL, () =>
+    writeJournal(ctx, {
+      status: "running",
+      startedAt: (ctx.now?.() ?? new Date()).toISOString(),
+      plan: plan.summary,
+    }));
+  if (resumed) ctx.log?.("an interrupted repair was found: rolling it forward");
+  for (const move of plan.moveIntoNamespace) {
+    await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
   }
+  for (const r of plan.removeRedundant) await refusing(r.path, () => ctx.cache.remove(r.path));
+  for (const move of plan.backup) {
+    await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
+  }
+  for (const tree of plan.removeTrees) {
+    const removed = await refusing(tree, () => ctx.cache.removeEmptyTree(tree));
+    if (removed !== true) report.leftTrees.push(tree);
+  }
+  report.hydration = await pull(ctx, { keepExisting: true, verify: true });
+  report.dedupedBackups = await dedupeBackups(ctx, planner, refusing);
+  report.applied = true;
+  if (
+    report.hydration.failures.length === 0 && report.leftTrees.length === 0 &&
+    refused.length === 0
+  ) {
+    await writeJournal(ctx, {
+      status: "complete",
+      finishedAt: (ctx.now?.() ?? new Date()).toISOString(),
+      plan: plan.summary,
+    });
+  }
+  return report;
 }
 
 async function planWithHashes(ctx: SyncContext, planner: Planner): Promise<RepairPlan> {
