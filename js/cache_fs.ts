@@ -7,7 +7,7 @@
  */
 import { dirname, join, sep } from "node:path";
 import type { LocalFile } from "./core.ts";
-import { SyncError } from "./errors.ts";
+import { describe, SyncError } from "./errors.ts";
 
 /** Prefix of this project's temporary files; the walk never reports them as payload. */
 export const TEMP_PREFIX = ".s3sync-tmp-";
@@ -53,6 +53,17 @@ export interface CacheStore {
   remove(path: string): Promise<void>;
   /** Creates a folder and its parents. */
   ensureDir(path: string): Promise<void>;
+  /**
+   * Moves the file `from` to `to` with one rename (atomic: never a copy), creating the folders
+   * of `to`. Never replaces: when something is already at `to`, moves nothing and returns false.
+   */
+  moveNew(from: string, to: string): Promise<boolean>;
+  /**
+   * Removes the folder `path` and the folders beneath it, bottom-up, when they hold no files;
+   * returns false when a file (or a link, never followed) remains, leaving it and the folders
+   * above it. An absent folder counts as removed.
+   */
+  removeEmptyTree(path: string): Promise<boolean>;
 }
 
 /**
@@ -279,4 +290,55 @@ export class DenoCacheFs implements CacheStore {
     // `mkdir -p` succeeds on a link to a folder: the folder must be a real one.
     refuseSymlinkedFolders(this.root, path, true);
   }
+
+  /**
+   * @inheritdoc
+   *
+   * Neither path may pass through a symlinked folder: checked before the `mkdir -p` (which
+   * follows links) and again right before the rename (see {@link refuseSymlinkedFolders} for
+   * the race that remains).
+   */
+  async moveNew(from: string, to: string): Promise<boolean> {
+    const target = this.#abs(to);
+    refuseSymlinkedFolders(this.root, from);
+    refuseSymlinkedFolders(this.root, to);
+    await Deno.mkdir(dirname(target), { recursive: true });
+    try {
+      await Deno.lstat(target);
+      return false;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    refuseSymlinkedFolders(this.root, from);
+    refuseSymlinkedFolders(this.root, to);
+    await Deno.rename(this.#abs(from), target);
+    return true;
+  }
+
+  /**
+   * @inheritdoc
+   *
+   * A symlinked `path` (or folder above it) is refused. Fails with `repair-failed` (repair is
+   * the caller) naming the folder that could not be read or removed.
+   */
+  async removeEmptyTree(path: string): Promise<boolean> {
+    refuseSymlinkedFolders(this.root, path, true);
+    return await removeEmptyFolders(this.#abs(path));
+  }
+}
+
+async function removeEmptyFolders(folder: string): Promise<boolean> {
+  let empty = true;
+  try {
+    for await (const entry of Deno.readDir(folder)) {
+      // `isDirectory` is false for a link to a folder: it is left, and so is its tree.
+      if (entry.isDirectory) empty = (await removeEmptyFolders(join(folder, entry.name))) && empty;
+      else empty = false;
+    }
+    if (empty) await Deno.remove(folder);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return true;
+    throw new SyncError("repair-failed", `cannot remove ${folder}: ${describe(error)}`);
+  }
+  return empty;
 }

@@ -7,10 +7,11 @@
  * @module
  */
 import { encodeRemotePage, findContamination, type ListedObject, Planner } from "./core.ts";
-import { listPages, publishConditionally, type SyncContext } from "./context.ts";
+import type { SyncContext } from "./context.ts";
+import { publishConditionally, readIndexObject } from "./remote_index.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
 import { SyncError } from "./errors.ts";
-import { isNotFound } from "./store.ts";
+import { listPages } from "./store.ts";
 
 /** One contaminating object the repair left in place, and why. */
 export interface KeptForeignObject {
@@ -103,31 +104,22 @@ export async function repairContamination(
 /** Removes `rels` from the bound tree's monolithic index, publishing over the copy read. */
 async function dropIndexEntries(ctx: SyncContext, rels: string[]): Promise<void> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  const planner = new Planner(ctx.namespace, ctx.prefix);
-  try {
-    const key = planner.remoteIndexKey;
-    let got: { data: Uint8Array; etag?: string };
-    try {
-      got = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
-    } catch (error) {
-      if (isNotFound(error)) return;
-      throw error;
-    }
-    planner.loadIndex(got.data);
-    if (planner.removeEntries(rels) === 0) return;
-    const body = planner.indexJson(false);
-    const put = await withRetry(
-      () => publishConditionally(ctx.store, key, body, got.etag ?? null, ctx.signal),
-      retry,
-      ctx.signal,
+  using planner = new Planner(ctx.namespace, ctx.prefix);
+  const key = planner.remoteIndexKey;
+  const got = await readIndexObject(ctx, key);
+  if (!got) return;
+  planner.loadIndex(got.data);
+  if (planner.removeEntries(rels) === 0) return;
+  const body = planner.indexJson(false);
+  const put = await withRetry(
+    () => publishConditionally(ctx.store, key, body, got.etag ?? null, ctx.signal),
+    retry,
+    ctx.signal,
+  );
+  if (!put) {
+    throw new SyncError(
+      "publish-conflict",
+      "the index changed while the repair was removing foreign entries; run it again",
     );
-    if (!put) {
-      throw new SyncError(
-        "publish-conflict",
-        "the index changed while the repair was removing foreign entries; run it again",
-      );
-    }
-  } finally {
-    planner.free();
   }
 }

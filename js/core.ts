@@ -393,7 +393,8 @@ export function encodeRemotePage(objects: Iterable<ListedObject>): Uint8Array {
 
 /**
  * A planning session in the core, bound to a namespace and prefix. Holds the parsed index and
- * the last plan, so the index crosses the boundary once, as bytes.
+ * the last plan, so the index crosses the boundary once, as bytes. It owns WASM memory: hold it
+ * with `using`, which frees it on every exit path.
  */
 export class Planner {
   #inner: wasm.Planner;
@@ -701,6 +702,11 @@ export class Planner {
   free(): void {
     this.#inner.free();
   }
+
+  /** Frees it at the end of a `using` block: no exit path can leak the session. */
+  [Symbol.dispose](): void {
+    this.free();
+  }
 }
 
 /**
@@ -989,10 +995,6 @@ export function coreCodeLists(): {
  * @param namespace bound namespace, or undefined for solo mode
  */
 export function lockKeyFor(namespace?: string): string {
-  const planner = new Planner(namespace);
-  try {
-    return planner.lockKey;
-  } finally {
-    planner.free();
-  }
+  using planner = new Planner(namespace);
+  return planner.lockKey;
 }

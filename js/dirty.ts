@@ -23,13 +23,9 @@ export async function markDirty(
   namespace: string | undefined,
   path?: string,
 ): Promise<string | undefined> {
-  const planner = new Planner(namespace);
-  try {
-    const tombstone = path === undefined ? undefined : planner.normalizeTombstone(path);
-    const sidecar = (await cache.readFile(SIDECAR)) ?? undefined;
-    await cache.writeAtomic(SIDECAR, sidecarMarkDirty(sidecar, tombstone));
-    return tombstone;
-  } finally {
-    planner.free();
-  }
+  using planner = new Planner(namespace);
+  const tombstone = path === undefined ? undefined : planner.normalizeTombstone(path);
+  const sidecar = (await cache.readFile(SIDECAR)) ?? undefined;
+  await cache.writeAtomic(SIDECAR, sidecarMarkDirty(sidecar, tombstone));
+  return tombstone;
 }

@@ -11,11 +11,9 @@
  * @module
  */
 import * as wasm from "./wasm.ts";
-import { lockKeyFor } from "./core.ts";
-import { hasExtras, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { core, describe, SyncError } from "./errors.ts";
-import { isNotFound, type ObjectStore, type ObjectStoreClient } from "./store.ts";
+import { hasExtras, isNotFound, type ObjectStore, type ObjectStoreClient } from "./store.ts";
 
 /** The lock's key, relative to the prefix (not namespaced, as in the extension). */
 export const LOCK_KEY = ".datastore.lock";
@@ -299,24 +297,6 @@ export async function forceRelease(
   if (!current || current.body?.nonce !== nonce) return false;
   await store.deleteObject(key);
   return true;
-}
-
-/**
- * Runs a publish under the datastore lock as `ctx` configures it (on by default). The lock is
- * never held during bulk transfers: callers wrap only the index write.
- *
- * @param fn the publish; receives a signal that aborts when the lease is lost
- */
-export async function underPublishLock<T>(
-  ctx: SyncContext,
-  fn: (lost: AbortSignal) => Promise<T>,
-): Promise<T> {
-  if (ctx.lock === false) return await fn(new AbortController().signal);
-  return await withLock(
-    ctx.store,
-    { key: lockKeyFor(ctx.namespace), log: ctx.log, signal: ctx.signal, ...ctx.lock },
-    fn,
-  );
 }
 
 /**

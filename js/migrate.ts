@@ -16,11 +16,11 @@ import {
   planMigrate,
   Planner,
 } from "./core.ts";
-import { listPages, publishConditionally, type SyncContext } from "./context.ts";
+import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, SyncError } from "./errors.ts";
-import { underPublishLock } from "./lock.ts";
-import { type HeadResult, isNotFound } from "./store.ts";
+import { publishUnderLock, readIndexObject } from "./remote_index.ts";
+import { type HeadResult, listPages } from "./store.ts";
 import type { ListedObject } from "./core.ts";
 
 /** What a migrate did (or, dry, would do). */
@@ -52,22 +52,6 @@ async function listAll(ctx: SyncContext): Promise<ListedObject[]> {
     all.push(...page);
   }
   return all;
-}
-
-async function readIndex(
-  ctx: SyncContext,
-  key: string,
-): Promise<{ data: Uint8Array; etag?: string } | null> {
-  try {
-    return await withRetry(
-      () => ctx.store.getObject(key, ctx.signal),
-      ctx.retry ?? DEFAULT_RETRY,
-      ctx.signal,
-    );
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
 }
 
 /**
@@ -134,8 +118,8 @@ export async function migrateRemote(
     );
   }
   const now = () => ctx.now?.() ?? new Date();
-  const soloPlanner = new Planner(undefined, ctx.prefix);
-  const nsPlanner = new Planner(namespace, ctx.prefix);
+  using soloPlanner = new Planner(undefined, ctx.prefix);
+  using nsPlanner = new Planner(namespace, ctx.prefix);
   try {
     const retry = ctx.retry ?? DEFAULT_RETRY;
     // Migrate indexes the copies in the monolith, which readers of a v2 (sharded) namespace
@@ -146,8 +130,8 @@ export async function migrateRemote(
         `${namespace}/ uses the sharded (v2) index, which migrate does not write: nothing was copied or removed. Migrate before moving the namespace to shards, or copy the objects and run \`s3sync rebuild-index --apply --force\``,
       );
     }
-    const soloIndex = await readIndex(ctx, soloPlanner.remoteIndexKey);
-    const nsIndex = await readIndex(ctx, nsPlanner.remoteIndexKey);
+    const soloIndex = await readIndexObject(ctx, soloPlanner.remoteIndexKey);
+    const nsIndex = await readIndexObject(ctx, nsPlanner.remoteIndexKey);
     const failures: ItemFailure[] = [];
     const { plan } = await planWithEvidence(ctx, namespace, await listAll(ctx), {
       solo: soloIndex?.data,
@@ -186,7 +170,7 @@ export async function migrateRemote(
     // Index the verified copies from a fresh listing and a fresh read of the namespace's index
     // (from the solo index's entries, or from the listing when there is none): a copy in no
     // index is invisible to every pull.
-    const nsNow = await readIndex(ctx, nsPlanner.remoteIndexKey);
+    const nsNow = await readIndexObject(ctx, nsPlanner.remoteIndexKey);
     const { listed } = await planWithEvidence(ctx, namespace, await listAll(ctx), {
       solo: soloIndex?.data,
       namespace: nsNow?.data,
@@ -201,16 +185,12 @@ export async function migrateRemote(
     let nsBody = nsNow?.data;
     if (report.indexed > 0) {
       const body = nsPlanner.indexJson(false);
-      const put = await underPublishLock(
+      const put = await publishUnderLock(
         { ...ctx, namespace },
-        () =>
-          publishConditionally(
-            ctx.store,
-            nsPlanner.remoteIndexKey,
-            body,
-            nsNow?.etag ?? null,
-            ctx.signal,
-          ),
+        nsPlanner.remoteIndexKey,
+        body,
+        nsNow?.etag ?? null,
+        { retry: false },
       );
       if (!put) {
         throw new SyncError(
@@ -237,16 +217,12 @@ export async function migrateRemote(
         if (soloPlanner.removeEntries(removable) > 0) {
           const body = soloPlanner.indexJson(false);
           // The solo index is guarded by the solo layout's lock key, not the namespace's.
-          const put = await underPublishLock(
+          const put = await publishUnderLock(
             { ...ctx, namespace: undefined },
-            () =>
-              publishConditionally(
-                ctx.store,
-                soloPlanner.remoteIndexKey,
-                body,
-                soloIndex.etag ?? null,
-                ctx.signal,
-              ),
+            soloPlanner.remoteIndexKey,
+            body,
+            soloIndex.etag ?? null,
+            { retry: false },
           );
           if (!put) {
             throw new SyncError(
@@ -274,8 +250,5 @@ export async function migrateRemote(
     return report;
   } catch (error) {
     throw asSyncError(error, "migrate");
-  } finally {
-    soloPlanner.free();
-    nsPlanner.free();
   }
 }

@@ -14,23 +14,15 @@ import {
   Planner,
   pullIsNoop,
   type PullPlan,
-  type RebuildReport,
-  shardMeta,
   sidecarAfterSync,
   sidecarTombstones,
   type Verdict,
 } from "./core.ts";
-import {
-  listPages,
-  LOCAL_INDEX,
-  publishConditionally,
-  SIDECAR,
-  type SyncContext,
-} from "./context.ts";
+import { LOCAL_INDEX, SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
-import { asSyncError, describe, SyncError } from "./errors.ts";
+import { asSyncError, describe } from "./errors.ts";
 import { isSymlinkRefusal } from "./cache_fs.ts";
-import { underPublishLock } from "./lock.ts";
+import { loadRemoteIndex, publishUnderLock, type RebuiltIndex } from "./remote_index.ts";
 import { isNotFound } from "./store.ts";
 import { sha256Hex } from "./hash.ts";
 
@@ -53,7 +45,7 @@ export interface PullReport {
   /** True when the fast path found nothing to do (one request sent). */
   noop: boolean;
   /** Set when the remote index was missing and rebuilt from a listing. */
-  rebuilt?: RebuildReport & { published: boolean; adoptedPeerIndex: boolean };
+  rebuilt?: RebuiltIndex;
   /** Entries in the index after the pull. */
   indexEntries: number;
   /** The plan's counts and findings (absent on the fast path). */
@@ -76,201 +68,6 @@ export interface PullReport {
   keptAside?: KeptAside[];
   /** The `conflict` verdict: files changed on both sides, where yours went, how to settle. */
   conflict?: Verdict;
-}
-
-/**
- * Loads the remote index into `planner`, rebuilding it from a listing when it is missing (and
- * publishing the rebuild create-only when `publishRebuild`).
- *
- * @returns the ETag of the index the planner now holds, and the rebuild report if one ran
- */
-export async function loadRemoteIndex(
-  ctx: SyncContext,
-  planner: Planner,
-  publishRebuild = true,
-): Promise<
-  { etag?: string; rebuilt?: PullReport["rebuilt"]; exists: boolean; v2?: ShardIndexState }
-> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const v2 = await loadShardIndex(ctx, planner);
-  if (v2) return { exists: true, v2 };
-  const key = planner.remoteIndexKey;
-  let got: { data: Uint8Array; etag?: string } | undefined;
-  try {
-    got = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
-  } catch (error) {
-    if (!isNotFound(error)) {
-      throw new SyncError("s3-error", `cannot read the remote index ${key}: ${describe(error)}`, {
-        cause: error,
-      });
-    }
-  }
-  if (got) {
-    planner.loadIndex(got.data);
-    return { etag: got.etag, exists: true };
-  }
-  return { ...(await rebuildIndex(ctx, planner, publishRebuild)), exists: false };
-}
-
-/** What was read of a v2 shard-first index: the ETags a commit must match. */
-export interface ShardIndexState {
-  /** `_meta.json`'s key and ETag. */
-  metaKey: string;
-  metaEtag: string | null;
-  /** Each shard's ETag, by partition. */
-  shardEtags: Map<string, string | null>;
-  /** The meta's commit sequence. */
-  commitSeq: number;
-}
-
-/** The raw bytes of a v2 shard set, with the ETags a commit must match. */
-export interface ShardSet {
-  /** `_meta.json` as read. */
-  meta: Uint8Array;
-  /** Its ETag. */
-  metaEtag: string | null;
-  /** Each listed shard, by partition. */
-  shards: Map<string, Uint8Array>;
-  /** Each shard's ETag, by partition. */
-  shardEtags: Map<string, string | null>;
-}
-
-/**
- * Reads `_index/_meta.json` and, when it says version 2, every shard it lists. Returns
- * undefined for v1 repos (no meta, or a v1 meta that only mirrors the monolith).
- */
-export async function readShardSet(
-  ctx: SyncContext,
-  folder: string,
-): Promise<ShardSet | undefined> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const metaKey = `${folder}_index/_meta.json`;
-  let meta: { data: Uint8Array; etag?: string };
-  try {
-    meta = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw new SyncError("s3-error", `cannot read ${metaKey}: ${describe(error)}`, { cause: error });
-  }
-  // The core decides the layout and judges every partition name before any shard is read:
-  // `_index/../../evil.json` would name an object outside `_index/`.
-  const layout = shardMeta(meta.data, true);
-  if (!layout) return undefined;
-  const { partitions } = layout;
-  const set: ShardSet = {
-    meta: meta.data,
-    metaEtag: meta.etag ?? null,
-    shards: new Map(),
-    shardEtags: new Map(),
-  };
-  const failures = await runPool(partitions, {
-    concurrency: 10,
-    signal: ctx.signal,
-    phase: "index",
-    name: (p) => p,
-    failureCode: "index-corrupt",
-  }, async (partition) => {
-    const got = await withRetry(
-      () => ctx.store.getObject(`${folder}_index/${partition}.json`, ctx.signal),
-      retry,
-      ctx.signal,
-    );
-    set.shards.set(partition, got.data);
-    set.shardEtags.set(partition, got.etag ?? null);
-  });
-  if (failures.length > 0) {
-    // A listed shard that cannot be read is never read as empty.
-    throw new SyncError(
-      "index-corrupt",
-      `cannot read ${failures.length} shards of ${metaKey}: ${failures[0].message}`,
-    );
-  }
-  return set;
-}
-
-/** What was read of a v2 shard-first index: the ETags a commit must match. */
-export interface ShardIndexState {
-  /** `_meta.json`'s key. */
-  metaKey: string;
-  /** Its ETag as read. */
-  metaEtag: string | null;
-  /** Each shard's ETag as read, by partition. */
-  shardEtags: Map<string, string | null>;
-  /** The meta's commit sequence. */
-  commitSeq: number;
-}
-
-/** Reads a v2 shard-first index into `planner`; undefined for v1 repos. */
-export async function loadShardIndex(
-  ctx: SyncContext,
-  planner: Planner,
-): Promise<ShardIndexState | undefined> {
-  const set = await readShardSet(ctx, planner.listingPrefix);
-  if (!set) return undefined;
-  const commitSeq = planner.loadShards(set.meta, set.shards);
-  return {
-    metaKey: `${planner.listingPrefix}_index/_meta.json`,
-    metaEtag: set.metaEtag,
-    shardEtags: set.shardEtags,
-    commitSeq,
-  };
-}
-
-/**
- * Rebuilds the index from a paginated listing of the bound tree and, when `publish` is set and
- * the listing held data, publishes it create-only; if another peer published first, theirs is
- * read and used instead.
- */
-export async function rebuildIndex(
-  ctx: SyncContext,
-  planner: Planner,
-  publish: boolean,
-): Promise<{ etag?: string; rebuilt: NonNullable<PullReport["rebuilt"]> }> {
-  const now = ctx.now?.() ?? new Date();
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  planner.beginRebuild(now);
-  ctx.log?.(
-    `remote index missing: rebuilding it from a listing of ${
-      planner.listingPrefix || "the bucket"
-    }`,
-  );
-  try {
-    for await (
-      const page of listPages(
-        ctx.store,
-        planner.listingPrefix,
-        ctx.listPageSize ?? 1000,
-        ctx.signal,
-      )
-    ) {
-      planner.addListingPage(page);
-    }
-  } catch (error) {
-    if (error instanceof SyncError) throw error;
-    throw new SyncError("listing-failed", `listing the bucket failed: ${describe(error)}`, {
-      cause: error,
-    });
-  }
-  const report = planner.finishRebuild(now);
-  const rebuilt = { ...report, published: false, adoptedPeerIndex: false };
-  if (!publish || report.kept === 0) return { rebuilt };
-  const key = planner.remoteIndexKey;
-  const body = planner.indexJson(false);
-  const put = await underPublishLock(
-    ctx,
-    () =>
-      withRetry(
-        () => publishConditionally(ctx.store, key, body, null, ctx.signal),
-        retry,
-        ctx.signal,
-      ),
-  );
-  if (put) return { etag: put.etag, rebuilt: { ...rebuilt, published: true } };
-  // Another peer published between our GET and PUT: theirs wins, we read it.
-  ctx.log?.("another writer published an index first: using theirs");
-  const theirs = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
-  planner.loadIndex(theirs.data);
-  return { etag: theirs.etag, rebuilt: { ...rebuilt, adoptedPeerIndex: true } };
 }
 
 /**
@@ -305,13 +102,11 @@ export function defaultCaseInsensitive(): boolean {
  * @returns what happened; failures are listed, not thrown (the caller decides the exit)
  */
 export async function pull(ctx: SyncContext, request: PullRequest = {}): Promise<PullReport> {
-  const planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix);
   try {
     return await pullWith(ctx, planner, request);
   } catch (error) {
     throw asSyncError(error, "pull");
-  } finally {
-    planner.free();
   }
 }
 
@@ -457,12 +252,7 @@ async function pullWith(
     // Prune vanished and internal entries remotely too, but only over the copy we read.
     const body = planner.indexJson(false);
     const key = planner.remoteIndexKey;
-    const put = await underPublishLock(ctx, () =>
-      withRetry(
-        () => publishConditionally(ctx.store, key, body, etag ?? null, ctx.signal),
-        retry,
-        ctx.signal,
-      ));
+    const put = await publishUnderLock(ctx, key, body, etag ?? null, { retry: true });
     indexPublished = put !== null;
     etag = put?.etag;
   }

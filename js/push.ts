@@ -22,22 +22,21 @@ import {
   sidecarUnreadable,
   type Uploaded,
 } from "./core.ts";
-import {
-  hasExtras,
-  LOCAL_INDEX,
-  publishConditionally,
-  SIDECAR,
-  type SyncContext,
-} from "./context.ts";
+import { LOCAL_INDEX, SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
-import { underPublishLock } from "./lock.ts";
 import { writeV1Mirror } from "./shards.ts";
-import { loadBase, loadRemoteIndex, readShardSet, type ShardIndexState } from "./pull.ts";
-import { isNotFound, type ObjectStore } from "./store.ts";
-
-/** How many times a lost publish race is re-read and re-merged before giving up. */
-export const PUBLISH_ATTEMPTS = 10;
+import { loadBase } from "./pull.ts";
+import {
+  loadRemoteIndex,
+  PUBLISH_ATTEMPTS,
+  publishConditionally,
+  publishWithRemerge,
+  readIndexObject,
+  readShardSet,
+  type ShardIndexState,
+} from "./remote_index.ts";
+import { hasExtras, type ObjectStore } from "./store.ts";
 
 /** Options of a push. */
 export interface PushRequest extends
@@ -132,15 +131,13 @@ export async function conditionalWritesWork(
  * @param request delete policy, confirmation, dry run
  */
 export async function push(ctx: SyncContext, request: PushRequest = {}): Promise<PushReport> {
-  const planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix);
   try {
     const prepared = await prepareWith(ctx, planner, request);
     if (request.dryRun) return prepared.report;
     return await commitWith(ctx, prepared, false);
   } catch (error) {
     throw asSyncError(error, "push");
-  } finally {
-    planner.free();
   }
 }
 
@@ -196,12 +193,11 @@ export async function commitPreparedPush(
   ctx: SyncContext,
   prepared: PreparedPush,
 ): Promise<PushReport> {
+  using _planner = prepared.planner;
   try {
     return await commitWith(ctx, prepared, true);
   } catch (error) {
     throw asSyncError(error, "push");
-  } finally {
-    prepared.planner.free();
   }
 }
 
@@ -415,20 +411,11 @@ async function rebaseOnCurrent(ctx: SyncContext, prepared: PreparedPush): Promis
     loaded.v2.shardEtags = current.shardEtags;
     return prepared.etag;
   }
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  try {
-    const current = await withRetry(
-      () => ctx.store.getObject(planner.remoteIndexKey, ctx.signal),
-      retry,
-      ctx.signal,
-    );
-    planner.rebasePush(current.data);
-    return current.etag ?? null;
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
-    // No index now: the prepared changes go over the copy the prepare started from, create-only.
-    return null;
-  }
+  const current = await readIndexObject(ctx, planner.remoteIndexKey);
+  // No index now: the prepared changes go over the copy the prepare started from, create-only.
+  if (!current) return null;
+  planner.rebasePush(current.data);
+  return current.etag ?? null;
 }
 
 function checkSavedPlan(saved: SavedPlan, report: PushReport): void {
@@ -474,41 +461,28 @@ async function publishIndex(
       );
     }
   }
-  const published = await underPublishLock(ctx, async (lost) => {
-    for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
-      lost.throwIfAborted();
-      const body = planner.indexJson(false);
-      const put = await withRetry(
-        () =>
-          request.allowUnconditional
-            ? ctx.store.putObject(key, body, ctx.signal)
-            : publishConditionally(ctx.store, key, body, etag, ctx.signal),
-        retry,
-        ctx.signal,
-      );
-      if (put) return { etag: put.etag ?? null };
-      report.conflicts++;
-      ctx.log?.(
-        `another writer published the index first: re-reading and merging (attempt ${attempt})`,
-      );
-      try {
-        const newer = await withRetry(
-          () => ctx.store.getObject(key, ctx.signal),
-          retry,
-          ctx.signal,
-        );
-        planner.rebasePush(newer.data);
-        etag = newer.etag ?? null;
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-        throw new SyncError(
-          "index-vanished",
-          `the remote index ${key} was deleted during the push`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
+  const published = await publishWithRemerge(ctx, async () => {
+    const body = planner.indexJson(false);
+    const put = await withRetry(
+      () =>
+        request.allowUnconditional
+          ? ctx.store.putObject(key, body, ctx.signal)
+          : publishConditionally(ctx.store, key, body, etag, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    return put ? { etag: put.etag ?? null } : null;
+  }, async (attempt) => {
+    report.conflicts++;
+    ctx.log?.(
+      `another writer published the index first: re-reading and merging (attempt ${attempt})`,
+    );
+    const newer = await readIndexObject(ctx, key);
+    if (!newer) {
+      throw new SyncError("index-vanished", `the remote index ${key} was deleted during the push`);
     }
-    return undefined;
+    planner.rebasePush(newer.data);
+    etag = newer.etag ?? null;
   });
   if (published) return published.etag;
   throw new SyncError(
@@ -534,66 +508,55 @@ async function publishShards(
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const encoder = new TextEncoder();
   const folder = planner.listingPrefix;
-  const published = await underPublishLock(ctx, async (lost) => {
-    for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
-      lost.throwIfAborted();
-      const commit = planner.shardCommit();
-      let raced = false;
-      for (const shard of commit.shards) {
-        const key = `${folder}_index/${shard.partition}.json`;
-        if (shard.json === null) {
-          await withRetry(() => ctx.store.deleteObject(key, ctx.signal), retry, ctx.signal);
-          continue;
-        }
-        const body = encoder.encode(shard.json);
-        let expected = state.shardEtags.get(shard.partition);
-        if (expected === undefined) {
-          // A shard the meta does not list is no part of the index (an earlier attempt's, or a
-          // crashed writer's): overwrite it, but only that copy.
-          const head = await withRetry(
-            () => ctx.store.headObject(key, ctx.signal),
-            retry,
-            ctx.signal,
-          );
-          expected = head.exists ? head.etag ?? null : null;
-        }
-        const put = await withRetry(
-          () => publishConditionally(ctx.store, key, body, expected ?? null, ctx.signal),
+  const published = await publishWithRemerge(ctx, async () => {
+    const commit = planner.shardCommit();
+    for (const shard of commit.shards) {
+      const key = `${folder}_index/${shard.partition}.json`;
+      if (shard.json === null) {
+        await withRetry(() => ctx.store.deleteObject(key, ctx.signal), retry, ctx.signal);
+        continue;
+      }
+      const body = encoder.encode(shard.json);
+      let expected = state.shardEtags.get(shard.partition);
+      if (expected === undefined) {
+        // A shard the meta does not list is no part of the index (an earlier attempt's, or a
+        // crashed writer's): overwrite it, but only that copy.
+        const head = await withRetry(
+          () => ctx.store.headObject(key, ctx.signal),
           retry,
           ctx.signal,
         );
-        if (!put) {
-          raced = true;
-          break;
-        }
-        state.shardEtags.set(shard.partition, put.etag ?? null);
+        expected = head.exists ? head.etag ?? null : null;
       }
-      if (!raced) {
-        const meta = encoder.encode(commit.meta);
-        const put = await withRetry(
-          () => publishConditionally(ctx.store, state.metaKey, meta, state.metaEtag, ctx.signal),
-          retry,
-          ctx.signal,
-        );
-        if (put) {
-          state.commitSeq = JSON.parse(commit.meta).commitSeq ?? state.commitSeq;
-          return { etag: put.etag ?? null };
-        }
-      }
-      report.conflicts++;
-      ctx.log?.(
-        `another writer committed to the shard index first: re-reading and merging (attempt ${attempt})`,
+      const put = await withRetry(
+        () => publishConditionally(ctx.store, key, body, expected ?? null, ctx.signal),
+        retry,
+        ctx.signal,
       );
-      const newer = await readShardSet(ctx, folder);
-      if (!newer) {
-        throw new SyncError("index-vanished", "the v2 shard index disappeared during the push");
-      }
-      planner.rebasePushShards(newer.meta, newer.shards);
-      state.metaEtag = newer.metaEtag;
-      state.shardEtags = newer.shardEtags;
-      await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
+      if (!put) return null;
+      state.shardEtags.set(shard.partition, put.etag ?? null);
     }
-    return undefined;
+    const meta = encoder.encode(commit.meta);
+    const put = await withRetry(
+      () => publishConditionally(ctx.store, state.metaKey, meta, state.metaEtag, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    if (!put) return null;
+    state.commitSeq = JSON.parse(commit.meta).commitSeq ?? state.commitSeq;
+    return { etag: put.etag ?? null };
+  }, async (attempt) => {
+    report.conflicts++;
+    ctx.log?.(
+      `another writer committed to the shard index first: re-reading and merging (attempt ${attempt})`,
+    );
+    const newer = await readShardSet(ctx, folder);
+    if (!newer) {
+      throw new SyncError("index-vanished", "the v2 shard index disappeared during the push");
+    }
+    planner.rebasePushShards(newer.meta, newer.shards);
+    state.metaEtag = newer.metaEtag;
+    state.shardEtags = newer.shardEtags;
   });
   if (published) return published.etag;
   throw new SyncError(

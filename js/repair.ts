@@ -12,14 +12,14 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { encodeLocalListing, Planner, type Problem, type RepairPlan } from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { sha256Hex } from "./hash.ts";
 import { describe, SyncError } from "./errors.ts";
-import { isSymlinkRefusal, refuseSymlinkedFolders } from "./cache_fs.ts";
+import { type CacheStore, isSymlinkRefusal } from "./cache_fs.ts";
 import type { ItemFailure } from "./engine.ts";
-import { loadRemoteIndex, pull, type PullReport } from "./pull.ts";
+import { pull, type PullReport } from "./pull.ts";
+import { loadRemoteIndex } from "./remote_index.ts";
 
 /** Where repair keeps its journal (inside the never-synced repair folder). */
 export const JOURNAL = ".s3sync-repair/journal.json";
@@ -30,40 +30,36 @@ export const JOURNAL = ".s3sync-repair/journal.json";
  * @returns problems with stable codes; empty when healthy
  */
 export async function doctor(ctx: SyncContext): Promise<Problem[]> {
-  const planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix);
+  const problems: Problem[] = [];
   try {
-    const problems: Problem[] = [];
-    try {
-      await loadRemoteIndex(ctx, planner, false);
-    } catch (error) {
-      const code = error instanceof SyncError ? error.code : undefined;
-      if (code !== "index-corrupt" && code !== "partition-name-unsafe") throw error;
-      // Both leave the index unreadable (a meta with an unsafe partition name has none of its
-      // shards read), so nothing syncs until a rebuild replaces it.
-      problems.push({
-        code,
-        message: `${
-          (error as SyncError).message
-        }; nothing syncs until it is fixed: \`s3sync rebuild-index --apply\` replaces it from a listing`,
-      });
-    }
-    const walk = await ctx.cache.walk(ctx.signal);
-    if (walk.errors.length > 0) {
-      problems.push({
-        code: "walk-error",
-        message: `${walk.errors.length} errors reading the cache (e.g. ${
-          walk.errors[0]
-        }); fix the permissions, then run \`s3sync doctor\` again`,
-      });
-    }
-    const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
-    problems.push(
-      ...planner.diagnose(encodeLocalListing(walk.files), sidecar, walk.symlinkedFolders),
-    );
-    return problems;
-  } finally {
-    planner.free();
+    await loadRemoteIndex(ctx, planner, false);
+  } catch (error) {
+    const code = error instanceof SyncError ? error.code : undefined;
+    if (code !== "index-corrupt" && code !== "partition-name-unsafe") throw error;
+    // Both leave the index unreadable (a meta with an unsafe partition name has none of its
+    // shards read), so nothing syncs until a rebuild replaces it.
+    problems.push({
+      code,
+      message: `${
+        (error as SyncError).message
+      }; nothing syncs until it is fixed: \`s3sync rebuild-index --apply\` replaces it from a listing`,
+    });
   }
+  const walk = await ctx.cache.walk(ctx.signal);
+  if (walk.errors.length > 0) {
+    problems.push({
+      code: "walk-error",
+      message: `${walk.errors.length} errors reading the cache (e.g. ${
+        walk.errors[0]
+      }); fix the permissions, then run \`s3sync doctor\` again`,
+    });
+  }
+  const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
+  problems.push(
+    ...planner.diagnose(encodeLocalListing(walk.files), sidecar, walk.symlinkedFolders),
+  );
+  return problems;
 }
 
 /** What a repair did (or, dry, would do). */
@@ -100,70 +96,65 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
       "repair needs --namespace: it moves root-level data into the namespace folder",
     );
   }
-  const planner = new Planner(ctx.namespace, ctx.prefix);
-  try {
-    await loadRemoteIndex(ctx, planner, false);
-    const refused: ItemFailure[] = [];
-    // Each step that meets a symlinked folder is refused and recorded; the others go on.
-    const refusing = async <T>(item: string, step: () => Promise<T>): Promise<T | undefined> => {
-      try {
-        return await step();
-      } catch (error) {
-        if (!isSymlinkRefusal(error)) throw error;
-        refused.push({ item, code: "symlink-in-path", message: describe(error) });
-        return undefined;
-      }
-    };
-    const journal = await refusing(JOURNAL, () => ctx.cache.readFile(JOURNAL)) ?? null;
-    const resumed = journal !== null &&
-      JSON.parse(new TextDecoder().decode(journal)).status === "running";
-    const plan = await planWithHashes(ctx, planner);
-    const report: RepairReport = {
-      plan,
-      applied: false,
-      resumed,
-      leftTrees: [],
-      dedupedBackups: 0,
-      refused,
-    };
-    if (!apply) return report;
+  using planner = new Planner(ctx.namespace, ctx.prefix);
+  await loadRemoteIndex(ctx, planner, false);
+  const refused: ItemFailure[] = [];
+  // Each step that meets a symlinked folder is refused and recorded; the others go on.
+  const refusing = async <T>(item: string, step: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await step();
+    } catch (error) {
+      if (!isSymlinkRefusal(error)) throw error;
+      refused.push({ item, code: "symlink-in-path", message: describe(error) });
+      return undefined;
+    }
+  };
+  const journal = await refusing(JOURNAL, () => ctx.cache.readFile(JOURNAL)) ?? null;
+  const resumed = journal !== null &&
+    JSON.parse(new TextDecoder().decode(journal)).status === "running";
+  const plan = await planWithHashes(ctx, planner);
+  const report: RepairReport = {
+    plan,
+    applied: false,
+    resumed,
+    leftTrees: [],
+    dedupedBackups: 0,
+    refused,
+  };
+  if (!apply) return report;
 
-    await refusing(JOURNAL, () =>
-      writeJournal(ctx, {
-        status: "running",
-        startedAt: (ctx.now?.() ?? new Date()).toISOString(),
-        plan: plan.summary,
-      }));
-    if (resumed) ctx.log?.("an interrupted repair was found: rolling it forward");
-    const root = ctx.cache.root;
-    for (const move of plan.moveIntoNamespace) {
-      await refusing(move.from, () => moveFile(root, move.from, move.to));
-    }
-    for (const r of plan.removeRedundant) await refusing(r.path, () => ctx.cache.remove(r.path));
-    for (const move of plan.backup) {
-      await refusing(move.from, () => moveFile(root, move.from, move.to));
-    }
-    for (const tree of plan.removeTrees) {
-      const removed = await refusing(tree, () => removeEmptyTree(root, tree));
-      if (removed !== true) report.leftTrees.push(tree);
-    }
-    report.hydration = await pull(ctx, { keepExisting: true, verify: true });
-    report.dedupedBackups = await dedupeBackups(ctx, planner, refusing);
-    report.applied = true;
-    if (
-      report.hydration.failures.length === 0 && report.leftTrees.length === 0 &&
-      refused.length === 0
-    ) {
-      await writeJournal(ctx, {
-        status: "complete",
-        finishedAt: (ctx.now?.() ?? new Date()).toISOString(),
-        plan: plan.summary,
-      });
-    }
-    return report;
-  } finally {
-    planner.free();
+  await refusing(JOURNAL, () =>
+    writeJournal(ctx, {
+      status: "running",
+      startedAt: (ctx.now?.() ?? new Date()).toISOString(),
+      plan: plan.summary,
+    }));
+  if (resumed) ctx.log?.("an interrupted repair was found: rolling it forward");
+  for (const move of plan.moveIntoNamespace) {
+    await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
   }
+  for (const r of plan.removeRedundant) await refusing(r.path, () => ctx.cache.remove(r.path));
+  for (const move of plan.backup) {
+    await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
+  }
+  for (const tree of plan.removeTrees) {
+    const removed = await refusing(tree, () => ctx.cache.removeEmptyTree(tree));
+    if (removed !== true) report.leftTrees.push(tree);
+  }
+  report.hydration = await pull(ctx, { keepExisting: true, verify: true });
+  report.dedupedBackups = await dedupeBackups(ctx, planner, refusing);
+  report.applied = true;
+  if (
+    report.hydration.failures.length === 0 && report.leftTrees.length === 0 &&
+    refused.length === 0
+  ) {
+    await writeJournal(ctx, {
+      status: "complete",
+      finishedAt: (ctx.now?.() ?? new Date()).toISOString(),
+      plan: plan.summary,
+    });
+  }
+  return report;
 }
 
 async function planWithHashes(ctx: SyncContext, planner: Planner): Promise<RepairPlan> {
@@ -223,53 +214,12 @@ async function writeJournal(ctx: SyncContext, body: Record<string, unknown>): Pr
   );
 }
 
-/**
- * Renames `from` to `to` inside the cache; a rename never copies, so it is atomic. Neither path
- * may pass through a symlinked folder (checked before the `mkdir -p`, which follows links, and
- * again right before the rename; see {@link refuseSymlinkedFolders} for the race that remains).
- */
-async function moveFile(root: string, from: string, to: string): Promise<void> {
-  const target = join(root, ...to.split("/"));
-  refuseSymlinkedFolders(root, from);
-  refuseSymlinkedFolders(root, to);
-  await Deno.mkdir(join(target, ".."), { recursive: true });
-  try {
-    // Never replace: a file at the target would be bytes the plan did not prove redundant.
-    await Deno.lstat(target);
+/** Moves `from` to `to` in the cache, never over a file the plan did not prove redundant. */
+async function moveFile(cache: CacheStore, from: string, to: string): Promise<void> {
+  if (!(await cache.moveNew(from, to))) {
     throw new SyncError(
       "repair-conflict",
       `${to} appeared while repairing; run \`s3sync repair\` again`,
     );
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  refuseSymlinkedFolders(root, from);
-  refuseSymlinkedFolders(root, to);
-  await Deno.rename(join(root, ...from.split("/")), target);
-}
-
-/**
- * Removes the cache folder `tree` if it holds no files (bottom-up); returns false if a file
- * remains. A symlinked `tree` is refused; a link inside it counts as a file (never followed,
- * never removed), so the tree stays.
- */
-async function removeEmptyTree(root: string, tree: string): Promise<boolean> {
-  refuseSymlinkedFolders(root, tree, true);
-  return await removeEmptyFolders(join(root, ...tree.split("/")));
-}
-
-async function removeEmptyFolders(folder: string): Promise<boolean> {
-  let empty = true;
-  try {
-    for await (const entry of Deno.readDir(folder)) {
-      // `isDirectory` is false for a link to a folder: it is left, and so is its tree.
-      if (entry.isDirectory) empty = (await removeEmptyFolders(join(folder, entry.name))) && empty;
-      else empty = false;
-    }
-    if (empty) await Deno.remove(folder);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return true;
-    throw new SyncError("repair-failed", `cannot remove ${folder}: ${describe(error)}`);
-  }
-  return empty;
 }

@@ -59,13 +59,11 @@ export async function resolve(
       { details: pulled.failures },
     );
   }
-  const planner = new Planner(ctx.namespace, ctx.prefix);
   let plan: ResolvePlan;
-  try {
+  {
+    using planner = new Planner(ctx.namespace, ctx.prefix);
     const walk = await ctx.cache.walk(ctx.signal);
     plan = planner.planResolve(keep, rels, encodeLocalListing(walk.files));
-  } finally {
-    planner.free();
   }
   const report: ResolveReport = {
     keep,

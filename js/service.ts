@@ -428,12 +428,8 @@ export class S3SyncService {
   async migrateMonolithToShards(opts: DatastoreSyncOptions = {}): Promise<MigrateIndexResult> {
     return await this.#cancellable(opts.signal, async () => {
       const namespace = this.#bind(opts.namespace);
-      const planner = new Planner(namespace, this.#options.prefix);
-      try {
-        return await migrateToShards(this.#context(namespace, opts.signal), planner);
-      } finally {
-        planner.free();
-      }
+      using planner = new Planner(namespace, this.#options.prefix);
+      return await migrateToShards(this.#context(namespace, opts.signal), planner);
     });
   }
 

@@ -7,10 +7,10 @@
  * @module
  */
 import { Planner, shardMeta } from "./core.ts";
-import { publishConditionally, type SyncContext } from "./context.ts";
+import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { describe, SyncError } from "./errors.ts";
-import { loadRemoteIndex, readShardSet } from "./pull.ts";
+import { loadRemoteIndex, publishConditionally, readShardSet } from "./remote_index.ts";
 import { isNotFound } from "./store.ts";
 
 /** swamp core's `MigrateIndexResult`. */
@@ -141,7 +141,7 @@ export async function findShardIndex(
     shardEtags: new Map(),
     state: "valid",
   };
-  const check = new Planner(ctx.namespace, ctx.prefix);
+  using check = new Planner(ctx.namespace, ctx.prefix);
   try {
     const set = await readShardSet(ctx, folder);
     if (set) {
@@ -153,8 +153,6 @@ export async function findShardIndex(
     if (error.code === "s3-error" || error.code === "aborted") throw error;
     found.state = "corrupt";
     found.problem = describe(error);
-  } finally {
-    check.free();
   }
   return found;
 }

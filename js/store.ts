@@ -86,3 +86,30 @@ export function isPreconditionFailed(error: unknown): boolean {
   return error.name === "PreconditionFailed" || error.name === "ConditionalRequestConflict" ||
     status === 412 || status === 409;
 }
+
+/** True when the store offers this project's extras (paged listing, If-Match writes). */
+export function hasExtras(store: ObjectStore | ObjectStoreClient): store is ObjectStore {
+  return typeof (store as ObjectStore).listPages === "function" &&
+    typeof (store as ObjectStore).putObjectIfMatch === "function";
+}
+
+/**
+ * Lists under a sub-prefix page by page, with either kind of store.
+ *
+ * @param store the object store
+ * @param subPrefix folder relative to the bucket prefix
+ * @param pageSize keys per request
+ * @param signal abort signal
+ */
+export async function* listPages(
+  store: ObjectStore | ObjectStoreClient,
+  subPrefix: string,
+  pageSize: number,
+  signal?: AbortSignal,
+): AsyncIterable<ListedObject[]> {
+  if (hasExtras(store)) {
+    yield* store.listPages(subPrefix, { pageSize, signal });
+  } else {
+    yield await store.listAllObjects(subPrefix || undefined, signal);
+  }
+}

@@ -254,6 +254,8 @@ Deno.test("a walk error withholds every delete, even with --delete-missing", asy
       stat: (p) => real.stat(p),
       remove: (p) => real.remove(p),
       ensureDir: (p) => real.ensureDir(p),
+      moveNew: (f, t) => real.moveNew(f, t),
+      removeEmptyTree: (p) => real.removeEmptyTree(p),
     };
     const report = await push({ ...r.ctx, cache: erring }, { deleteMissing: true });
     assert(report.plan.blocked.some((b) => b.code === "walk-error"));

@@ -28,6 +28,8 @@ function delegate(real: CacheStore, overrides: Partial<CacheStore>): CacheStore 
     stat: (p) => real.stat(p),
     remove: (p) => real.remove(p),
     ensureDir: (p) => real.ensureDir(p),
+    moveNew: (f, t) => real.moveNew(f, t),
+    removeEmptyTree: (p) => real.removeEmptyTree(p),
     ...overrides,
   };
 }

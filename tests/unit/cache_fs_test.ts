@@ -144,3 +144,50 @@ Deno.test("the walk reports symlinked folders and lists nothing beneath them", a
     await Deno.remove(parent, { recursive: true });
   }
 });
+
+Deno.test("moveNew renames into new folders, never over a file, never through a symlinked folder", async () => {
+  const root = await Deno.makeTempDir();
+  const outside = await Deno.makeTempDir();
+  try {
+    const cache = new DenoCacheFs(root);
+    await cache.writeAtomic("logs/a.log", new TextEncoder().encode("a"));
+    await cache.writeAtomic("ns/logs/a.log", new TextEncoder().encode("theirs"));
+    assertEquals(await cache.moveNew("logs/a.log", "ns/logs/a.log"), false);
+    assertEquals(await Deno.readTextFile(`${root}/ns/logs/a.log`), "theirs");
+    assertEquals(await cache.moveNew("logs/a.log", "ns/deep/er/a.log"), true);
+    assertEquals(await Deno.readTextFile(`${root}/ns/deep/er/a.log`), "a");
+    assertEquals(await cache.stat("logs/a.log"), null);
+    await Deno.symlink(outside, `${root}/ns/out`);
+    const refused = await cache.moveNew("ns/deep/er/a.log", "ns/out/a.log").catch((e) => e);
+    assertEquals((refused as SyncError).code, "symlink-in-path");
+    assertEquals([...Deno.readDirSync(outside)], []);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("removeEmptyTree removes only empty folders and keeps any tree holding a file or a link", async () => {
+  const root = await Deno.makeTempDir();
+  const outside = await Deno.makeTempDir();
+  try {
+    const cache = new DenoCacheFs(root);
+    await Deno.mkdir(`${root}/data/a/b`, { recursive: true });
+    await Deno.mkdir(`${root}/logs/x`, { recursive: true });
+    await Deno.writeTextFile(`${root}/logs/keep.log`, "k");
+    await Deno.mkdir(`${root}/outputs`, { recursive: true });
+    await Deno.symlink(outside, `${root}/outputs/link`);
+    assertEquals(await cache.removeEmptyTree("data"), true);
+    assertEquals(await cache.removeEmptyTree("logs"), false);
+    assertEquals(await cache.removeEmptyTree("outputs"), false);
+    assertEquals(await cache.removeEmptyTree("absent"), true);
+    const left = [...Deno.readDirSync(root)].map((e) => e.name).sort();
+    assertEquals(left, ["logs", "outputs"]);
+    assertEquals([...Deno.readDirSync(`${root}/logs`)].map((e) => e.name), ["keep.log"]);
+    const refused = await cache.removeEmptyTree("outputs/link").catch((e) => e);
+    assertEquals((refused as SyncError).code, "symlink-in-path");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});

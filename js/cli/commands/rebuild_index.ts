@@ -5,9 +5,8 @@
  * @module
  */
 import { Planner } from "../../core.ts";
-import { publishConditionally, type SyncContext } from "../../context.ts";
-import { underPublishLock } from "../../lock.ts";
-import { rebuildIndex } from "../../pull.ts";
+import type { SyncContext } from "../../context.ts";
+import { publishUnderLock, rebuildIndex, underPublishLock } from "../../remote_index.ts";
 import { findShardIndex, publishRebuiltShards, type ShardIndexFound } from "../../shards.ts";
 import { EXIT, type ExitCode } from "../exit_codes.ts";
 import type { RebuildOutcome, RebuildStep } from "../outcome.ts";
@@ -18,49 +17,46 @@ import type { CommandInput } from "./run.ts";
 export async function runRebuildIndex({ ctx, values }: CommandInput): Promise<RebuildOutcome> {
   const apply = flag(values, "apply");
   const force = flag(values, "force");
-  const planner = new Planner(ctx.namespace, ctx.prefix);
-  try {
-    // A repo whose `_meta.json` says version 2 reads only its shards: a rebuilt monolith
-    // would be ignored there, so the shards and the meta are what gets rebuilt.
-    const shardIndex = await findShardIndex(ctx, planner.listingPrefix);
-    if (shardIndex) return await rebuildShards(ctx, planner, apply, force, shardIndex);
-    const head = await ctx.store.headObject(planner.remoteIndexKey, ctx.signal);
-    let existing: "absent" | "valid" | "corrupt" = "absent";
-    if (head.exists) {
-      const current = await ctx.store.getObject(planner.remoteIndexKey, ctx.signal);
-      try {
-        new Planner(ctx.namespace, ctx.prefix).loadIndex(current.data);
-        existing = "valid";
-      } catch {
-        existing = "corrupt";
-      }
+  using planner = new Planner(ctx.namespace, ctx.prefix);
+  // A repo whose `_meta.json` says version 2 reads only its shards: a rebuilt monolith
+  // would be ignored there, so the shards and the meta are what gets rebuilt.
+  const shardIndex = await findShardIndex(ctx, planner.listingPrefix);
+  if (shardIndex) return await rebuildShards(ctx, planner, apply, force, shardIndex);
+  const head = await ctx.store.headObject(planner.remoteIndexKey, ctx.signal);
+  let existing: "absent" | "valid" | "corrupt" = "absent";
+  if (head.exists) {
+    const current = await ctx.store.getObject(planner.remoteIndexKey, ctx.signal);
+    try {
+      using check = new Planner(ctx.namespace, ctx.prefix);
+      check.loadIndex(current.data);
+      existing = "valid";
+    } catch {
+      existing = "corrupt";
     }
-    const { rebuilt } = await rebuildIndex(ctx, planner, false);
-    let step: RebuildStep;
-    if (!apply) {
-      step = "dry-run";
-    } else if (existing === "valid" && !force) {
-      step = "kept-existing";
-    } else {
-      const etag = existing === "absent" ? null : head.etag ?? null;
-      step = await publishIndex(ctx, planner, etag) ? "published" : "lost-race";
-    }
-    let code: ExitCode = step === "dry-run" || step === "published" ? EXIT.ok : EXIT.attention;
-    // Objects left out of the index stay in the bucket where no pull will find them: a person
-    // must hear of it, as a pull that rebuilt says so too.
-    if (rebuilt.skippedUnsafe > 0) code = EXIT.attention;
-    return {
-      kind: "rebuild-index",
-      code,
-      report: rebuilt,
-      layout: "v1",
-      existing,
-      step,
-      key: planner.remoteIndexKey,
-    };
-  } finally {
-    planner.free();
   }
+  const { rebuilt } = await rebuildIndex(ctx, planner, false);
+  let step: RebuildStep;
+  if (!apply) {
+    step = "dry-run";
+  } else if (existing === "valid" && !force) {
+    step = "kept-existing";
+  } else {
+    const etag = existing === "absent" ? null : head.etag ?? null;
+    step = await publishIndex(ctx, planner, etag) ? "published" : "lost-race";
+  }
+  let code: ExitCode = step === "dry-run" || step === "published" ? EXIT.ok : EXIT.attention;
+  // Objects left out of the index stay in the bucket where no pull will find them: a person
+  // must hear of it, as a pull that rebuilt says so too.
+  if (rebuilt.skippedUnsafe > 0) code = EXIT.attention;
+  return {
+    kind: "rebuild-index",
+    code,
+    report: rebuilt,
+    layout: "v1",
+    existing,
+    step,
+    key: planner.remoteIndexKey,
+  };
 }
 
 /**
@@ -73,14 +69,8 @@ async function publishIndex(
   etag: string | null,
 ): Promise<boolean> {
   const body = planner.indexJson(false);
-  const put = await underPublishLock(ctx, () =>
-    publishConditionally(
-      ctx.store,
-      planner.remoteIndexKey,
-      body,
-      etag,
-      ctx.signal,
-    ));
+  // Written once, not retried: a lost race is reported and the person runs it again.
+  const put = await publishUnderLock(ctx, planner.remoteIndexKey, body, etag, { retry: false });
   return put !== null;
 }
 

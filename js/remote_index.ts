@@ -1,0 +1,313 @@
+/**
+ * The remote index of the bound tree: reading it (the v1 monolith, or the v2 shard set when
+ * `_index/_meta.json` says version 2), rebuilding it from a listing when it is missing, and
+ * publishing it the one way every writer here does: under the datastore lock, conditionally
+ * over the copy read, re-reading and re-merging when another writer won the race. The
+ * decisions (parsing, merging, what a rebuild keeps) are the core's; this module does the
+ * requests.
+ *
+ * @module
+ */
+import { lockKeyFor, type Planner, type RebuildReport, shardMeta } from "./core.ts";
+import type { SyncContext } from "./context.ts";
+import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
+import { describe, SyncError } from "./errors.ts";
+import { withLock } from "./lock.ts";
+import {
+  hasExtras,
+  isNotFound,
+  listPages,
+  type ObjectStore,
+  type ObjectStoreClient,
+} from "./store.ts";
+
+/** How many times a lost publish race is re-read and re-merged before giving up. */
+export const PUBLISH_ATTEMPTS = 10;
+
+/** What a rebuild from a listing found, and what became of it. */
+export type RebuiltIndex = RebuildReport & { published: boolean; adoptedPeerIndex: boolean };
+
+/**
+ * Reads the index object at `key` (retrying transient failures).
+ *
+ * @returns its bytes and ETag, or null when there is no such object
+ */
+export async function readIndexObject(
+  ctx: SyncContext,
+  key: string,
+): Promise<{ data: Uint8Array; etag?: string } | null> {
+  try {
+    return await withRetry(
+      () => ctx.store.getObject(key, ctx.signal),
+      ctx.retry ?? DEFAULT_RETRY,
+      ctx.signal,
+    );
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/**
+ * Loads the remote index into `planner`, rebuilding it from a listing when it is missing (and
+ * publishing the rebuild create-only when `publishRebuild`).
+ *
+ * @returns the ETag of the index the planner now holds, and the rebuild report if one ran
+ */
+export async function loadRemoteIndex(
+  ctx: SyncContext,
+  planner: Planner,
+  publishRebuild = true,
+): Promise<
+  { etag?: string; rebuilt?: RebuiltIndex; exists: boolean; v2?: ShardIndexState }
+> {
+  const v2 = await loadShardIndex(ctx, planner);
+  if (v2) return { exists: true, v2 };
+  const key = planner.remoteIndexKey;
+  let got: { data: Uint8Array; etag?: string } | null;
+  try {
+    got = await readIndexObject(ctx, key);
+  } catch (error) {
+    throw new SyncError("s3-error", `cannot read the remote index ${key}: ${describe(error)}`, {
+      cause: error,
+    });
+  }
+  if (got) {
+    planner.loadIndex(got.data);
+    return { etag: got.etag, exists: true };
+  }
+  return { ...(await rebuildIndex(ctx, planner, publishRebuild)), exists: false };
+}
+
+/** The raw bytes of a v2 shard set, with the ETags a commit must match. */
+export interface ShardSet {
+  /** `_meta.json` as read. */
+  meta: Uint8Array;
+  /** Its ETag. */
+  metaEtag: string | null;
+  /** Each listed shard, by partition. */
+  shards: Map<string, Uint8Array>;
+  /** Each shard's ETag, by partition. */
+  shardEtags: Map<string, string | null>;
+}
+
+/**
+ * Reads `_index/_meta.json` and, when it says version 2, every shard it lists. Returns
+ * undefined for v1 repos (no meta, or a v1 meta that only mirrors the monolith).
+ */
+export async function readShardSet(
+  ctx: SyncContext,
+  folder: string,
+): Promise<ShardSet | undefined> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const metaKey = `${folder}_index/_meta.json`;
+  let meta: { data: Uint8Array; etag?: string };
+  try {
+    meta = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw new SyncError("s3-error", `cannot read ${metaKey}: ${describe(error)}`, { cause: error });
+  }
+  // The core decides the layout and judges every partition name before any shard is read:
+  // `_index/../../evil.json` would name an object outside `_index/`.
+  const layout = shardMeta(meta.data, true);
+  if (!layout) return undefined;
+  const { partitions } = layout;
+  const set: ShardSet = {
+    meta: meta.data,
+    metaEtag: meta.etag ?? null,
+    shards: new Map(),
+    shardEtags: new Map(),
+  };
+  const failures = await runPool(partitions, {
+    concurrency: 10,
+    signal: ctx.signal,
+    phase: "index",
+    name: (p) => p,
+    failureCode: "index-corrupt",
+  }, async (partition) => {
+    const got = await withRetry(
+      () => ctx.store.getObject(`${folder}_index/${partition}.json`, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    set.shards.set(partition, got.data);
+    set.shardEtags.set(partition, got.etag ?? null);
+  });
+  if (failures.length > 0) {
+    // A listed shard that cannot be read is never read as empty.
+    throw new SyncError(
+      "index-corrupt",
+      `cannot read ${failures.length} shards of ${metaKey}: ${failures[0].message}`,
+    );
+  }
+  return set;
+}
+
+/** What was read of a v2 shard-first index: the ETags a commit must match. */
+export interface ShardIndexState {
+  /** `_meta.json`'s key. */
+  metaKey: string;
+  /** Its ETag as read. */
+  metaEtag: string | null;
+  /** Each shard's ETag as read, by partition. */
+  shardEtags: Map<string, string | null>;
+  /** The meta's commit sequence. */
+  commitSeq: number;
+}
+
+/** Reads a v2 shard-first index into `planner`; undefined for v1 repos. */
+export async function loadShardIndex(
+  ctx: SyncContext,
+  planner: Planner,
+): Promise<ShardIndexState | undefined> {
+  const set = await readShardSet(ctx, planner.listingPrefix);
+  if (!set) return undefined;
+  const commitSeq = planner.loadShards(set.meta, set.shards);
+  return {
+    metaKey: `${planner.listingPrefix}_index/_meta.json`,
+    metaEtag: set.metaEtag,
+    shardEtags: set.shardEtags,
+    commitSeq,
+  };
+}
+
+/**
+ * Rebuilds the index from a paginated listing of the bound tree and, when `publish` is set and
+ * the listing held data, publishes it create-only; if another peer published first, theirs is
+ * read and used instead.
+ */
+export async function rebuildIndex(
+  ctx: SyncContext,
+  planner: Planner,
+  publish: boolean,
+): Promise<{ etag?: string; rebuilt: RebuiltIndex }> {
+  const now = ctx.now?.() ?? new Date();
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  planner.beginRebuild(now);
+  ctx.log?.(
+    `remote index missing: rebuilding it from a listing of ${
+      planner.listingPrefix || "the bucket"
+    }`,
+  );
+  try {
+    for await (
+      const page of listPages(
+        ctx.store,
+        planner.listingPrefix,
+        ctx.listPageSize ?? 1000,
+        ctx.signal,
+      )
+    ) {
+      planner.addListingPage(page);
+    }
+  } catch (error) {
+    if (error instanceof SyncError) throw error;
+    throw new SyncError("listing-failed", `listing the bucket failed: ${describe(error)}`, {
+      cause: error,
+    });
+  }
+  const report = planner.finishRebuild(now);
+  const rebuilt = { ...report, published: false, adoptedPeerIndex: false };
+  if (!publish || report.kept === 0) return { rebuilt };
+  const key = planner.remoteIndexKey;
+  const body = planner.indexJson(false);
+  const put = await publishUnderLock(ctx, key, body, null, { retry: true });
+  if (put) return { etag: put.etag, rebuilt: { ...rebuilt, published: true } };
+  // Another peer published between our GET and PUT: theirs wins, we read it.
+  ctx.log?.("another writer published an index first: using theirs");
+  const theirs = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
+  planner.loadIndex(theirs.data);
+  return { etag: theirs.etag, rebuilt: { ...rebuilt, adoptedPeerIndex: true } };
+}
+
+/**
+ * Runs a publish under the datastore lock as `ctx` configures it (on by default). The lock is
+ * never held during bulk transfers: callers wrap only the index write.
+ *
+ * @param fn the publish; receives a signal that aborts when the lease is lost
+ */
+export async function underPublishLock<T>(
+  ctx: SyncContext,
+  fn: (lost: AbortSignal) => Promise<T>,
+): Promise<T> {
+  if (ctx.lock === false) return await fn(new AbortController().signal);
+  return await withLock(
+    ctx.store,
+    { key: lockKeyFor(ctx.namespace), log: ctx.log, signal: ctx.signal, ...ctx.lock },
+    fn,
+  );
+}
+
+/**
+ * Publishes `body` at `key` under the datastore lock, over the copy read: `If-Match: etag`, or
+ * create-only when `etag` is null (see {@link publishConditionally}).
+ *
+ * @param ctx store, signal, retry policy, and the lock settings (its namespace picks the key)
+ * @param options `retry`: also retry transient failures of the write with `ctx`'s policy (a
+ *   pull's and a rebuild's writes do; migrate's and `rebuild-index`'s write once)
+ * @returns the new ETag, or null when another writer got there first
+ */
+export async function publishUnderLock(
+  ctx: SyncContext,
+  key: string,
+  body: Uint8Array,
+  etag: string | null,
+  options: { retry: boolean },
+): Promise<{ etag?: string } | null> {
+  const write = () => publishConditionally(ctx.store, key, body, etag, ctx.signal);
+  return await underPublishLock(
+    ctx,
+    () => options.retry ? withRetry(write, ctx.retry ?? DEFAULT_RETRY, ctx.signal) : write(),
+  );
+}
+
+/**
+ * The publish loop of a push, under one hold of the datastore lock: `attempt` publishes over
+ * the copy last read and returns null when another writer won the race; `remerge` then re-reads
+ * and re-applies our changes on top of theirs, and after a jittered pause the next attempt
+ * goes. Stops when the lease is lost.
+ *
+ * @param remerge receives the number of the attempt that lost
+ * @returns what the winning attempt returned, or undefined after {@link PUBLISH_ATTEMPTS} losses
+ */
+export async function publishWithRemerge<T>(
+  ctx: SyncContext,
+  attempt: () => Promise<T | null>,
+  remerge: (lostAttempt: number) => Promise<void>,
+): Promise<T | undefined> {
+  return await underPublishLock(ctx, async (lost) => {
+    for (let n = 1; n <= PUBLISH_ATTEMPTS; n++) {
+      lost.throwIfAborted();
+      const published = await attempt();
+      if (published !== null) return published;
+      await remerge(n);
+      await new Promise((r) => setTimeout(r, Math.random() * 50 * n));
+    }
+    return undefined;
+  });
+}
+
+/**
+ * Publishes `body` at `key` only over the copy we read: `If-Match: etag`, or create-only
+ * (`If-None-Match: *`) when `etag` is null. Returns the new ETag, or null when another writer
+ * got there first.
+ *
+ * A client with only the extension's methods has create-only writes but no `If-Match`; for it
+ * a replace is an unconditional write, safe only under the extension's lock (documented in the
+ * README's "Conditional writes" section).
+ */
+export async function publishConditionally(
+  store: ObjectStore | ObjectStoreClient,
+  key: string,
+  body: Uint8Array,
+  etag: string | null,
+  signal?: AbortSignal,
+): Promise<{ etag?: string } | null> {
+  if (hasExtras(store)) return await store.putObjectIfMatch(key, body, etag, signal);
+  if (etag === null) {
+    if (!(await store.putObjectConditional(key, body, signal))) return null;
+    return { etag: (await store.headObject(key, signal)).etag };
+  }
+  return await store.putObject(key, body, signal);
+}

@@ -1,0 +1,71 @@
+/**
+ * The modules of `js/` form layers: no module imports itself back through others. A cycle
+ * (even through `import type`) means two modules each need the other's job, so neither can be
+ * read or changed alone.
+ */
+import { dirname, join, relative, resolve } from "node:path";
+import { assertEquals } from "../harness/assert.ts";
+
+const JS = resolve(import.meta.dirname!, "../../js");
+
+/** Every `.ts` file under `folder`, absolute. */
+async function sources(folder: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const entry of Deno.readDir(folder)) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory) out.push(...await sources(path));
+    else if (entry.isFile && entry.name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+/** The relative `.ts` modules `file` imports or re-exports (values and types alike). */
+async function importsOf(file: string): Promise<string[]> {
+  const text = await Deno.readTextFile(file);
+  const specifiers = [...text.matchAll(/\bfrom\s+"(\.{1,2}\/[^"]+\.ts)"/g)].map((m) => m[1]);
+  return specifiers.map((s) => resolve(dirname(file), s));
+}
+
+/** Each cycle once, as the chain of modules relative to `js/`, closing on its first. */
+function findCycles(graph: Map<string, string[]>): string[][] {
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const visit = (node: string) => {
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (onStack.has(next)) cycles.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!done.has(next)) visit(next);
+    }
+    stack.pop();
+    onStack.delete(node);
+    done.add(node);
+  };
+  for (const node of [...graph.keys()].sort()) if (!done.has(node)) visit(node);
+  return cycles;
+}
+
+Deno.test("findCycles sees a two-module cycle and a longer one, and none in a chain", () => {
+  assertEquals(findCycles(new Map([["a", ["b"]], ["b", ["a"]]])), [["a", "b", "a"]]);
+  assertEquals(
+    findCycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]])),
+    [["a", "b", "c", "a"]],
+  );
+  assertEquals(findCycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", []]])), []);
+});
+
+Deno.test("js/ has no import cycles", async () => {
+  const files = await sources(JS);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    graph.set(
+      relative(JS, file),
+      (await importsOf(file)).filter((f) => f.startsWith(JS + "/")).map((f) => relative(JS, f)),
+    );
+  }
+  // The graph was read: the check below is about real modules, not an empty folder.
+  assertEquals(graph.has("core.ts") && graph.has("pull.ts"), true);
+  assertEquals(findCycles(graph).map((c) => c.join(" -> ")), []);
+});
