@@ -37,17 +37,13 @@ export const PROBLEM_CODES = [
   "unsafe-path",
 ] as const;
 
-/** Why an entry or a key is refused (the core's path refusals and entry refusals). */
-export const REFUSAL_CODES = [
-  "case-collision",
-  "invalid-input",
+/** The path rules a name can break (the core's `PathRefusal`). */
+const PATH_REFUSAL_CODES = [
   "namespace-not-one-segment",
   "namespace-reserved-name",
   "namespace-reserved-prefix",
-  "partition-name-unsafe",
   "path-absolute",
   "path-backslash",
-  "path-conflict",
   "path-control-character",
   "path-dot-segment",
   "path-drive-letter",
@@ -59,27 +55,23 @@ export const REFUSAL_CODES = [
   "path-trailing-slash",
 ] as const;
 
-/** Codes of the errors the core throws (its `CoreError::code`). */
+/** Why an entry or a key is refused: a path rule, or an entry-level reason (`EntryRefusal`). */
+export const REFUSAL_CODES = [
+  ...PATH_REFUSAL_CODES,
+  "case-collision",
+  "invalid-input",
+  "partition-name-unsafe",
+  "path-conflict",
+] as const;
+
+/** Codes of the errors the core throws (its `CoreError::code`): a path rule, or one of these. */
 export const CORE_ERROR_CODES = [
+  ...PATH_REFUSAL_CODES,
   "index-corrupt",
   "index-version-unsupported",
   "invalid-input",
   "key-outside-namespace",
-  "namespace-not-one-segment",
-  "namespace-reserved-name",
-  "namespace-reserved-prefix",
   "partition-name-unsafe",
-  "path-absolute",
-  "path-backslash",
-  "path-control-character",
-  "path-dot-segment",
-  "path-drive-letter",
-  "path-empty",
-  "path-empty-segment",
-  "path-reserved-name",
-  "path-segment-too-long",
-  "path-too-long",
-  "path-trailing-slash",
   "sync-state-corrupt",
 ] as const;
 

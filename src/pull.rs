@@ -1,7 +1,9 @@
 //! The pull diff: what to download so the bound tree of the cache matches the index.
 //!
-//! Pull compares sizes only, as the extension does: a local file of the indexed size is
-//! current, anything else is fetched. Every transfer's remote key and cache path come from the
+//! Pull compares each file with the base (the local index: what this cache last synced): what
+//! changed remotely since is fetched, what changed here is kept, and a file changed on both
+//! sides is a conflict whose local version is set aside before the bucket's comes down. Without
+//! a base entry it falls back to the extension's size rule. Every transfer's remote key and cache path come from the
 //! same [`PathModel`] call, so a namespaced pull can only write under `<cache>/<ns>/`.
 
 use std::collections::{BTreeSet, HashSet};
