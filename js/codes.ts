@@ -10,6 +10,7 @@
 /** Why a plan withheld or held back something, or needs a person (the core's `GuardCode`). */
 export const GUARD_CODES = [
   "catalog-shrink",
+  "confirmation-required",
   "conflict",
   "delete-cap",
   "lazy-hydration",
@@ -72,6 +73,7 @@ export const CORE_ERROR_CODES = [
   "invalid-input",
   "key-outside-namespace",
   "partition-name-unsafe",
+  "plan-stale",
   "sync-state-corrupt",
 ] as const;
 
@@ -79,7 +81,6 @@ export const CORE_ERROR_CODES = [
 export const SHIM_CODES = [
   "aborted",
   "conditional-writes-unsupported",
-  "confirmation-required",
   "control-key-invalid",
   "copy-failed",
   "core-error",
@@ -95,7 +96,6 @@ export const SHIM_CODES = [
   "namespace-mismatch",
   "no-conflict-copy",
   "not-evidence",
-  "plan-stale",
   "publish-conflict",
   "refused-entries",
   "repair-conflict",

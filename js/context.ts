@@ -4,6 +4,7 @@
  * @module
  */
 import type { CacheStore } from "./cache_fs.ts";
+import { BOOKKEEPING } from "./core.ts";
 import type { Progress, RetryPolicy } from "./engine.ts";
 import type { LockOptions } from "./lock.ts";
 import type { ObjectStore, ObjectStoreClient } from "./store.ts";
@@ -39,7 +40,7 @@ export interface SyncContext {
   lock?: LockOptions | false;
 }
 
-/** Local bookkeeping files at the cache root (both modes, as the extension keeps them). */
-export const LOCAL_INDEX = ".datastore-index.json";
-/** The sync-state sidecar at the cache root. */
-export const SIDECAR = ".datastore-sync-state.json";
+/** The local index at the cache root (both modes, as the extension keeps it; the core's name). */
+export const LOCAL_INDEX: string = BOOKKEEPING.localIndex;
+/** The sync-state sidecar at the cache root (the core's name). */
+export const SIDECAR: string = BOOKKEEPING.sidecar;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { Planner } from "./core.ts";
 import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "./engine.ts";
 import { SyncError } from "./errors.ts";
 import { isNotFound, type ObjectStoreClient } from "./store.ts";
@@ -26,9 +27,10 @@ export interface ControlPlaneStore {
   list(prefix: string): Promise<string[]>;
 }
 
-/** The control folder of a layout: `_control/` solo, `<ns>/_control/` namespaced. */
+/** The control folder of a layout: `_control/` solo, `<ns>/_control/` namespaced (the core's). */
 export function controlFolder(namespace: string | undefined): string {
-  return namespace ? `${namespace}/_control/` : "_control/";
+  using planner = new Planner(namespace);
+  return planner.controlFolder;
 }
 
 /**

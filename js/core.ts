@@ -391,6 +391,45 @@ export function encodeRemotePage(objects: Iterable<ListedObject>): Uint8Array {
   return encoder.encode(parts.length ? parts.join("\0") + "\0" : "");
 }
 
+/** How a push's requests ended, for the core's decision on what the sidecar records. */
+export interface PushEnd {
+  /** Uploads and deletes that failed. */
+  failures: number;
+  /** Files uploaded. */
+  uploaded: number;
+  /** Objects deleted. */
+  deleted: number;
+  /** A metadata-only pull had left files remote when the push began. */
+  lazyPullActive: boolean;
+  /** ETag of the index now in the bucket. */
+  etag?: string;
+  /** The v2 `commitSeq` now in the bucket. */
+  commitSeq?: number;
+  /** When the push ended. */
+  now: Date;
+}
+
+/** How a pull's requests ended, for the core's decision on what the sidecar records. */
+export interface PullEnd {
+  /** Downloads and folder creations that failed. */
+  failures: number;
+  /** The pruned index was published. */
+  indexPublished: boolean;
+  /** Only some folders were pulled. */
+  scoped: boolean;
+  /** ETag of the index now in the bucket. */
+  etag?: string;
+  /** The v2 `commitSeq` read. */
+  commitSeq?: number;
+  /** When the pull ended. */
+  now: Date;
+}
+
+/** Names of the bookkeeping files at the cache root and the solo lock key, from the core. */
+export const BOOKKEEPING: { localIndex: string; sidecar: string; soloLockKey: string } = core(
+  () => wasm.bookkeepingNames(),
+);
+
 /**
  * A planning session in the core, bound to a namespace and prefix. Holds the parsed index and
  * the last plan, so the index crosses the boundary once, as bytes. It owns WASM memory: hold it
@@ -420,6 +459,59 @@ export class Planner {
   /** Folder a rebuild lists (`ns/` or empty). */
   get listingPrefix(): string {
     return this.#inner.listingPrefix();
+  }
+
+  /** Key of the v2 layout's `_index/_meta.json` under the bound tree. */
+  get metaKey(): string {
+    return this.#inner.metaKey();
+  }
+
+  /** Key of a v2 shard; throws `partition-name-unsafe` for a name that is not one segment. */
+  shardKey(partition: string): string {
+    return core(() => this.#inner.shardKey(partition));
+  }
+
+  /** The control-plane folder under the bound tree (`_control/`, `<ns>/_control/`). */
+  get controlFolder(): string {
+    return this.#inner.controlFolder();
+  }
+
+  /**
+   * Withholds the last push plan's deletes because nobody confirmed them (verdict
+   * `confirmation-required`).
+   *
+   * @returns the plan as it now stands
+   */
+  withholdUnconfirmedDeletes(): PushPlan {
+    return JSON.parse(core(() => this.#inner.withholdUnconfirmedDeletes()));
+  }
+
+  /**
+   * Throws `plan-stale` unless `saved` is the last push plan, made from the index with
+   * `remoteIndexEtag` and the walk with `listingDigest` (`invalid-input`: not a saved plan).
+   */
+  checkSavedPlan(saved: unknown, remoteIndexEtag: string | null, listingDigest: string): void {
+    const bytes = new TextEncoder().encode(JSON.stringify(saved));
+    core(() => this.#inner.checkSavedPlan(bytes, remoteIndexEtag ?? undefined, listingDigest));
+  }
+
+  /** The sidecar the last push leaves, or undefined to write nothing. */
+  sidecarAfterPush(sidecar: Uint8Array | undefined, end: PushEnd): Uint8Array | undefined {
+    return core(() =>
+      this.#inner.sidecarAfterPush(sidecar, { ...end, nowIso: end.now.toISOString() })
+    );
+  }
+
+  /** True when the last pull's pruned index must be published over the one read. */
+  pullPublishesPrunedIndex(indexExists: boolean): boolean {
+    return core(() => this.#inner.pullPublishesPrunedIndex(indexExists));
+  }
+
+  /** The sidecar the last pull leaves, or undefined to leave it alone. */
+  sidecarAfterPull(sidecar: Uint8Array | undefined, end: PullEnd): Uint8Array | undefined {
+    return core(() =>
+      this.#inner.sidecarAfterPull(sidecar, { ...end, nowIso: end.now.toISOString() })
+    );
   }
 
   /**
@@ -836,17 +928,6 @@ export function pullIsNoop(
   return wasm.pullIsNoop(sidecar, headEtag, localIndexExists, metadataOnly);
 }
 
-/** The sidecar bytes after a verified sync against `etag` (and, on a v2 repo, `commitSeq`). */
-export function sidecarAfterSync(
-  sidecar: Uint8Array | undefined,
-  etag: string | undefined,
-  now: Date,
-  lazyPullActive: boolean,
-  commitSeq?: number,
-): Uint8Array {
-  return wasm.sidecarAfterSync(sidecar, etag, now.toISOString(), lazyPullActive, commitSeq);
-}
-
 /** The sidecar after a `markDirty` (tombstone already normalised, or undefined for bulk). */
 export function sidecarMarkDirty(sidecar: Uint8Array | undefined, tombstone?: string): Uint8Array {
   return wasm.sidecarMarkDirty(sidecar, tombstone);
@@ -855,18 +936,6 @@ export function sidecarMarkDirty(sidecar: Uint8Array | undefined, tombstone?: st
 /** Tombstones recorded in a sidecar, with the extension's dirty paths. */
 export function sidecarTombstones(sidecar: Uint8Array | undefined): string[] {
   return wasm.sidecarTombstones(sidecar);
-}
-
-/** The sidecar after a completed push (on a v2 repo, with the `commitSeq` it left). */
-export function sidecarAfterPush(
-  sidecar: Uint8Array | undefined,
-  etag: string | undefined,
-  now: Date,
-  consumed: string[],
-  verified: boolean,
-  commitSeq?: number,
-): Uint8Array {
-  return wasm.sidecarAfterPush(sidecar, etag, now.toISOString(), consumed, verified, commitSeq);
 }
 
 /** True when the sidecar records a pending lazy (metadata-only) hydration. */

@@ -15,8 +15,19 @@ import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { core, describe, SyncError } from "./errors.ts";
 import { hasExtras, isNotFound, type ObjectStore, type ObjectStoreClient } from "./store.ts";
 
-/** The lock's key, relative to the prefix (not namespaced, as in the extension). */
-export const LOCK_KEY = ".datastore.lock";
+/** The solo lock's key, relative to the prefix (the core's name, as in the extension). */
+export const LOCK_KEY: string = core(() => wasm.bookkeepingNames()).soloLockKey;
+
+/** The lock's defaults (the extension's), from the core. */
+const DEFAULTS: { ttlMs: number; retryMs: number; maxWaitMs: number } = core(() =>
+  wasm.lockDefaults()
+);
+
+/** True when the lock object `current` carries our acquisition's `nonce` (the core decides). */
+function isOurs(current: { raw: Uint8Array } | null, nonce: string): boolean {
+  return current !== null &&
+    core(() => wasm.lockAssess(current.raw, undefined, nonce, 0)).state === "ours";
+}
 
 /** The body of a lock object. */
 export interface LockBody {
@@ -140,7 +151,7 @@ export async function acquireLock(
   options: LockOptions = {},
 ): Promise<LockHandle> {
   const key = options.key ?? LOCK_KEY;
-  const ttlMs = options.ttlMs ?? 30_000;
+  const ttlMs = options.ttlMs ?? DEFAULTS.ttlMs;
   const clock = options.clock ?? Date.now;
   const sleep = options.sleep ?? defaultSleep;
   const nonce = crypto.randomUUID();
@@ -190,7 +201,12 @@ export async function acquireLock(
       continue;
     }
     const decision = core(() =>
-      wasm.lockWaitDecision(started, clock(), options.maxWaitMs ?? 60_000, options.retryMs ?? 1_000)
+      wasm.lockWaitDecision(
+        started,
+        clock(),
+        options.maxWaitMs ?? DEFAULTS.maxWaitMs,
+        options.retryMs ?? DEFAULTS.retryMs,
+      )
     ) as { action: "retry"; delayMs: number } | { action: "giveUp" };
     if (decision.action === "giveUp") {
       const b = current?.body;
@@ -215,7 +231,7 @@ export async function acquireLock(
   const beat = async () => {
     if (lost.signal.aborted) return;
     const current = await inspectLock(store, key);
-    if (current?.body?.nonce !== nonce) {
+    if (current === null || !isOurs(current, nonce)) {
       lost.abort(
         new SyncError(
           "lock-lost",
@@ -252,7 +268,7 @@ export async function acquireLock(
         // lost would, retried, delete the lock the next writer took meanwhile, and two writers
         // would then hold it at once (an extension writer publishes unconditionally under it).
         // A delete that failed leaves our lock to turn stale after its lease.
-        if (current?.body?.nonce === nonce) await store.deleteObject(key);
+        if (isOurs(current, nonce)) await store.deleteObject(key);
         else options.log?.(`the datastore lock was no longer ours at release; left it alone`);
       } catch (error) {
         options.log?.(
@@ -294,7 +310,7 @@ export async function forceRelease(
   key = LOCK_KEY,
 ): Promise<boolean> {
   const current = await inspectLock(store, key);
-  if (!current || current.body?.nonce !== nonce) return false;
+  if (!isOurs(current, nonce)) return false;
   await store.deleteObject(key);
   return true;
 }

@@ -124,7 +124,7 @@ export async function migrateRemote(
     const retry = ctx.retry ?? DEFAULT_RETRY;
     // Migrate indexes the copies in the monolith, which readers of a v2 (sharded) namespace
     // ignore: removing originals there would leave their only copies unindexed.
-    if (await findShardIndex(ctx, nsPlanner.listingPrefix)) {
+    if (await findShardIndex(ctx, nsPlanner)) {
       throw new SyncError(
         "migrate-v2-unsupported",
         `${namespace}/ uses the sharded (v2) index, which migrate does not write: nothing was copied or removed. Migrate before moving the namespace to shards, or copy the objects and run \`s3sync rebuild-index --apply --force\``,

@@ -14,7 +14,6 @@ import {
   Planner,
   pullIsNoop,
   type PullPlan,
-  sidecarAfterSync,
   sidecarTombstones,
   type Verdict,
 } from "./core.ts";
@@ -247,8 +246,7 @@ async function pullWith(
   if (applied.sizesCorrected.length > 0) {
     ctx.log?.(`${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`);
   }
-  const indexStale = applied.removed > 0 || applied.sizesCorrected.length > 0;
-  if (indexStale && loaded.exists && !loaded.v2) {
+  if (planner.pullPublishesPrunedIndex(loaded.exists)) {
     // Prune vanished and internal entries remotely too, but only over the copy we read.
     const body = planner.indexJson(false);
     const key = planner.remoteIndexKey;
@@ -257,28 +255,21 @@ async function pullWith(
     etag = put?.etag;
   }
   await ctx.cache.writeAtomic(LOCAL_INDEX, planner.localIndexAfterPull());
-  // The sidecar vouches for the cache only when every planned file arrived and the remote
-  // index is the one we read (or our pruned copy of it).
   if (plan.localChanges.length > 0) {
     ctx.log?.(`${plan.localChanges.length} files changed here kept for the push`);
   }
   if (applied.conflict) ctx.log?.(applied.conflict.message);
-  const complete = failures.length === 0 && applied.unsettledConflicts.length === 0 &&
-    (!indexStale || indexPublished || loaded.v2 !== undefined) &&
-    !(request.scope && request.scope.length > 0);
-  if (complete) {
-    await ctx.cache.writeAtomic(
-      SIDECAR,
-      // A v2 repo records no monolith ETag (as the extension does): no fast path on stale data.
-      sidecarAfterSync(
-        sidecar ?? undefined,
-        loaded.v2 ? undefined : etag,
-        now,
-        plan.summary.lazy > 0,
-        loaded.v2?.commitSeq,
-      ),
-    );
-  }
+  // The core decides whether the sidecar vouches for the cache (every planned file arrived,
+  // the bucket holds the index the cache now matches).
+  const vouched = planner.sidecarAfterPull(sidecar ?? undefined, {
+    failures: failures.length,
+    indexPublished,
+    scoped: (request.scope?.length ?? 0) > 0,
+    etag,
+    commitSeq: loaded.v2?.commitSeq,
+    now,
+  });
+  if (vouched) await ctx.cache.writeAtomic(SIDECAR, vouched);
   const { downloads: _d, mtimeUpdates: _m, ...planReport } = plan;
   return {
     noop: false,

@@ -16,7 +16,6 @@ import {
   Planner,
   type PushOptions,
   type PushPlan,
-  sidecarAfterPush,
   sidecarLazyPullActive,
   sidecarTombstones,
   sidecarUnreadable,
@@ -100,16 +99,17 @@ const probed = new WeakMap<object, boolean>();
 
 /**
  * Checks once per store that the server honours conditional writes (`If-None-Match: *` and
- * `If-Match`), with a probe object under the internal `_control/` folder.
+ * `If-Match`), with a probe object in the internal control folder (`controlFolder`, from the
+ * core).
  */
 export async function conditionalWritesWork(
   store: ObjectStore,
-  folder: string,
+  controlFolder: string,
   signal?: AbortSignal,
 ): Promise<boolean> {
   const known = probed.get(store);
   if (known !== undefined) return known;
-  const key = `${folder}_control/s3sync-probe-${crypto.randomUUID()}`;
+  const key = `${controlFolder}s3sync-probe-${crypto.randomUUID()}`;
   const body = new TextEncoder().encode("s3sync conditional-write probe\n");
   let works = false;
   try {
@@ -152,8 +152,6 @@ export interface PreparedPush {
   planner: Planner;
   /** What the prepare did. */
   report: PushReport;
-  /** Tombstones read at prepare time (consumed by the commit). */
-  tombstones: string[];
   /** Lazy mode at prepare time (the commit never vouches for a lazy cache). */
   lazyPullActive: boolean;
   /** True when the plan's deletes were confirmed (they run after the commit's publish). */
@@ -275,7 +273,6 @@ async function prepareWith(
   const prepared: PreparedPush = {
     planner,
     report,
-    tombstones,
     lazyPullActive,
     deletesConfirmed: false,
     mustPublish: false,
@@ -283,23 +280,13 @@ async function prepareWith(
     etag,
     request,
   };
-  if (request.expect) checkSavedPlan(request.expect, report);
+  if (request.expect) planner.checkSavedPlan(request.expect, etag, listingDigest);
   if (request.dryRun) return prepared;
 
   let deletesConfirmed = plan.deletes.length > 0;
   if (deletesConfirmed && request.confirmDeletes) {
     deletesConfirmed = await request.confirmDeletes(plan);
-    if (!deletesConfirmed) {
-      plan.withheld.push(...plan.deletes);
-      plan.deletes = [];
-      plan.summary.withheldDeletes = plan.withheld.length;
-      plan.summary.delete = 0;
-      plan.blocked.push({
-        code: "confirmation-required",
-        message:
-          `${plan.withheld.length} deletes were not confirmed; review them with \`s3sync plan\`, then push with --yes`,
-      });
-    }
+    if (!deletesConfirmed) report.plan = plan = planner.withholdUnconfirmedDeletes();
   }
 
   const uploaded: Uploaded[] = [];
@@ -339,7 +326,7 @@ async function commitWith(
   reread: boolean,
 ): Promise<PushReport> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  const { planner, report, request, loaded, tombstones, deletesConfirmed } = prepared;
+  const { planner, report, request, loaded, deletesConfirmed } = prepared;
   const plan = report.plan;
   let etag = prepared.etag;
   if (prepared.mustPublish) {
@@ -372,25 +359,19 @@ async function commitWith(
     report.failures.push(...deleteFailures);
   }
 
-  const now = ctx.now?.() ?? new Date();
   await ctx.cache.writeAtomic(LOCAL_INDEX, planner.localIndexAfterPush());
-  // Tombstones stay while any delete they support is withheld: the evidence is still needed.
-  const consumed = plan.withheld.length === 0 ? tombstones : [];
-  // Files behind the remote mean the cache does not match the index just published: the
-  // sidecar must not vouch for it, or the next pull's fast path would never bring them.
-  const verified = report.failures.length === 0 && plan.blocked.length === 0 &&
-    plan.missing.length === 0 && plan.behind.length === 0 && !prepared.lazyPullActive;
-  const fresh = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
-  // A push that changed nothing, proved nothing and consumed nothing has nothing to record:
-  // a cache without a sidecar keeps none (an absent sidecar already means "not verified").
-  const nothingToRecord = fresh === undefined && !verified && consumed.length === 0 &&
-    report.uploaded === 0 && report.deleted === 0;
-  if (!nothingToRecord) {
-    await ctx.cache.writeAtomic(
-      SIDECAR,
-      sidecarAfterPush(fresh, etag ?? undefined, now, consumed, verified, loaded.v2?.commitSeq),
-    );
-  }
+  // The core decides what the sidecar records: which tombstones are spent, and whether it
+  // vouches for the cache.
+  const sidecar = planner.sidecarAfterPush((await ctx.cache.readFile(SIDECAR)) ?? undefined, {
+    failures: report.failures.length,
+    uploaded: report.uploaded,
+    deleted: report.deleted,
+    lazyPullActive: prepared.lazyPullActive,
+    etag: etag ?? undefined,
+    commitSeq: loaded.v2?.commitSeq,
+    now: ctx.now?.() ?? new Date(),
+  });
+  if (sidecar) await ctx.cache.writeAtomic(SIDECAR, sidecar);
   return report;
 }
 
@@ -402,7 +383,7 @@ async function commitWith(
 async function rebaseOnCurrent(ctx: SyncContext, prepared: PreparedPush): Promise<string | null> {
   const { planner, loaded } = prepared;
   if (loaded.v2) {
-    const current = await readShardSet(ctx, planner.listingPrefix);
+    const current = await readShardSet(ctx, planner);
     if (!current) {
       throw new SyncError("index-vanished", "the v2 shard index disappeared since the prepare");
     }
@@ -416,20 +397,6 @@ async function rebaseOnCurrent(ctx: SyncContext, prepared: PreparedPush): Promis
   if (!current) return null;
   planner.rebasePush(current.data);
   return current.etag ?? null;
-}
-
-function checkSavedPlan(saved: SavedPlan, report: PushReport): void {
-  const stale = saved.remoteIndexEtag !== report.remoteIndexEtag ||
-    saved.listingDigest !== report.listingDigest ||
-    JSON.stringify(saved.plan.deletes) !== JSON.stringify(report.plan.deletes) ||
-    JSON.stringify(saved.plan.uploads.map((u) => u.rel)) !==
-      JSON.stringify(report.plan.uploads.map((u) => u.rel));
-  if (stale) {
-    throw new SyncError(
-      "plan-stale",
-      "the bucket or the cache changed since the plan was made; make a new plan with `s3sync plan`",
-    );
-  }
 }
 
 /**
@@ -449,7 +416,7 @@ async function publishIndex(
   if (hasExtras(ctx.store) && !request.allowUnconditional) {
     const store = ctx.store;
     const works = await withRetry(
-      () => conditionalWritesWork(store, planner.listingPrefix, ctx.signal),
+      () => conditionalWritesWork(store, planner.controlFolder, ctx.signal),
       retry,
       ctx.signal,
     );
@@ -507,11 +474,10 @@ async function publishShards(
 ): Promise<string | null> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const encoder = new TextEncoder();
-  const folder = planner.listingPrefix;
   const published = await publishWithRemerge(ctx, async () => {
     const commit = planner.shardCommit();
     for (const shard of commit.shards) {
-      const key = `${folder}_index/${shard.partition}.json`;
+      const key = planner.shardKey(shard.partition);
       if (shard.json === null) {
         await withRetry(() => ctx.store.deleteObject(key, ctx.signal), retry, ctx.signal);
         continue;
@@ -550,7 +516,7 @@ async function publishShards(
     ctx.log?.(
       `another writer committed to the shard index first: re-reading and merging (attempt ${attempt})`,
     );
-    const newer = await readShardSet(ctx, folder);
+    const newer = await readShardSet(ctx, planner);
     if (!newer) {
       throw new SyncError("index-vanished", "the v2 shard index disappeared during the push");
     }

@@ -97,10 +97,10 @@ export interface ShardSet {
  */
 export async function readShardSet(
   ctx: SyncContext,
-  folder: string,
+  planner: Planner,
 ): Promise<ShardSet | undefined> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  const metaKey = `${folder}_index/_meta.json`;
+  const metaKey = planner.metaKey;
   let meta: { data: Uint8Array; etag?: string };
   try {
     meta = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
@@ -127,7 +127,7 @@ export async function readShardSet(
     failureCode: "index-corrupt",
   }, async (partition) => {
     const got = await withRetry(
-      () => ctx.store.getObject(`${folder}_index/${partition}.json`, ctx.signal),
+      () => ctx.store.getObject(planner.shardKey(partition), ctx.signal),
       retry,
       ctx.signal,
     );
@@ -161,11 +161,11 @@ export async function loadShardIndex(
   ctx: SyncContext,
   planner: Planner,
 ): Promise<ShardIndexState | undefined> {
-  const set = await readShardSet(ctx, planner.listingPrefix);
+  const set = await readShardSet(ctx, planner);
   if (!set) return undefined;
   const commitSeq = planner.loadShards(set.meta, set.shards);
   return {
-    metaKey: `${planner.listingPrefix}_index/_meta.json`,
+    metaKey: planner.metaKey,
     metaEtag: set.metaEtag,
     shardEtags: set.shardEtags,
     commitSeq,

@@ -34,12 +34,11 @@ const encoder = new TextEncoder();
  * @returns shards written
  */
 export async function writeV1Mirror(ctx: SyncContext, planner: Planner): Promise<number> {
-  const folder = planner.listingPrefix;
   const layout = planner.shardLayout(undefined, true);
   // Nothing the push changed has a shard: leave the mirror (and a missing one) as it is.
   if (layout.shards.length === 0) return 0;
   try {
-    await writeLayout(ctx, folder, layout);
+    await writeLayout(ctx, planner, layout);
   } catch (error) {
     ctx.log?.(`the v1 shard mirror was not fully updated (${describe(error)}); the index was`);
     return 0;
@@ -59,8 +58,7 @@ export async function migrateToShards(
   planner: Planner,
 ): Promise<MigrateIndexResult> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  const folder = planner.listingPrefix;
-  const current = await readShardSet(ctx, folder);
+  const current = await readShardSet(ctx, planner);
   if (current) {
     // The core checks the shard set (a corrupt one throws); the meta's own partition order
     // is reported, so repeated calls answer the same.
@@ -71,7 +69,7 @@ export async function migrateToShards(
   // The monolith, or (when there is none) the index rebuilt from a listing.
   const loaded = await loadRemoteIndex(ctx, planner, false);
   const layout = planner.shardLayout(1, false);
-  await writeLayout(ctx, folder, layout);
+  await writeLayout(ctx, planner, layout);
   if (loaded.exists) {
     // The monolith is no longer written from here on, so a cache that synced against it would
     // see its ETag unchanged forever and take the pull's fast path past every later commit.
@@ -110,10 +108,10 @@ export interface ShardIndexFound {
  */
 export async function findShardIndex(
   ctx: SyncContext,
-  folder: string,
+  planner: Planner,
 ): Promise<ShardIndexFound | undefined> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  const metaKey = `${folder}_index/_meta.json`;
+  const metaKey = planner.metaKey;
   let got: { data: Uint8Array; etag?: string };
   try {
     got = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
@@ -143,7 +141,7 @@ export async function findShardIndex(
   };
   using check = new Planner(ctx.namespace, ctx.prefix);
   try {
-    const set = await readShardSet(ctx, folder);
+    const set = await readShardSet(ctx, planner);
     if (set) {
       check.loadShards(set.meta, set.shards);
       found.shardEtags = set.shardEtags;
@@ -173,7 +171,7 @@ export async function publishRebuiltShards(
   found: ShardIndexFound,
 ): Promise<boolean> {
   const layout = planner.shardLayout(found.commitSeq + 1, false);
-  return await writeLayout(ctx, planner.listingPrefix, layout, found);
+  return await writeLayout(ctx, planner, layout, found);
 }
 
 /**
@@ -185,7 +183,7 @@ export async function publishRebuiltShards(
  */
 async function writeLayout(
   ctx: SyncContext,
-  folder: string,
+  planner: Planner,
   layout: { shards: { partition: string; json: string }[]; meta: string },
   over?: { metaEtag: string | null; shardEtags: Map<string, string | null> },
 ): Promise<boolean> {
@@ -209,8 +207,8 @@ async function writeLayout(
     return done !== null;
   };
   for (const shard of layout.shards) {
-    const key = `${folder}_index/${shard.partition}.json`;
+    const key = planner.shardKey(shard.partition);
     if (!(await put(key, shard.json, over?.shardEtags.get(shard.partition)))) return false;
   }
-  return await put(`${folder}_index/_meta.json`, layout.meta, over?.metaEtag);
+  return await put(planner.metaKey, layout.meta, over?.metaEtag);
 }

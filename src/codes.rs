@@ -83,6 +83,8 @@ codes! {
         PathConflict => "path-conflict",
         /// Local names no key may carry (not uploaded).
         UnsafeLocalPaths => "unsafe-local-paths",
+        /// Deletes nobody confirmed (withheld; push again with `--yes`).
+        ConfirmationRequired => "confirmation-required",
     }
 }
 

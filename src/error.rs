@@ -165,6 +165,10 @@ pub enum CoreError {
         /// Why it was refused.
         detail: String,
     },
+    /// A saved plan no longer matches the plan a push would run now (the bucket or the cache
+    /// changed since it was made).
+    #[error("the bucket or the cache changed since the plan was made; make a new plan with `s3sync plan`")]
+    PlanStale,
     /// A sync-state sidecar that exists but cannot be read.
     #[error("sync state is corrupt: {detail}")]
     SyncStateCorrupt {
@@ -181,6 +185,7 @@ impl CoreError {
         "index-version-unsupported",
         "invalid-input",
         "partition-name-unsafe",
+        "plan-stale",
         "sync-state-corrupt",
     ];
 
@@ -195,6 +200,7 @@ impl CoreError {
             CoreError::IndexVersionUnsupported { .. } => "index-version-unsupported",
             CoreError::InvalidInput { .. } => "invalid-input",
             CoreError::UnsafePartition { .. } => "partition-name-unsafe",
+            CoreError::PlanStale => "plan-stale",
             CoreError::SyncStateCorrupt { .. } => "sync-state-corrupt",
         }
     }

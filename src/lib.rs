@@ -27,6 +27,8 @@
 //! - [`repair`]: the layout doctor and the repair (and migrate) planner.
 //! - [`pull`]: the pull diff.
 //! - [`push`]: the push diff, and the changes a push makes to the index.
+//! - [`pull_run`], [`push_run`]: how a run ends: what it publishes, what it records, whether a
+//!   saved plan still holds, deletes nobody confirmed.
 //! - [`safety`]: evidence for deletes and the guards that withhold them.
 //! - [`session`]: state kept between the steps of one run.
 //! - [`sync_state`]: the local sync-state sidecar and the no-op pull decision.
@@ -45,7 +47,9 @@ pub mod lock;
 pub mod migrate;
 pub mod paths;
 pub mod pull;
+pub mod pull_run;
 pub mod push;
+pub mod push_run;
 pub mod rebuild;
 pub mod repair;
 pub mod safety;

@@ -221,7 +221,7 @@ pub fn is_internal(rel: &str) -> bool {
         return true;
     }
     let first = rel.split('/').next().unwrap_or("");
-    if first == "_index" || first == "_control" {
+    if first == INDEX_DIR || first == CONTROL_DIR {
         return true;
     }
     let base = rel.rsplit('/').next().unwrap_or("");
@@ -284,6 +284,12 @@ pub fn partition_key(rel: &str) -> Option<String> {
         _ => None,
     }
 }
+
+/// The folder of the v2 index (`_index/_meta.json` and one shard per partition).
+pub const INDEX_DIR: &str = "_index";
+
+/// The folder of control-plane records (and this core's conditional-write probes).
+pub const CONTROL_DIR: &str = "_control";
 
 /// The name `_index/_meta.json` itself would have as a partition: a shard of that name would
 /// overwrite the meta.
@@ -417,6 +423,23 @@ impl PathModel {
             Some(ns) => format!("{}/{}{}", LOCKS_DIR, ns.0, LOCK_SUFFIX),
             None => SOLO_LOCK_KEY.to_string(),
         }
+    }
+
+    /// The key of the v2 layout's `_index/_meta.json` under the bound tree.
+    pub fn meta_key(&self) -> String {
+        self.under_binding(&format!("{INDEX_DIR}/{META_PARTITION}.json"))
+    }
+
+    /// The key of the v2 shard `partition` under the bound tree, once the partition name is
+    /// proven one safe segment (see [`check_partition_name`]).
+    pub fn shard_key(&self, partition: &str) -> CoreResult<String> {
+        check_partition_name(partition)?;
+        Ok(self.under_binding(&format!("{INDEX_DIR}/{partition}.json")))
+    }
+
+    /// The folder of small control-plane records under the bound tree (with a trailing `/`).
+    pub fn control_folder(&self) -> String {
+        self.under_binding(&format!("{CONTROL_DIR}/"))
     }
 
     /// A name (rel or `_index/...`) under the bound tree: `{ns}/{name}` or `{name}`.

@@ -21,9 +21,11 @@ use crate::migrate::{plan_migrate, MigrateInputs};
 use crate::paths::{check_partition_name, partition_key};
 use crate::paths::{PathModel, INDEX_FILE};
 use crate::pull::{apply_pull, plan_pull, PullApplied, PullOptions, PullOutcome, PullPlan};
+use crate::pull_run::{self, PullEnd};
 use crate::push::{
     apply_changes, plan_push, push_changes, PushChanges, PushInput, PushPlan, Uploaded,
 };
+use crate::push_run::{self, PushEnd};
 use crate::rebuild::{RebuildBuilder, RebuildReport};
 use crate::repair::{diagnose, plan_repair, DoctorFacts, Problem, RepairPlan};
 
@@ -92,7 +94,11 @@ pub struct Session {
     untouched_after_pull: Vec<String>,
     rebuild: Option<RebuildBuilder>,
     pull: Option<PullPlan>,
+    /// What the last pull applied, and whether it left files remote (for how it ends).
+    pulled: Option<(PullApplied, bool)>,
     push: Option<PushPlan>,
+    /// The tombstones the last push plan was made with (consumed when the push ends).
+    push_tombstones: Vec<String>,
     changes: Option<PushChanges>,
     /// The `_meta.json` of a v2 index, when that is what was loaded.
     meta: Option<ShardMeta>,
@@ -115,7 +121,9 @@ impl Session {
             untouched_after_pull: Vec::new(),
             rebuild: None,
             pull: None,
+            pulled: None,
             push: None,
+            push_tombstones: Vec::new(),
             changes: None,
             meta: None,
             homes: BTreeMap::new(),
@@ -587,7 +595,43 @@ impl Session {
             )
             .cloned()
             .collect();
-        Ok(apply_pull(index, &plan, outcome))
+        let applied = apply_pull(index, &plan, outcome);
+        self.pulled = Some((applied.clone(), plan.summary.lazy > 0));
+        Ok(applied)
+    }
+
+    /// True when the last pull's changes to the index (pruned entries, corrected sizes) must be
+    /// published over the index read (see [`pull_run::publishes_pruned_index`]).
+    pub fn pull_publishes_pruned_index(&self, index_exists: bool) -> CoreResult<bool> {
+        let (applied, _) = self.last_pull()?;
+        Ok(pull_run::publishes_pruned_index(
+            applied,
+            index_exists,
+            self.meta.is_some(),
+        ))
+    }
+
+    /// The sidecar the last pull leaves, or `None` to leave it alone (see
+    /// [`pull_run::sidecar_after_pull`]).
+    pub fn sidecar_after_pull(
+        &self,
+        sidecar: Option<&[u8]>,
+        end: &PullEnd,
+    ) -> CoreResult<Option<Vec<u8>>> {
+        let (applied, lazy_left) = self.last_pull()?;
+        Ok(pull_run::sidecar_after_pull(
+            sidecar,
+            applied,
+            *lazy_left,
+            self.meta.is_some(),
+            end,
+        ))
+    }
+
+    fn last_pull(&self) -> CoreResult<&(PullApplied, bool)> {
+        self.pulled
+            .as_ref()
+            .ok_or_else(|| CoreError::input("a pull's end before apply_pull"))
     }
 
     /// The local index to write after a pull: the remote index with this cache's mtimes, except
@@ -629,7 +673,55 @@ impl Session {
             &surveyed,
             input,
         );
+        self.push_tombstones = input.tombstones.iter().cloned().collect();
         Ok(self.push.insert(plan))
+    }
+
+    /// Withholds the last push plan's deletes because nobody confirmed them (see
+    /// [`push_run::withhold_unconfirmed_deletes`]); returns the plan as it now stands.
+    pub fn withhold_unconfirmed_deletes(&mut self) -> CoreResult<&PushPlan> {
+        let plan = self.push_plan_mut()?;
+        push_run::withhold_unconfirmed_deletes(plan);
+        Ok(plan)
+    }
+
+    /// Checks a saved plan against the last push plan (see [`push_run::check_saved_plan`]).
+    pub fn check_saved_plan(
+        &self,
+        saved: &[u8],
+        remote_index_etag: Option<&str>,
+        listing_digest: &str,
+    ) -> CoreResult<()> {
+        let plan = self
+            .push
+            .as_ref()
+            .ok_or_else(|| CoreError::input("check_saved_plan without a push plan"))?;
+        push_run::check_saved_plan(saved, plan, remote_index_etag, listing_digest)
+    }
+
+    /// The sidecar the last push leaves, or `None` to write nothing (see
+    /// [`push_run::sidecar_after_push`]).
+    pub fn sidecar_after_push(
+        &self,
+        sidecar: Option<&[u8]>,
+        end: &PushEnd,
+    ) -> CoreResult<Option<Vec<u8>>> {
+        let plan = self
+            .push
+            .as_ref()
+            .ok_or_else(|| CoreError::input("sidecar_after_push without a push plan"))?;
+        Ok(push_run::sidecar_after_push(
+            sidecar,
+            plan,
+            &self.push_tombstones,
+            end,
+        ))
+    }
+
+    fn push_plan_mut(&mut self) -> CoreResult<&mut PushPlan> {
+        self.push
+            .as_mut()
+            .ok_or_else(|| CoreError::input("no push plan in this session"))
     }
 
     /// Records the uploads of the last push plan (and, when confirmed, its deletes) in the index, and

@@ -182,6 +182,26 @@ impl SyncState {
         }
     }
 
+    /// Records the end of a push: verified against `etag` at `now_iso` when `verified` (the
+    /// lazy flag kept: a push brings nothing down), else marked dirty so no fast path skips the
+    /// next pull's work; and the tombstones the push acted on forgotten.
+    pub fn record_push(
+        &mut self,
+        verified: bool,
+        etag: Option<&str>,
+        now_iso: &str,
+        consumed: &[String],
+    ) {
+        if verified {
+            let lazy = self.lazy_pull_active;
+            self.mark_synced(etag, now_iso);
+            self.lazy_pull_active = lazy;
+        } else {
+            self.local_dirty = true;
+        }
+        self.consume_tombstones(consumed);
+    }
+
     /// Forgets tombstones a completed push has acted on.
     pub fn consume_tombstones(&mut self, consumed: &[String]) {
         self.tombstones.retain(|t| !consumed.contains(t));

@@ -16,7 +16,9 @@ use crate::paths::{
     find_collisions, is_internal, partition_key, CachePlace, Namespace, PathModel, INDEX_FILE,
 };
 use crate::pull::{PullOptions, PullOutcome};
+use crate::pull_run::PullEnd;
 use crate::push::{PushInput, Uploaded};
+use crate::push_run::PushEnd;
 use crate::repair::DoctorFacts;
 use crate::safety::{
     self, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
@@ -559,24 +561,6 @@ pub fn pull_is_noop(
         .is_some_and(|s| s.pull_is_noop(head_etag.as_deref(), local_index, metadata_only))
 }
 
-/// The sidecar after a verified sync against `etag` at `now_iso`, with `lazyPullActive` set as
-/// given; unknown fields and tombstones of the old sidecar are kept.
-#[wasm_bindgen(js_name = sidecarAfterSync)]
-pub fn sidecar_after_sync(
-    sidecar: Option<Vec<u8>>,
-    etag: Option<String>,
-    now_iso: String,
-    lazy_pull_active: bool,
-    commit_seq: Option<f64>,
-) -> Vec<u8> {
-    // The lazy flag is set below from this pull, so an unreadable sidecar's doubt is settled.
-    let mut state = SyncState::for_update(sidecar.as_deref());
-    state.mark_synced(etag.as_deref(), &now_iso);
-    state.lazy_pull_active = lazy_pull_active;
-    record_commit_seq(&mut state, commit_seq);
-    state.to_json()
-}
-
 /// The sidecar after a `markDirty` (`tombstone` already normalised, or absent for a bulk
 /// signal).
 #[wasm_bindgen(js_name = sidecarMarkDirty)]
@@ -619,32 +603,6 @@ pub fn sidecar_tombstones(sidecar: Option<Vec<u8>>) -> Vec<String> {
     all
 }
 
-/// The sidecar after a completed push: synced against `etag` (unless `verified` is false) and
-/// without the tombstones the push acted on.
-#[wasm_bindgen(js_name = sidecarAfterPush)]
-pub fn sidecar_after_push(
-    sidecar: Option<Vec<u8>>,
-    etag: Option<String>,
-    now_iso: String,
-    consumed: Vec<String>,
-    verified: bool,
-    commit_seq: Option<f64>,
-) -> Vec<u8> {
-    let mut state = SyncState::for_update(sidecar.as_deref());
-    if verified {
-        let lazy = state.lazy_pull_active;
-        state.mark_synced(etag.as_deref(), &now_iso);
-        state.lazy_pull_active = lazy;
-    } else {
-        // The cache does not match the index just published (files missing or behind, a
-        // guard, a failure): no fast path may skip the next pull's work.
-        state.local_dirty = true;
-    }
-    state.consume_tombstones(&consumed);
-    record_commit_seq(&mut state, commit_seq);
-    state.to_json()
-}
-
 /// Every stable code the core uses, by kind: `{guard, problem, refusal, error}` (sorted). The
 /// shim's own lists are checked against these, so the two sides cannot drift.
 #[wasm_bindgen(js_name = codeLists)]
@@ -678,16 +636,6 @@ pub fn code_lists() -> Result<JsValue, JsValue> {
                 .collect(),
         ),
     })
-}
-
-/// Records the v2 `commitSeq` the sync saw (the extension's v2 readers compare it); a value that
-/// is no exact non-negative integer is ignored, never rounded into a wrong sequence.
-fn record_commit_seq(state: &mut SyncState, commit_seq: Option<f64>) {
-    if let Some(seq) = commit_seq
-        .filter(|s| *s >= 0.0 && s.fract() == 0.0 && *s <= crate::index::MAX_SAFE_INTEGER as f64)
-    {
-        state.commit_seq = Some(seq as u64);
-    }
 }
 
 /// Plans the remote side of a solo → namespaced migrate from one listing of the whole bucket
@@ -1045,5 +993,131 @@ pub fn shard_meta(bytes: &[u8], refuse_unsafe: bool) -> Result<JsValue, JsValue>
     to_js(&Meta {
         partitions: meta.partitions,
         commit_seq: meta.commit_seq.unwrap_or(0),
+    })
+}
+
+/// The end of a run: what it publishes and records, a saved plan's check, unconfirmed deletes,
+/// and the keys of the index and control folders. Kept in their own block so the run-level
+/// decisions are read together.
+#[wasm_bindgen]
+impl Planner {
+    /// Withholds the last push plan's deletes because nobody confirmed them (verdict
+    /// `confirmation-required`); returns the plan as it now stands, as JSON.
+    #[wasm_bindgen(js_name = withholdUnconfirmedDeletes)]
+    pub fn withhold_unconfirmed_deletes(&mut self) -> Result<String, JsValue> {
+        to_json(
+            self.inner
+                .withhold_unconfirmed_deletes()
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// Throws `plan-stale` unless `saved` (a `plan --out` file) is the last push plan, made
+    /// from the index with `remoteIndexEtag` and the walk with `listingDigest`; `invalid-input`
+    /// when it is no saved plan.
+    #[wasm_bindgen(js_name = checkSavedPlan)]
+    pub fn check_saved_plan(
+        &self,
+        saved: &[u8],
+        remote_index_etag: Option<String>,
+        listing_digest: &str,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .check_saved_plan(saved, remote_index_etag.as_deref(), listing_digest)
+            .map_err(to_js_error)
+    }
+
+    /// The sidecar the last push leaves (`undefined`: write nothing), from the sidecar as it is
+    /// now and `end` (`{failures, uploaded, deleted, lazyPullActive, etag?, commitSeq?,
+    /// nowIso}`).
+    #[wasm_bindgen(js_name = sidecarAfterPush)]
+    pub fn sidecar_after_push(
+        &self,
+        sidecar: Option<Vec<u8>>,
+        end: JsValue,
+    ) -> Result<Option<Vec<u8>>, JsValue> {
+        let end: PushEnd = serde_wasm_bindgen::from_value(end)
+            .map_err(|e| to_js_error(CoreError::input(format!("push end: {e}"))))?;
+        self.inner
+            .sidecar_after_push(sidecar.as_deref(), &end)
+            .map_err(to_js_error)
+    }
+
+    /// True when the last pull's pruned index must be published over the one read.
+    #[wasm_bindgen(js_name = pullPublishesPrunedIndex)]
+    pub fn pull_publishes_pruned_index(&self, index_exists: bool) -> Result<bool, JsValue> {
+        self.inner
+            .pull_publishes_pruned_index(index_exists)
+            .map_err(to_js_error)
+    }
+
+    /// The sidecar the last pull leaves (`undefined`: leave it alone), from the sidecar as it
+    /// is now and `end` (`{failures, indexPublished, scoped, etag?, commitSeq?, nowIso}`).
+    #[wasm_bindgen(js_name = sidecarAfterPull)]
+    pub fn sidecar_after_pull(
+        &self,
+        sidecar: Option<Vec<u8>>,
+        end: JsValue,
+    ) -> Result<Option<Vec<u8>>, JsValue> {
+        let end: PullEnd = serde_wasm_bindgen::from_value(end)
+            .map_err(|e| to_js_error(CoreError::input(format!("pull end: {e}"))))?;
+        self.inner
+            .sidecar_after_pull(sidecar.as_deref(), &end)
+            .map_err(to_js_error)
+    }
+
+    /// The key of `_index/_meta.json` under the bound tree.
+    #[wasm_bindgen(js_name = metaKey)]
+    pub fn meta_key(&self) -> String {
+        self.inner.model().meta_key()
+    }
+
+    /// The key of the shard `partition` under the bound tree; throws `partition-name-unsafe`
+    /// for a name that is not one safe segment.
+    #[wasm_bindgen(js_name = shardKey)]
+    pub fn shard_key(&self, partition: &str) -> Result<String, JsValue> {
+        self.inner.model().shard_key(partition).map_err(to_js_error)
+    }
+
+    /// The control-plane folder under the bound tree (`_control/` or `<ns>/_control/`).
+    #[wasm_bindgen(js_name = controlFolder)]
+    pub fn control_folder(&self) -> String {
+        self.inner.model().control_folder()
+    }
+}
+
+/// The names of the bookkeeping files at the cache root and of the solo lock key:
+/// `{localIndex, sidecar, soloLockKey}`, so the shim copies none of them.
+#[wasm_bindgen(js_name = bookkeepingNames)]
+pub fn bookkeeping_names() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Names {
+        local_index: &'static str,
+        sidecar: &'static str,
+        solo_lock_key: &'static str,
+    }
+    to_js(&Names {
+        local_index: INDEX_FILE,
+        sidecar: crate::paths::SYNC_STATE_FILE,
+        solo_lock_key: crate::paths::SOLO_LOCK_KEY,
+    })
+}
+
+/// The lock's defaults, `{ttlMs, retryMs, maxWaitMs}` (the extension's), so the shim copies
+/// none of them.
+#[wasm_bindgen(js_name = lockDefaults)]
+pub fn lock_defaults() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Defaults {
+        ttl_ms: u64,
+        retry_ms: u64,
+        max_wait_ms: u64,
+    }
+    to_js(&Defaults {
+        ttl_ms: lock::DEFAULT_TTL_MS,
+        retry_ms: lock::DEFAULT_RETRY_MS,
+        max_wait_ms: lock::DEFAULT_MAX_WAIT_MS,
     })
 }

@@ -199,3 +199,23 @@ fn lock_key_matches_swamp_core_per_layout() {
     let prod = PathModel::namespaced(Namespace::parse("prod").unwrap());
     assert_eq!(prod.lock_key(), ".locks/prod.lock");
 }
+
+#[test]
+fn index_and_control_keys_sit_under_the_binding() {
+    let solo = PathModel::new(None, "").unwrap();
+    let ns = PathModel::new(Some("prod"), "").unwrap();
+    assert_eq!(solo.meta_key(), "_index/_meta.json");
+    assert_eq!(ns.meta_key(), "prod/_index/_meta.json");
+    assert_eq!(ns.shard_key("models").unwrap(), "prod/_index/models.json");
+    assert_eq!(solo.control_folder(), "_control/");
+    assert_eq!(ns.control_folder(), "prod/_control/");
+}
+
+#[test]
+fn a_shard_key_is_never_made_from_an_unsafe_partition() {
+    let ns = PathModel::new(Some("prod"), "").unwrap();
+    for partition in ["../../evil", "a/b", "", "_meta", ".."] {
+        let error = ns.shard_key(partition).unwrap_err();
+        assert_eq!(error.code(), "partition-name-unsafe", "{partition:?}");
+    }
+}

@@ -35,6 +35,7 @@ function loaded(): wasm.Planner {
 
 /** One hostile case per free function. */
 const FUNCTIONS: Record<string, () => unknown> = {
+  bookkeepingNames: () => wasm.bookkeepingNames(),
   catalogShrinks: () => wasm.catalogShrinks(NaN, -1),
   classifyCachePath: () => wasm.classifyCachePath(EVIL, EVIL, [EVIL, HUGE]),
   codeLists: () => wasm.codeLists(),
@@ -43,6 +44,7 @@ const FUNCTIONS: Record<string, () => unknown> = {
   isInternal: () => wasm.isInternal(EVIL),
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
   lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
+  lockDefaults: () => wasm.lockDefaults(),
   lockHeartbeatMs: () => wasm.lockHeartbeatMs(NaN),
   lockWaitDecision: () => wasm.lockWaitDecision(NaN, -1, Infinity, -5),
   mapRel: () => wasm.mapRel(EVIL, EVIL, EVIL),
@@ -51,8 +53,6 @@ const FUNCTIONS: Record<string, () => unknown> = {
   pullIsNoop: () => wasm.pullIsNoop(JUNK, EVIL, true, false),
   relFromRemoteKey: () => wasm.relFromRemoteKey("ns", EVIL),
   shardMeta: () => wasm.shardMeta(DEEP, true),
-  sidecarAfterPush: () => wasm.sidecarAfterPush(JUNK, EVIL, "x", [EVIL], true, NaN),
-  sidecarAfterSync: () => wasm.sidecarAfterSync(DEEP, EVIL, "x", true, -1),
   sidecarCatalogHash: () => wasm.sidecarCatalogHash(JUNK),
   sidecarLazyPullActive: () => wasm.sidecarLazyPullActive(DEEP),
   sidecarMarkDirty: () => wasm.sidecarMarkDirty(JUNK, EVIL),
@@ -103,6 +103,14 @@ const METHODS: Record<string, () => unknown> = {
   setLastPulled: () => new wasm.Planner("ns", "p").setLastPulled(HUGE),
   shardCommit: () => new wasm.Planner("ns", "p").shardCommit(),
   shardLayout: () => loaded().shardLayout(NaN, true),
+  withholdUnconfirmedDeletes: () => loaded().withholdUnconfirmedDeletes(),
+  checkSavedPlan: () => loaded().checkSavedPlan(DEEP, EVIL, HUGE),
+  sidecarAfterPush: () => loaded().sidecarAfterPush(JUNK, { failures: -1, nowIso: 7 }),
+  pullPublishesPrunedIndex: () => loaded().pullPublishesPrunedIndex(true),
+  sidecarAfterPull: () => loaded().sidecarAfterPull(DEEP, { commitSeq: NaN }),
+  metaKey: () => new wasm.Planner("ns", "p").metaKey(),
+  shardKey: () => new wasm.Planner("ns", "p").shardKey(EVIL),
+  controlFolder: () => new wasm.Planner("ns", "p").controlFolder(),
 };
 
 /** The module's own exports that are not the core's surface. */

@@ -20,7 +20,7 @@ export async function runRebuildIndex({ ctx, values }: CommandInput): Promise<Re
   using planner = new Planner(ctx.namespace, ctx.prefix);
   // A repo whose `_meta.json` says version 2 reads only its shards: a rebuilt monolith
   // would be ignored there, so the shards and the meta are what gets rebuilt.
-  const shardIndex = await findShardIndex(ctx, planner.listingPrefix);
+  const shardIndex = await findShardIndex(ctx, planner);
   if (shardIndex) return await rebuildShards(ctx, planner, apply, force, shardIndex);
   const head = await ctx.store.headObject(planner.remoteIndexKey, ctx.signal);
   let existing: "absent" | "valid" | "corrupt" = "absent";
@@ -99,7 +99,7 @@ async function rebuildShards(
     layout: "v2",
     existing: found.state,
     step,
-    key: `${planner.listingPrefix}_index/_meta.json`,
+    key: planner.metaKey,
     commitSeq: found.commitSeq,
     problem: found.problem,
   };
