@@ -152,6 +152,8 @@ export interface PullApplied {
   conflict?: Verdict | null;
   /** Conflicts left exactly as they were (deleted here, or a failed download). */
   unsettledConflicts: string[];
+  /** What else needs a person: a mixed layout, keys a rebuild left out, refused entries. */
+  attention: Verdict[];
 }
 
 /** What `resolve` does. */
@@ -810,6 +812,36 @@ export class Planner {
  */
 export function mapRel(rel: string, namespace?: string, prefix?: string): FileNames {
   return core(() => wasm.mapRel(namespace || undefined, prefix || undefined, rel));
+}
+
+/** What exists where a rebuilt index would go. */
+export type ExistingIndex = "absent" | "valid" | "corrupt";
+
+/** Judges an index object as read (undefined: there is none) with the core's parser. */
+export function existingIndex(bytes: Uint8Array | undefined): ExistingIndex {
+  return core(() => wasm.existingIndex(bytes));
+}
+
+/**
+ * What `rebuild-index` does: report only without `apply`, never replace a valid index without
+ * `force`, otherwise publish.
+ */
+export function rebuildStep(
+  apply: boolean,
+  force: boolean,
+  existing: ExistingIndex,
+): "dry-run" | "kept-existing" | "publish" {
+  return core(() => wasm.rebuildStep(apply, force, existing));
+}
+
+/** The three names of a file a caller names by cache path (`<ns>/<rel>`) or bare rel. */
+export function mapCallerPath(path: string, namespace?: string, prefix?: string): FileNames {
+  return core(() => wasm.mapCallerPath(namespace || undefined, prefix || undefined, path));
+}
+
+/** The folders a scoped sync of `models` covers (`data/`, `outputs/`, `definitions-evaluated/`). */
+export function scopeForModels(models: { modelType: string; modelId: string }[]): string[] {
+  return core(() => wasm.scopeForModels(models));
 }
 
 /**

@@ -67,6 +67,8 @@ export interface PullReport {
   keptAside?: KeptAside[];
   /** The `conflict` verdict: files changed on both sides, where yours went, how to settle. */
   conflict?: Verdict;
+  /** What else needs a person: a mixed layout, keys a rebuild left out, refused entries. */
+  attention: Verdict[];
 }
 
 /**
@@ -136,6 +138,7 @@ async function pullWith(
       notFound: [],
       failures: [],
       indexPublished: false,
+      attention: [],
     };
   }
   const loaded = await loadRemoteIndex(ctx, planner);
@@ -285,6 +288,7 @@ async function pullWith(
     indexPublished,
     keptAside,
     conflict: applied.conflict ?? undefined,
+    attention: applied.attention,
   };
 }
 

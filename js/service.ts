@@ -11,10 +11,11 @@
  */
 import { type CacheStore, DenoCacheFs, type FileStat, isSymlinkRefusal } from "./cache_fs.ts";
 import {
+  mapCallerPath,
   mapRel,
   Planner,
   type PushPlan,
-  relFromRemoteKey,
+  scopeForModels,
   sidecarCatalogHash,
   sidecarWithCatalogHash,
 } from "./core.ts";
@@ -213,11 +214,7 @@ export class S3SyncService {
 
   async #pull(opts: DatastoreSyncOptions): Promise<number> {
     const namespace = this.#bind(opts.namespace);
-    const scope = (opts.context?.models ?? []).flatMap((m) =>
-      ["data", "outputs", "definitions-evaluated"].map((tree) =>
-        `${tree}/${m.modelType}/${m.modelId}`
-      )
-    );
+    const scope = scopeForModels(opts.context?.models ?? []);
     const report = await pull(
       this.#context(namespace, opts.signal, this.#options.pullConcurrency),
       {
@@ -473,8 +470,7 @@ export class S3SyncService {
    */
   async hydrateFile(relPath: string, opts: DatastoreSyncOptions = {}): Promise<boolean> {
     const namespace = this.#bound === UNBOUND ? opts.namespace : this.#bound;
-    const rel = namespace ? stripNamespace(relPath, namespace) : relFromRemoteKey(relPath);
-    const names = mapRel(rel, namespace, this.#options.prefix);
+    const names = mapCallerPath(relPath, namespace, this.#options.prefix);
     const retry = this.#options.retry ?? DEFAULT_RETRY;
     let data: Uint8Array;
     try {
@@ -490,11 +486,6 @@ export class S3SyncService {
     await this.#cache.writeAtomic(names.cachePath, data);
     return true;
   }
-}
-
-/** `<ns>/<rel>` → `<rel>`; a bare rel stays as it is (the extension accepts both). */
-function stripNamespace(relPath: string, namespace: string): string {
-  return relPath.startsWith(`${namespace}/`) ? relPath.slice(namespace.length + 1) : relPath;
 }
 
 /** A push's outcome for swamp core: failures and withheld work throw, after the rest is done. */

@@ -85,6 +85,10 @@ codes! {
         UnsafeLocalPaths => "unsafe-local-paths",
         /// Deletes nobody confirmed (withheld; push again with `--yes`).
         ConfirmationRequired => "confirmation-required",
+        /// Bucket keys a rebuild could not index (they cannot be safe cache paths).
+        UnsafeKeys => "unsafe-keys",
+        /// Index entries a pull did not download (path rules, case or file/folder clashes).
+        RefusedEntries => "refused-entries",
     }
 }
 

@@ -29,6 +29,22 @@ pub const DATA_TREES: &[&str] = &[
     "files",
 ];
 
+/// The data trees that hold a model's files (`{tree}/{modelType}/{modelId}`): what a scoped
+/// sync of that model covers.
+pub const MODEL_TREES: &[&str] = &["data", "outputs", "definitions-evaluated"];
+
+/// The folders a scoped sync of `models` (`(modelType, modelId)` pairs) covers, in order.
+pub fn model_scope<'a>(models: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    models
+        .into_iter()
+        .flat_map(|(model_type, model_id)| {
+            MODEL_TREES
+                .iter()
+                .map(move |tree| format!("{tree}/{model_type}/{model_id}"))
+        })
+        .collect()
+}
+
 /// Top-level folders swamp keeps in the cache that never sync, in either direction.
 ///
 /// The datastore reference names `secrets` and bundle folders; only `secrets` has a fixed name,
@@ -440,6 +456,19 @@ impl PathModel {
     /// The folder of small control-plane records under the bound tree (with a trailing `/`).
     pub fn control_folder(&self) -> String {
         self.under_binding(&format!("{CONTROL_DIR}/"))
+    }
+
+    /// The rel of a path a caller (swamp core) names a file by: cache-relative (`{ns}/{rel}`) or
+    /// a bare rel, both accepted as the extension accepts them; checked by the path rules.
+    pub fn rel_from_caller_path(&self, path: &str) -> CoreResult<RelPath> {
+        let bare = match &self.namespace {
+            Some(ns) => path
+                .strip_prefix(ns.0.as_str())
+                .and_then(|rest| rest.strip_prefix('/'))
+                .unwrap_or(path),
+            None => path,
+        };
+        self.rel(bare)
     }
 
     /// A name (rel or `_index/...`) under the bound tree: `{ns}/{name}` or `{name}`.

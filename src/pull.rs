@@ -413,6 +413,9 @@ pub struct PullApplied {
     /// Conflicts the pull left exactly as they were (deleted here while the bucket changed
     /// them, or their download failed): the cache does not match the index there.
     pub unsettled_conflicts: Vec<String>,
+    /// What else the pull leaves for a person (a mixed layout, keys a rebuild could not index,
+    /// entries it refused), see [`crate::pull_run::pull_attention`].
+    pub attention: Vec<Verdict>,
 }
 
 /// Records the outcome of a pull in `index`: local mtimes of downloaded and current files, and

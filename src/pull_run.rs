@@ -6,8 +6,79 @@
 
 use serde::Deserialize;
 
-use crate::pull::PullApplied;
+use crate::codes::GuardCode;
+use crate::pull::{PullApplied, PullPlan};
+use crate::rebuild::RebuildReport;
+use crate::safety::Verdict;
 use crate::sync_state::SyncState;
+
+/// How many examples a verdict names (the full lists are in the plan and the report).
+const EXAMPLES: usize = 5;
+
+/// What a pull leaves for a person beyond its conflicts: data trees at the cache root beside
+/// the namespace folder (`mixed-layout`), bucket keys the rebuild could not index
+/// (`unsafe-keys`), and index entries it did not download (`refused-entries`). Each names a few
+/// examples and the next step.
+pub fn pull_attention(plan: &PullPlan, rebuilt: Option<&RebuildReport>) -> Vec<Verdict> {
+    let mut verdicts = Vec::new();
+    let layout = &plan.layout;
+    if !layout.root_layout_trees.is_empty() {
+        verdicts.push(Verdict {
+            code: GuardCode::MixedLayout,
+            message: format!(
+                "{} files sit in root-level data trees ({}) beside the namespace folder; run `s3sync doctor` to see them",
+                layout.root_layout_files,
+                layout.root_layout_trees.join(", ")
+            ),
+        });
+    }
+    if let Some(report) = rebuilt.filter(|r| r.skipped_unsafe > 0) {
+        let examples: Vec<String> = report
+            .unsafe_examples
+            .iter()
+            .take(EXAMPLES)
+            .map(|u| format!("{} ({})", quoted(&u.key), u.code))
+            .collect();
+        verdicts.push(Verdict {
+            code: GuardCode::UnsafeKeys,
+            message: format!(
+                "{} bucket keys cannot be safe cache paths and were not indexed: {}; rename them in the bucket",
+                report.skipped_unsafe,
+                examples.join(", ")
+            ),
+        });
+    }
+    if !plan.refused.is_empty() {
+        let mut codes: Vec<String> = Vec::new();
+        for refused in &plan.refused {
+            let code = refused.code.to_string();
+            if !codes.contains(&code) {
+                codes.push(code);
+            }
+        }
+        let examples: Vec<String> = plan
+            .refused
+            .iter()
+            .take(EXAMPLES)
+            .map(|r| quoted(&r.rel))
+            .collect();
+        verdicts.push(Verdict {
+            code: GuardCode::RefusedEntries,
+            message: format!(
+                "{} index entries were not downloaded ({}): {}",
+                plan.refused.len(),
+                codes.join(", "),
+                examples.join(", ")
+            ),
+        });
+    }
+    verdicts
+}
+
+/// A name as a JSON string, so control characters and quotes in it stay visible.
+fn quoted(name: &str) -> String {
+    serde_json::to_string(name).unwrap_or_else(|_| format!("{name:?}"))
+}
 
 /// What the shim reports when a pull's requests are done.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -152,6 +223,58 @@ mod tests {
         // A v2 repo publishes no pruned monolith, and records no ETag to fast-path on.
         let v2 = sidecar_after_pull(None, &pruned(), false, true, &end()).unwrap();
         assert_eq!(SyncState::parse(&v2).unwrap().remote_index_etag, "");
+    }
+
+    #[test]
+    fn a_clean_pull_needs_no_attention() {
+        assert!(pull_attention(&PullPlan::default(), None).is_empty());
+        assert!(pull_attention(&PullPlan::default(), Some(&RebuildReport::default())).is_empty());
+    }
+
+    #[test]
+    fn a_mixed_layout_unsafe_keys_and_refused_entries_are_each_named() {
+        use crate::codes::{EntryRefusal, RefusalCode};
+        use crate::error::PathRefusal;
+        use crate::pull::RefusedEntry;
+        use crate::rebuild::RefusedKey;
+        let mut plan = PullPlan::default();
+        plan.layout.root_layout_trees = vec!["data".into(), "logs".into()];
+        plan.layout.root_layout_files = 3;
+        plan.refused = (0..7)
+            .map(|i| RefusedEntry {
+                rel: format!("../r{i}"),
+                code: if i == 6 {
+                    RefusalCode::Entry(EntryRefusal::CaseCollision)
+                } else {
+                    RefusalCode::Path(PathRefusal::DotSegment)
+                },
+            })
+            .collect();
+        let rebuilt = RebuildReport {
+            skipped_unsafe: 2,
+            unsafe_examples: vec![RefusedKey {
+                key: "a\nb".into(),
+                code: RefusalCode::Path(PathRefusal::DotSegment),
+            }],
+            ..RebuildReport::default()
+        };
+        let verdicts = pull_attention(&plan, Some(&rebuilt));
+        let codes: Vec<&str> = verdicts.iter().map(|v| v.code.as_str()).collect();
+        assert_eq!(codes, ["mixed-layout", "unsafe-keys", "refused-entries"]);
+        assert_eq!(
+            verdicts[0].message,
+            "3 files sit in root-level data trees (data, logs) beside the namespace folder; run `s3sync doctor` to see them"
+        );
+        assert!(verdicts[1]
+            .message
+            .starts_with("2 bucket keys cannot be safe cache paths"));
+        assert!(verdicts[1].message.contains("\"a\\nb\" (path-dot-segment)"));
+        // Seven refused, five named, each code once in the order first seen.
+        assert!(verdicts[2].message.starts_with(
+            "7 index entries were not downloaded (path-dot-segment, case-collision): "
+        ));
+        assert!(verdicts[2].message.contains("\"../r4\""));
+        assert!(!verdicts[2].message.contains("\"../r5\""));
     }
 
     #[test]

@@ -195,3 +195,48 @@ impl RebuildBuilder {
         (index, self.report)
     }
 }
+/// What the bucket holds where a rebuilt index would go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExistingIndex {
+    /// No index.
+    Absent,
+    /// An index that parses.
+    Valid,
+    /// An index that exists but does not parse.
+    Corrupt,
+}
+
+impl ExistingIndex {
+    /// Judges the index object as read (`None`: there is none).
+    pub fn of(bytes: Option<&[u8]>) -> ExistingIndex {
+        match bytes {
+            None => ExistingIndex::Absent,
+            Some(bytes) if crate::index::Index::parse(bytes).is_ok() => ExistingIndex::Valid,
+            Some(_) => ExistingIndex::Corrupt,
+        }
+    }
+}
+
+/// What `rebuild-index` does with what it rebuilt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RebuildStep {
+    /// Only report (no `--apply`).
+    DryRun,
+    /// A valid index exists and `--force` was not given: it stays, since a rebuild from a
+    /// listing loses what only the index knows (hashes, local mtimes).
+    KeptExisting,
+    /// Publish over what exists (conditionally on it; create-only when absent).
+    Publish,
+}
+
+/// Decides what `rebuild-index` does: report only without `apply`; never replace a valid index
+/// without `force`; otherwise publish (a missing or corrupt index has nothing to lose).
+pub fn rebuild_step(apply: bool, force: bool, existing: ExistingIndex) -> RebuildStep {
+    match (apply, existing, force) {
+        (false, _, _) => RebuildStep::DryRun,
+        (true, ExistingIndex::Valid, false) => RebuildStep::KeptExisting,
+        _ => RebuildStep::Publish,
+    }
+}

@@ -93,6 +93,8 @@ pub struct Session {
     /// Rels the last pull did not fetch: the local index keeps their base entries, or none.
     untouched_after_pull: Vec<String>,
     rebuild: Option<RebuildBuilder>,
+    /// The report of the rebuild this session ran, if any (a pull reports its unsafe keys).
+    rebuilt: Option<RebuildReport>,
     pull: Option<PullPlan>,
     /// What the last pull applied, and whether it left files remote (for how it ends).
     pulled: Option<(PullApplied, bool)>,
@@ -120,6 +122,7 @@ impl Session {
             kept_after_pull: Vec::new(),
             untouched_after_pull: Vec::new(),
             rebuild: None,
+            rebuilt: None,
             pull: None,
             pulled: None,
             push: None,
@@ -441,6 +444,7 @@ impl Session {
             .take()
             .ok_or_else(|| CoreError::input("finish_rebuild before begin_rebuild"))?;
         let (index, report) = builder.finish(last_pulled.map(str::to_string));
+        self.rebuilt = Some(report.clone());
         self.index = Some(index);
         self.pull = None;
         self.homes.clear();
@@ -595,7 +599,8 @@ impl Session {
             )
             .cloned()
             .collect();
-        let applied = apply_pull(index, &plan, outcome);
+        let mut applied = apply_pull(index, &plan, outcome);
+        applied.attention = pull_run::pull_attention(&plan, self.rebuilt.as_ref());
         self.pulled = Some((applied.clone(), plan.summary.lazy > 0));
         Ok(applied)
     }

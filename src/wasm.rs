@@ -842,6 +842,24 @@ pub fn map_rel(
     let model = PathModel::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
         .map_err(to_js_error)?;
     let rel = model.rel(rel).map_err(to_js_error)?;
+    names_of(&model, &rel)
+}
+
+/// The three names of a file a caller (swamp core) names by its cache path (`<ns>/<rel>`) or
+/// its bare rel: `{rel, indexKey, remoteKey, cachePath}`.
+#[wasm_bindgen(js_name = mapCallerPath)]
+pub fn map_caller_path(
+    namespace: Option<String>,
+    prefix: Option<String>,
+    path: &str,
+) -> Result<JsValue, JsValue> {
+    let model = PathModel::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
+        .map_err(to_js_error)?;
+    let rel = model.rel_from_caller_path(path).map_err(to_js_error)?;
+    names_of(&model, &rel)
+}
+
+fn names_of(model: &PathModel, rel: &crate::paths::RelPath) -> Result<JsValue, JsValue> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Names<'a> {
@@ -852,10 +870,28 @@ pub fn map_rel(
     }
     to_js(&Names {
         rel: rel.as_str(),
-        index_key: model.index_key(&rel),
-        remote_key: model.remote_key(&rel),
-        cache_path: model.cache_path(&rel),
+        index_key: model.index_key(rel),
+        remote_key: model.remote_key(rel),
+        cache_path: model.cache_path(rel),
     })
+}
+
+/// The folders a scoped sync of `models` (`[{modelType, modelId}]`) covers.
+#[wasm_bindgen(js_name = scopeForModels)]
+pub fn scope_for_models(models: JsValue) -> Result<Vec<String>, JsValue> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Model {
+        model_type: String,
+        model_id: String,
+    }
+    let models: Vec<Model> = serde_wasm_bindgen::from_value(models)
+        .map_err(|e| to_js_error(CoreError::input(format!("models: {e}"))))?;
+    Ok(crate::paths::model_scope(
+        models
+            .iter()
+            .map(|m| (m.model_type.as_str(), m.model_id.as_str())),
+    ))
 }
 
 /// The rel of a remote key (relative to the prefix); throws `key-outside-namespace` or a path
@@ -1120,4 +1156,19 @@ pub fn lock_defaults() -> Result<JsValue, JsValue> {
         retry_ms: lock::DEFAULT_RETRY_MS,
         max_wait_ms: lock::DEFAULT_MAX_WAIT_MS,
     })
+}
+
+/// What `rebuild-index` does: `dry-run`, `kept-existing` or `publish`, given `--apply`,
+/// `--force` and what exists (`absent`, `valid`, `corrupt`).
+#[wasm_bindgen(js_name = rebuildStep)]
+pub fn rebuild_step(apply: bool, force: bool, existing: JsValue) -> Result<JsValue, JsValue> {
+    let existing: crate::rebuild::ExistingIndex = serde_wasm_bindgen::from_value(existing)
+        .map_err(|e| to_js_error(CoreError::input(format!("existing: {e}"))))?;
+    to_js(&crate::rebuild::rebuild_step(apply, force, existing))
+}
+
+/// Judges an index object as read: `absent` (no bytes), `valid` or `corrupt`.
+#[wasm_bindgen(js_name = existingIndex)]
+pub fn existing_index(bytes: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
+    to_js(&crate::rebuild::ExistingIndex::of(bytes.as_deref()))
 }

@@ -219,3 +219,47 @@ fn a_shard_key_is_never_made_from_an_unsafe_partition() {
         assert_eq!(error.code(), "partition-name-unsafe", "{partition:?}");
     }
 }
+
+#[test]
+fn a_caller_names_a_file_by_cache_path_or_bare_rel() {
+    let ns = PathModel::new(Some("prod"), "").unwrap();
+    let solo = PathModel::new(None, "").unwrap();
+    assert_eq!(
+        ns.rel_from_caller_path("prod/data/a.json")
+            .unwrap()
+            .as_str(),
+        "data/a.json"
+    );
+    assert_eq!(
+        ns.rel_from_caller_path("data/a.json").unwrap().as_str(),
+        "data/a.json"
+    );
+    // `prodx/...` is not under `prod/`: it stays whole.
+    assert_eq!(
+        ns.rel_from_caller_path("prodx/a.json").unwrap().as_str(),
+        "prodx/a.json"
+    );
+    assert_eq!(
+        solo.rel_from_caller_path("data/a.json").unwrap().as_str(),
+        "data/a.json"
+    );
+    for bad in ["prod/../x", "../x", "prod/", ""] {
+        assert!(ns.rel_from_caller_path(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_scoped_sync_of_a_model_covers_its_three_trees() {
+    let scope = s3sync_core::paths::model_scope([("aws/ec2", "i-1"), ("k", "m")]);
+    assert_eq!(
+        scope,
+        [
+            "data/aws/ec2/i-1",
+            "outputs/aws/ec2/i-1",
+            "definitions-evaluated/aws/ec2/i-1",
+            "data/k/m",
+            "outputs/k/m",
+            "definitions-evaluated/k/m",
+        ]
+    );
+}

@@ -421,3 +421,46 @@ fn session_rebuild_from_buffers() {
         vec!["data/a/b/c/raw", "files/x"]
     );
 }
+
+#[test]
+fn rebuild_index_replaces_a_valid_index_only_when_forced() {
+    use s3sync_core::rebuild::{rebuild_step, ExistingIndex, RebuildStep};
+    for existing in [
+        ExistingIndex::Absent,
+        ExistingIndex::Valid,
+        ExistingIndex::Corrupt,
+    ] {
+        assert_eq!(rebuild_step(false, true, existing), RebuildStep::DryRun);
+        assert_eq!(rebuild_step(true, true, existing), RebuildStep::Publish);
+    }
+    assert_eq!(
+        rebuild_step(true, false, ExistingIndex::Valid),
+        RebuildStep::KeptExisting
+    );
+    assert_eq!(
+        rebuild_step(true, false, ExistingIndex::Absent),
+        RebuildStep::Publish
+    );
+    assert_eq!(
+        rebuild_step(true, false, ExistingIndex::Corrupt),
+        RebuildStep::Publish
+    );
+}
+
+#[test]
+fn an_existing_index_is_judged_by_the_parser() {
+    use s3sync_core::rebuild::ExistingIndex;
+    assert_eq!(ExistingIndex::of(None), ExistingIndex::Absent);
+    assert_eq!(
+        ExistingIndex::of(Some(br#"{"version":1,"entries":{}}"#)),
+        ExistingIndex::Valid
+    );
+    assert_eq!(
+        ExistingIndex::of(Some(b"{\"version\":1,")),
+        ExistingIndex::Corrupt
+    );
+    assert_eq!(
+        ExistingIndex::of(Some(br#"{"version":99,"entries":{}}"#)),
+        ExistingIndex::Corrupt
+    );
+}

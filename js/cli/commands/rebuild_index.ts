@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Planner } from "../../core.ts";
+import { type ExistingIndex, existingIndex, Planner, rebuildStep } from "../../core.ts";
 import type { SyncContext } from "../../context.ts";
 import { publishUnderLock, rebuildIndex, underPublishLock } from "../../remote_index.ts";
 import { findShardIndex, publishRebuiltShards, type ShardIndexFound } from "../../shards.ts";
@@ -23,26 +23,17 @@ export async function runRebuildIndex({ ctx, values }: CommandInput): Promise<Re
   const shardIndex = await findShardIndex(ctx, planner);
   if (shardIndex) return await rebuildShards(ctx, planner, apply, force, shardIndex);
   const head = await ctx.store.headObject(planner.remoteIndexKey, ctx.signal);
-  let existing: "absent" | "valid" | "corrupt" = "absent";
-  if (head.exists) {
-    const current = await ctx.store.getObject(planner.remoteIndexKey, ctx.signal);
-    try {
-      using check = new Planner(ctx.namespace, ctx.prefix);
-      check.loadIndex(current.data);
-      existing = "valid";
-    } catch {
-      existing = "corrupt";
-    }
-  }
+  const existing: ExistingIndex = existingIndex(
+    head.exists ? (await ctx.store.getObject(planner.remoteIndexKey, ctx.signal)).data : undefined,
+  );
   const { rebuilt } = await rebuildIndex(ctx, planner, false);
+  const decided = rebuildStep(apply, force, existing);
   let step: RebuildStep;
-  if (!apply) {
-    step = "dry-run";
-  } else if (existing === "valid" && !force) {
-    step = "kept-existing";
-  } else {
+  if (decided === "publish") {
     const etag = existing === "absent" ? null : head.etag ?? null;
     step = await publishIndex(ctx, planner, etag) ? "published" : "lost-race";
+  } else {
+    step = decided;
   }
   let code: ExitCode = step === "dry-run" || step === "published" ? EXIT.ok : EXIT.attention;
   // Objects left out of the index stay in the bucket where no pull will find them: a person
@@ -83,14 +74,13 @@ async function rebuildShards(
   found: ShardIndexFound,
 ): Promise<RebuildOutcome> {
   const { rebuilt } = await rebuildIndex(ctx, planner, false);
+  const decided = rebuildStep(apply, force, found.state);
   let step: RebuildStep;
-  if (!apply) {
-    step = "dry-run";
-  } else if (found.state === "valid" && !force) {
-    step = "kept-existing";
-  } else {
+  if (decided === "publish") {
     const published = await underPublishLock(ctx, () => publishRebuiltShards(ctx, planner, found));
     step = published ? "published" : "lost-race";
+  } else {
+    step = decided;
   }
   return {
     kind: "rebuild-index",
