@@ -1096,6 +1096,12 @@ export function coreCodeLists(): {
  * @param namespace bound namespace, or undefined for solo mode
  */
 export function lockKeyFor(namespace?: string): string {
-  using planner = new Planner(namespace);
-  return planner.lockKey;
+  // try/finally, not `using`: this module is also the Node package's entry (npm/, built by
+  // scripts/build_npm.sh), and Node 20 does not parse `using` (tests/dist/node_package_test.ts).
+  const planner = new Planner(namespace);
+  try {
+    return planner.lockKey;
+  } finally {
+    planner.free();
+  }
 }

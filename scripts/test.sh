@@ -22,6 +22,17 @@ step "deno lint";                    deno lint
 step "deno check";                   deno check js/ tests/ bench/ scripts/
 step "deno test";                    deno test --allow-all --quiet tests/ js/ 2>&1 | tee -a "$log"
 
+# The CLI as users install it (`npm run dist`): the files of CLI-only tests rerun against it.
+# Not every CLI test: the long ones (a 5,000-file migrate, lease takeovers, seeded repairs)
+# would add minutes and exercise the same entry point.
+step "npm run dist";                 bash scripts/dist.sh --allow-missing-runtime
+dist_bin=dist/s3sync; [ -x "$dist_bin" ] || dist_bin=dist/s3sync.js
+step "deno test (CLI: $dist_bin)"
+S3SYNC_BIN="$PWD/$dist_bin" deno test --allow-all --quiet tests/dist/version_test.ts \
+  tests/integration/cli_pull_test.ts tests/integration/symlinks_test.ts \
+  tests/integration/migrate_safety_test.ts tests/integration/two_way_test.ts \
+  tests/integration/v2_safety_test.ts 2>&1 | tee -a "$log"
+
 # One closing line for the whole run, summed over every runner (cargo and wasm-pack print
 # "test result: ok. N passed; M failed", deno prints "ok | N passed | M failed").
 sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '

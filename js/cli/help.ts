@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { COMMANDS, type CommandSpec, COMMON_FLAGS, type FlagSpec } from "./spec.ts";
+import {
+  COMMANDS,
+  type CommandSpec,
+  COMMON_FLAGS,
+  type FlagSpec,
+  TOP_LEVEL_FLAGS,
+} from "./spec.ts";
 
 const EXIT_LINE =
   "exit codes: 0 done, 1 failed, 2 usage, 3 a guard withheld something or a problem needs a person";
@@ -40,6 +46,9 @@ export function overview(): string {
     "",
     "common options:",
     ...flagLines(COMMON_FLAGS),
+    "",
+    "without a command:",
+    ...flagLines(TOP_LEVEL_FLAGS),
     "",
     "`s3sync <command> --help` lists the options of one command.",
     "",

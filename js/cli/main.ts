@@ -15,6 +15,7 @@ import { printError, printOutcome } from "./render.ts";
 import { type Setup, setUp } from "./setup.ts";
 import { COMMANDS } from "./spec.ts";
 import { flag } from "./values.ts";
+import { VERSION } from "../version.ts";
 
 /** The usage printed with a usage error: the command's own when the word names one. */
 function usageFor(word: string | undefined): string {
@@ -32,6 +33,10 @@ export async function main(args: string[]): Promise<number> {
   let setup: Setup | undefined;
   try {
     const line = parseCommandLine(args);
+    if (line.kind === "version") {
+      console.log(`s3sync ${VERSION}`);
+      return EXIT.ok;
+    }
     if (line.kind === "overview") {
       (line.asked ? console.log : console.error)(overview());
       return line.asked ? EXIT.ok : EXIT.usage;

@@ -15,11 +15,14 @@ import {
   COMMON_FLAGS,
   type FlagSpec,
   type FlagValues,
+  TOP_LEVEL_FLAGS,
   usageError,
 } from "./spec.ts";
 
 /** What the command line asks for. */
 export type CommandLine =
+  /** `--version` without a command. */
+  | { kind: "version" }
   /** The overview: `--help` without a command (`asked`), or no command at all. */
   | { kind: "overview"; asked: boolean }
   /** `<command> --help`: the usage of these commands (both for `lock --help`). */
@@ -46,7 +49,9 @@ function optionsOf(flags: Readonly<Record<string, FlagSpec>>): Options {
 
 /** Every flag any command takes: lets the first pass read values of misplaced flags right. */
 function allOptions(): Options {
-  return optionsOf(Object.assign({}, COMMON_FLAGS, ...COMMANDS.map((c) => c.flags)));
+  return optionsOf(
+    Object.assign({}, TOP_LEVEL_FLAGS, COMMON_FLAGS, ...COMMANDS.map((c) => c.flags)),
+  );
 }
 
 function loosely(args: string[]) {
@@ -80,7 +85,11 @@ export function parseCommandLine(args: string[]): CommandLine {
   const { values, positionals, tokens } = loosely(args);
   const help = values.help === true;
   const [word, ...rest] = positionals;
-  if (word === undefined) return { kind: "overview", asked: help };
+  if (word === undefined) {
+    return values.version === true && !help
+      ? { kind: "version" }
+      : { kind: "overview", asked: help };
+  }
   if (!COMMAND_WORDS.includes(word)) usageError(`unknown command ${JSON.stringify(word)}`);
   let spec: CommandSpec | undefined;
   let commandArgs = rest;

@@ -76,6 +76,11 @@ export const COMMON_FLAGS: Readonly<Record<string, FlagSpec>> = {
   help: { type: "boolean", help: "print the usage of the command and exit (also -h)" },
 };
 
+/** Flags taken only without a command (`s3sync --version`), listed in the overview. */
+export const TOP_LEVEL_FLAGS: Readonly<Record<string, FlagSpec>> = {
+  version: { type: "boolean", help: "print the version and exit" },
+};
+
 /** Throws the usage error `message`: reported with the command's usage, exit 2. */
 export function usageError(message: string): never {
   throw new SyncError("usage", message);

@@ -2,11 +2,15 @@
  * Runs `bin/s3sync` as a child process against a test server, the way a person or a script
  * would: real process, real exit code, stdout and stderr captured.
  *
+ * `S3SYNC_BIN` names another build of the same CLI to run instead: `scripts/test.sh` reruns
+ * the CLI tests with the artifacts of `npm run dist` (the compiled binary, or the one-file
+ * bundle where no compile runtime is at hand).
+ *
  * @module
  */
 import { type S3Server, TEST_CREDENTIALS } from "./servers.ts";
 
-const BIN = new URL("../../bin/s3sync", import.meta.url).pathname;
+const BIN = Deno.env.get("S3SYNC_BIN") ?? new URL("../../bin/s3sync", import.meta.url).pathname;
 
 /** What a CLI run produced. */
 export interface CliResult {
