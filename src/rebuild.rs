@@ -6,6 +6,7 @@
 //! later pull write outside the cache.
 
 use std::collections::{BTreeMap, BTreeSet};
+use tsify_next::Tsify;
 
 use serde::Serialize;
 
@@ -22,7 +23,8 @@ use crate::paths::{
 const EXAMPLES_KEPT: usize = 20;
 
 /// A key the rebuild refused, with the stable code of the reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct RefusedKey {
     /// The key as listed (relative to the prefix).
@@ -32,7 +34,8 @@ pub struct RefusedKey {
 }
 
 /// What a rebuild saw, kept and skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct RebuildReport {
     /// Objects in the listing.

@@ -5,6 +5,7 @@
 //! boundary twice. It is plain Rust, so native tests drive exactly what the WASM handle wraps.
 
 use std::collections::{BTreeMap, BTreeSet};
+use tsify_next::Tsify;
 
 use serde::Serialize;
 
@@ -70,7 +71,8 @@ pub struct ShardLayout {
 }
 
 /// What loading an index found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexLoaded {
     /// Entries in the index.
