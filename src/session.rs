@@ -36,7 +36,7 @@ pub const MOVED_TO_SHARDS_FIELD: &str = "s3syncMovedToShards";
 pub const BASE_OF_FIELD: &str = "s3syncBaseOf";
 
 /// What [`Session::load_base`] made of the local index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
 #[serde(rename_all = "kebab-case")]
 pub enum BaseLoad {
     /// It is the base of this binding.

@@ -215,7 +215,7 @@ impl Planner {
 
     /// Loads the base: the local index (what this cache last synced). Returns `loaded`,
     /// `unreadable` or `other-index` (then there is no base).
-    #[wasm_bindgen(js_name = loadBase)]
+    #[wasm_bindgen(js_name = loadBase, unchecked_return_type = "BaseLoad")]
     pub fn load_base(&mut self, bytes: &[u8]) -> String {
         match self.inner.load_base(bytes) {
             BaseLoad::Loaded => "loaded",
@@ -919,7 +919,8 @@ struct PushOptions {
 #[derive(Default, serde::Deserialize, Tsify)]
 #[serde(rename_all = "camelCase", default)]
 struct PullOptions {
-    /// Lazy hydration: skip `data/**/raw` bytes, create their folders.
+    /// Lazy hydration: skip the bytes of `raw` files of the data trees, create their folders.
+    // (No `**/` here: this comment becomes a TypeScript doc comment, which `*/` would close.)
     metadata_only: Option<bool>,
     /// The cache is on a case-insensitive file system.
     case_insensitive: Option<bool>,
