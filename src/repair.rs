@@ -32,7 +32,8 @@ pub const REPAIR_DIR: &str = ".s3sync-repair";
 pub struct Problem {
     /// Stable code: `mixed-layout`, `foreign-namespace-dir`, `internal-file-in-tree`,
     /// `case-collision`, `index-drift`, `unsafe-path`, `unsafe-index-entry`, `index-path-conflict`,
-    /// `sidecar-unreadable`, `symlink-in-path`.
+    /// `sidecar-unreadable`, `symlink-in-path`. Typed in TypeScript as the shim's `ProblemCode`,
+    /// which adds the problems the shim finds itself (`index-corrupt`, `walk-error`, ...).
     pub code: ProblemCode,
     /// What is wrong and the command that fixes it.
     pub message: String,

@@ -38,6 +38,7 @@ pub const BASE_OF_FIELD: &str = "s3syncBaseOf";
 /// What [`Session::load_base`] made of the local index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
 #[serde(rename_all = "kebab-case")]
+#[tsify(missing_as_null, hashmap_as_object)]
 pub enum BaseLoad {
     /// It is the base of this binding.
     Loaded,

@@ -989,6 +989,7 @@ pub fn classify_cache_path(
     /// Which part of the layout a path belongs to.
     #[derive(Serialize, Tsify)]
     #[serde(rename_all = "kebab-case")]
+    #[tsify(missing_as_null, hashmap_as_object)]
     enum Place {
         /// A file of the bound tree.
         Payload,

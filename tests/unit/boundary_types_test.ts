@@ -100,7 +100,8 @@ class ShapeChecker {
     if (type.startsWith("(") && type.endsWith(")")) return this.check(value, type.slice(1, -1), at);
     if (type === "null") return value === null ? [] : [`${at}: ${show(value)} is not null`];
     if (["string", "number", "boolean"].includes(type)) {
-      return typeof value === type ? [] : [`${at}: ${show(value)} is not a ${type}`];
+      const actual: string = typeof value;
+      return actual === type ? [] : [`${at}: ${show(value)} is not a ${type}`];
     }
     if (type.startsWith('"')) {
       return value === JSON.parse(type) ? [] : [`${at}: ${show(value)} is not ${type}`];
