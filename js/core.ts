@@ -9,320 +9,106 @@ import * as wasm from "./wasm.ts";
 import { core } from "./errors.ts";
 
 export { SyncError } from "./errors.ts";
-import type { GuardCode, ProblemCode, RefusalCode, SyncErrorCode } from "./codes.ts";
 export type { GuardCode, ProblemCode, RefusalCode, SyncErrorCode } from "./codes.ts";
 
-/** The three names of one datastore file. */
-export interface FileNames {
-  /** Relative path, the index key. */
-  rel: string;
-  /** Index key (always the bare rel). */
-  indexKey: string;
-  /** Remote key, relative to the bucket prefix. */
-  remoteKey: string;
-  /** Path relative to the cache folder. */
-  cachePath: string;
-}
+/**
+ * The types that cross the boundary, generated from the Rust types (`#[derive(Tsify)]`) into
+ * `pkg/s3sync_core.d.ts` by `scripts/build.sh`: none is copied here by hand, so they cannot
+ * drift from what the core sends (`tests/unit/boundary_types_test.ts`). Their docs are the Rust
+ * doc comments.
+ */
+export type {
+  BackupDedupe,
+  BaseLoad,
+  CachePlace,
+  CodeLists,
+  Collision,
+  CollisionKind,
+  ConflictReason,
+  ContaminationReport,
+  Delete,
+  Evidence,
+  ExistingIndex,
+  FileNames,
+  ForeignNamespace,
+  ForeignObject,
+  ForeignVerdict,
+  IndexLoaded,
+  IndexSource,
+  KeptAside,
+  LayoutFindings,
+  MigrateConflict,
+  MigrateIndexItem,
+  MigrateItem,
+  MigratePlan,
+  MigrateSummary,
+  Move,
+  MtimeUpdate,
+  Place,
+  Problem,
+  PullApplied,
+  PullEnd,
+  PullOptions,
+  PullPlan,
+  PullSummary,
+  PushEnd,
+  PushOptions,
+  PushPlan,
+  PushSummary,
+  RebuildDecision,
+  RebuildReport,
+  Redundant,
+  RefusedEntry,
+  RefusedKey,
+  RepairPlan,
+  RepairSummary,
+  ResolveFile,
+  ResolvePlan,
+  ShardChange,
+  ShardCommit,
+  ShardFile,
+  ShardLayout,
+  ShardMeta,
+  Transfer,
+  Upload,
+  Uploaded,
+  UploadReason,
+  Verdict,
+} from "./wasm.ts";
+import type {
+  BackupDedupe,
+  BaseLoad,
+  CachePlace,
+  CodeLists,
+  Collision,
+  ContaminationReport,
+  ExistingIndex,
+  FileNames,
+  IndexLoaded,
+  KeptAside,
+  MigratePlan,
+  Problem,
+  PullApplied,
+  PullEnd,
+  PullOptions,
+  PullPlan,
+  PushEnd,
+  PushOptions,
+  PushPlan,
+  RebuildDecision,
+  RebuildReport,
+  RepairPlan,
+  ResolvePlan,
+  ShardCommit,
+  ShardLayout,
+  ShardMeta,
+  Uploaded,
+} from "./wasm.ts";
 
-/** Where a cache-relative path sits relative to the bound layout. */
-export interface CachePlace {
-  /** `payload`, `internal`, `root-layout`, `foreign-namespace`, `other` or `unsafe`. */
-  place: "payload" | "internal" | "root-layout" | "foreign-namespace" | "other" | "unsafe";
-  /** The rel, for payload, internal and root-layout paths. */
-  rel?: string;
-  /** The foreign namespace, or the refusal code of an unsafe path. */
-  detail?: string;
-}
-
-/** A group of paths that cannot coexist in one cache folder. */
-export interface Collision {
-  /** `caseFold` (differ only in case/normalisation) or `fileFolder` (`a` and `a/b`). */
-  kind: "caseFold" | "fileFolder";
-  /** The clashing paths. */
-  paths: string[];
-}
-
-/** One object to copy, with all three names. */
-export interface Transfer {
-  /** Index key. */
-  rel: string;
-  /** Remote key relative to the prefix. */
-  remoteKey: string;
-  /** Cache-relative path. */
-  cachePath: string;
-  /** Size in bytes. */
-  size: number;
-}
-
-/** An entry the planner will not act on. */
-export interface Refused {
-  /** The entry's rel as found. */
-  rel: string;
-  /** Stable reason code. */
-  code: RefusalCode;
-}
-
-/** What the cache walk showed about the layout. */
-export interface LayoutFindings {
-  /** Files in the bound tree. */
-  payloadFiles: number;
-  /** Root-level data trees present in namespaced mode. */
-  rootLayoutTrees: string[];
-  /** Files inside those trees. */
-  rootLayoutFiles: number;
-  /** Folders of other namespaces. */
-  foreignNamespaceDirs: string[];
-  /** Bookkeeping found inside the bound tree (e.g. `<ns>/_index/...`). */
-  internalInTree: string[];
-  /** Up to 20 unsafe local paths. */
-  unsafePaths: string[];
-  /** Count of unsafe local paths. */
-  unsafeCount: number;
-}
-
-/** The pull plan computed by the core. */
-export interface PullPlan {
-  /** Counts. */
-  summary: {
-    download: number;
-    downloadBytes: number;
-    upToDate: number;
-    lazy: number;
-    refused: number;
-    pruned: number;
-    keptLocal: number;
-  };
-  /** Objects to download. */
-  downloads: Transfer[];
-  /** `localMtime` values to record. */
-  mtimeUpdates: { rel: string; localMtime: string }[];
-  /** Cache-relative folders to create for lazily skipped files. */
-  lazyFolders: string[];
-  /** Entries refused, with codes. */
-  refused: Refused[];
-  /** Internal entries dropped from the index. */
-  prune: string[];
-  /** Layout findings. */
-  layout: LayoutFindings;
-  /**
-   * Changed here and remotely since the base (or never synced here while the bucket holds
-   * another size): the bucket's version comes down, this cache's is kept aside first.
-   */
-  conflicts: string[];
-  /** The downloads whose local file goes to its conflict copy first (all `conflicts`). */
-  setAside: string[];
-  /** Changed here since the base, remote unchanged: kept for the push. */
-  localChanges: string[];
-  /** Synced here, unchanged, but no longer in the remote index: kept, not resurrected. */
-  deletedRemotely: string[];
-}
-
-/** Options of a pull plan. */
-export interface PullOptions {
-  /** Lazy hydration: skip `data/**\/raw` bytes, create their folders. */
-  metadataOnly?: boolean;
-  /** The cache is on a case-insensitive file system. */
-  caseInsensitive?: boolean;
-  /** Download only absent files; keep local files that differ. */
-  keepExisting?: boolean;
-  /** Scoped pull: only rels under these folders (empty: everything). */
-  scope?: string[];
-  /** Normalised tombstones: files deleted here and not yet pushed are not brought back. */
-  tombstones?: string[];
-}
-
-/** A guard that withheld something. */
-/** A conflict whose local version was kept aside. */
-export interface KeptAside {
-  /** The index key. */
-  rel: string;
-  /** The conflict copy (cache-relative) holding this cache's version. */
-  copy: string;
-}
-
-/** What applying a pull changed. */
-export interface PullApplied {
-  /** Entries removed (internal entries and confirmed 404s). */
-  removed: number;
-  /** Entries whose `localMtime` was recorded. */
-  mtimesRecorded: number;
-  /** Entries whose size disagreed with the object, corrected. */
-  sizesCorrected: string[];
-  /** The `conflict` verdict, when files changed on both sides. */
-  conflict?: Verdict | null;
-  /** Conflicts left exactly as they were (deleted here, or a failed download). */
-  unsettledConflicts: string[];
-  /** What else needs a person: a mixed layout, keys a rebuild left out, refused entries. */
-  attention: Verdict[];
-}
-
-/** What `resolve` does. */
-export interface ResolvePlan {
-  /** The files to settle. */
-  files: {
-    /** The index key. */
-    rel: string;
-    /** The file's cache path. */
-    cachePath: string;
-    /** Keep mine: the conflict copy to put back (the newest). */
-    restoreFrom?: string | null;
-    /** Every conflict copy of the file. */
-    copies: string[];
-  }[];
-  /** Asked-for files with no conflict copy. */
-  unknown: string[];
-}
-
-/** A guard that withheld something, or a problem for a person, with what to do. */
-export interface Verdict {
-  /** Stable code: a core guard (`mixed-layout`, `delete-cap`, ...) or one the shim adds to a
-   * plan (`confirmation-required`). */
-  code: GuardCode | SyncErrorCode;
-  /** What happened and what to do. */
-  message: string;
-}
-
-/** Why a delete is allowed. */
-export type Evidence = { kind: "tombstone"; path: string } | { kind: "deleteMissing" };
-
-/** One upload. */
-export interface Upload extends Transfer {
-  /** Why it is uploaded. */
-  reason: "new" | "size-changed" | "content-changed" | "mtime-changed";
-}
-
-/** One delete with its evidence. */
-export interface Delete {
-  /** Index key. */
-  rel: string;
-  /** Remote key relative to the prefix. */
-  remoteKey: string;
-  /** Why it is allowed. */
-  evidence: Evidence;
-}
-
-/** The push plan computed by the core. */
-export interface PushPlan {
-  /** Counts. */
-  summary: {
-    upload: number;
-    uploadBytes: number;
-    delete: number;
-    withheldDeletes: number;
-    missing: number;
-    unchanged: number;
-    heldBack: number;
-    refused: number;
-  };
-  /** Cache paths whose SHA-256 the core needs before the plan is final. */
-  needsHash: string[];
-  /** Uploads. */
-  uploads: Upload[];
-  /** Deletes that may go. */
-  deletes: Delete[];
-  /** Deletes a guard withheld. */
-  withheld: Delete[];
-  /** Index entries absent locally without evidence (never deleted). */
-  missing: string[];
-  /**
-   * Index entries whose keys break the path rules, with the refusal's code: never uploaded,
-   * deleted or dropped (the published index keeps them); also listed in `missing`.
-   */
-  refused: Refused[];
-  /** `localMtime` values to record. */
-  mtimeUpdates: { rel: string; localMtime: string }[];
-  /** Guards that fired. */
-  blocked: Verdict[];
-  /** Internal entries dropped from the index. */
-  prune: string[];
-  /** Files unchanged here since the base whose remote version moved on (left for the pull). */
-  behind: string[];
-  /** Changed here and remotely since the base: not uploaded (verdict `conflict`). */
-  conflicts: string[];
-  /** Layout findings. */
-  layout: LayoutFindings;
-}
-
-/** Options of a push plan: the user's delete policy and the run's facts. */
-export interface PushOptions {
-  /** Delete entries absent locally even without a tombstone (still through every guard). */
-  deleteMissing?: boolean;
-  /** Cap on deletes (default 500). */
-  maxDeletes?: number;
-  /** Cap on deletes as a percentage of the index, above 10 deletes (default 25). */
-  maxDeletePercent?: number;
-  /** Let the catalog export shrink. */
-  allowCatalogShrink?: boolean;
-  /** Errors met walking the cache. */
-  walkErrors?: number;
-  /** Errors met listing the bucket. */
-  listingErrors?: number;
-  /** A metadata-only pull left files remote. */
-  lazyPullActive?: boolean;
-  /** The sidecar exists but cannot be read (deletes are then withheld). */
-  sidecarUnreadable?: boolean;
-  /** Folders of the cache that are symlinks, never walked (deletes are then withheld). */
-  symlinkedFolders?: number;
-}
-
-/** One uploaded file. */
-export interface Uploaded {
-  /** Index key. */
-  rel: string;
-  /** Bytes uploaded. */
-  size: number;
-  /** Local mtime after the upload. */
-  mtimeMs?: number;
-  /** SHA-256 (hex) of the bytes uploaded. */
-  sha256: string;
-}
-
-/** A problem the doctor found. */
-export interface Problem {
-  /** Stable code: a core problem, or one the shim finds (`index-corrupt`,
-   * `partition-name-unsafe`, `walk-error`). */
-  code: ProblemCode;
-  /** What is wrong and the command that fixes it. */
-  message: string;
-}
-
-/** A move inside the cache. */
-export interface Move {
-  /** Cache-relative source. */
-  from: string;
-  /** Cache-relative target. */
-  to: string;
-}
-
-/** The repair plan computed by the core. */
-export interface RepairPlan {
-  /** Counts. */
-  summary: { moveIntoNamespace: number; removeRedundant: number; backup: number };
-  /** Cache paths whose SHA-256 the core needs before the plan is final. */
-  needsHash: string[];
-  /** Root-level files that are the only copy, moved into the namespace folder. */
-  moveIntoNamespace: Move[];
-  /** Root-level copies byte-identical to the kept copy, removed. */
-  removeRedundant: { path: string; sameAs: string }[];
-  /** Files moved to the backup folder. */
-  backup: Move[];
-  /** Root-level data trees removed once empty. */
-  removeTrees: string[];
-}
-
-/** The report of an index rebuilt from a listing. */
-export interface RebuildReport {
-  objectsSeen: number;
-  kept: number;
-  bytesKept: number;
-  skippedInternal: number;
-  skippedForeign: number;
-  skippedOutsideNamespace: number;
-  skippedUnsafe: number;
-  unsafeExamples: { key: string; code: string }[];
-  foreignNamespaces: string[];
-  collisions: Collision[];
-}
+/*
+ * The encoders' inputs below are not boundary types: they cross as the compact listing buffers
+ * (`src/listing.rs`), and a listed object's date is a JS `Date`.
+ */
 
 /** One object of a bucket listing. */
 export interface ListedObject {
@@ -391,40 +177,6 @@ export function encodeRemotePage(objects: Iterable<ListedObject>): Uint8Array {
     parts.push(o.key, String(o.size), o.etag ?? "", o.lastModified?.toISOString() ?? "");
   }
   return encoder.encode(parts.length ? parts.join("\0") + "\0" : "");
-}
-
-/** How a push's requests ended, for the core's decision on what the sidecar records. */
-export interface PushEnd {
-  /** Uploads and deletes that failed. */
-  failures: number;
-  /** Files uploaded. */
-  uploaded: number;
-  /** Objects deleted. */
-  deleted: number;
-  /** A metadata-only pull had left files remote when the push began. */
-  lazyPullActive: boolean;
-  /** ETag of the index now in the bucket. */
-  etag?: string;
-  /** The v2 `commitSeq` now in the bucket. */
-  commitSeq?: number;
-  /** When the push ended. */
-  now: Date;
-}
-
-/** How a pull's requests ended, for the core's decision on what the sidecar records. */
-export interface PullEnd {
-  /** Downloads and folder creations that failed. */
-  failures: number;
-  /** The pruned index was published. */
-  indexPublished: boolean;
-  /** Only some folders were pulled. */
-  scoped: boolean;
-  /** ETag of the index now in the bucket. */
-  etag?: string;
-  /** The v2 `commitSeq` read. */
-  commitSeq?: number;
-  /** When the pull ended. */
-  now: Date;
 }
 
 /** Names of the bookkeeping files at the cache root and the solo lock key, from the core. */
@@ -499,9 +251,7 @@ export class Planner {
 
   /** The sidecar the last push leaves, or undefined to write nothing. */
   sidecarAfterPush(sidecar: Uint8Array | undefined, end: PushEnd): Uint8Array | undefined {
-    return core(() =>
-      this.#inner.sidecarAfterPush(sidecar, { ...end, nowIso: end.now.toISOString() })
-    );
+    return core(() => this.#inner.sidecarAfterPush(sidecar, end));
   }
 
   /** True when the last pull's pruned index must be published over the one read. */
@@ -511,9 +261,7 @@ export class Planner {
 
   /** The sidecar the last pull leaves, or undefined to leave it alone. */
   sidecarAfterPull(sidecar: Uint8Array | undefined, end: PullEnd): Uint8Array | undefined {
-    return core(() =>
-      this.#inner.sidecarAfterPull(sidecar, { ...end, nowIso: end.now.toISOString() })
-    );
+    return core(() => this.#inner.sidecarAfterPull(sidecar, end));
   }
 
   /**
@@ -522,7 +270,7 @@ export class Planner {
    * @param bytes the index file
    * @returns entry counts
    */
-  loadIndex(bytes: Uint8Array): { entries: number; internalEntries: number } {
+  loadIndex(bytes: Uint8Array): IndexLoaded {
     return core(() => this.#inner.loadIndex(bytes));
   }
 
@@ -537,7 +285,7 @@ export class Planner {
   shardLayout(
     commitSeq: number | undefined,
     onlyTouched: boolean,
-  ): { shards: { partition: string; json: string }[]; meta: string; unpartitioned: string[] } {
+  ): ShardLayout {
     return JSON.parse(core(() => this.#inner.shardLayout(commitSeq, onlyTouched)));
   }
 
@@ -548,8 +296,8 @@ export class Planner {
    * @returns `loaded`, or why there is no base: `unreadable`, or `other-index` (it mirrors
    *   another namespace's or layout's index)
    */
-  loadBase(bytes: Uint8Array): "loaded" | "unreadable" | "other-index" {
-    return core(() => this.#inner.loadBase(bytes)) as "loaded" | "unreadable" | "other-index";
+  loadBase(bytes: Uint8Array): BaseLoad {
+    return core(() => this.#inner.loadBase(bytes));
   }
 
   /** The local index to write after a pull: base entries of files the pull left alone kept. */
@@ -583,7 +331,7 @@ export class Planner {
   }
 
   /** The v2 commit of this push: changed shards (`json` null: delete it) and the next meta. */
-  shardCommit(): { shards: { partition: string; json: string | null }[]; meta: string } {
+  shardCommit(): ShardCommit {
     return JSON.parse(core(() => this.#inner.shardCommit()));
   }
 
@@ -776,7 +524,7 @@ export class Planner {
   planBackupDedupe(
     listing: Uint8Array,
     hashes: Map<string, string>,
-  ): { needsHash: string[]; redundant: { path: string; sameAs: string }[] } {
+  ): BackupDedupe {
     const paths = [...hashes.keys()];
     const values = paths.map((p) => hashes.get(p)!);
     return core(() => this.#inner.planBackupDedupe(listing, paths, values));
@@ -814,9 +562,6 @@ export function mapRel(rel: string, namespace?: string, prefix?: string): FileNa
   return core(() => wasm.mapRel(namespace || undefined, prefix || undefined, rel));
 }
 
-/** What exists where a rebuilt index would go. */
-export type ExistingIndex = "absent" | "valid" | "corrupt";
-
 /** Judges an index object as read (undefined: there is none) with the core's parser. */
 export function existingIndex(bytes: Uint8Array | undefined): ExistingIndex {
   return core(() => wasm.existingIndex(bytes));
@@ -830,7 +575,7 @@ export function rebuildStep(
   apply: boolean,
   force: boolean,
   existing: ExistingIndex,
-): "dry-run" | "kept-existing" | "publish" {
+): RebuildDecision {
   return core(() => wasm.rebuildStep(apply, force, existing));
 }
 
@@ -872,26 +617,6 @@ export function classifyCachePath(
 /** True when a rel (namespace stripped) is an internal file that never syncs. */
 export function isInternal(rel: string): boolean {
   return wasm.isInternal(rel);
-}
-
-/** One object of another namespace under the bound one, with what may be done with it. */
-export interface ForeignObject {
-  /** Its key: `<ns>/<other>/<rel>`. */
-  key: string;
-  /** Where it belongs: `<other>/<rel>`. */
-  homeKey: string;
-  /** Its size. */
-  size: number;
-  /** `redundant` (same bytes at home: may go), `only-copy`, `differs` or `unproven` (kept). */
-  verdict: "redundant" | "only-copy" | "differs" | "unproven";
-}
-
-/** What a contamination scan found. */
-export interface ContaminationReport {
-  /** Other namespaces with objects under the bound one. */
-  foreignNamespaces: { namespace: string; objectCount: number }[];
-  /** Every contaminating object. */
-  objects: ForeignObject[];
 }
 
 /**
@@ -938,7 +663,7 @@ export function partitionKey(rel: string): string | undefined {
 export function shardMeta(
   bytes: Uint8Array,
   refuseUnsafe: boolean,
-): { partitions: string[]; commitSeq: number } | undefined {
+): ShardMeta | undefined {
   return core(() => wasm.shardMeta(bytes, refuseUnsafe));
 }
 
@@ -978,65 +703,6 @@ export function sidecarLazyPullActive(sidecar: Uint8Array | undefined): boolean 
 /** True when a sidecar file exists but cannot be read; the push then withholds deletes. */
 export function sidecarUnreadable(sidecar: Uint8Array | undefined): boolean {
   return wasm.sidecarUnreadable(sidecar);
-}
-
-/** One object of the solo layout and its namespaced copy. */
-export interface MigrateItem {
-  /** The rel (also the solo key). */
-  rel: string;
-  /** The namespaced key. */
-  to: string;
-  /** Size of the original. */
-  size: number;
-}
-
-/**
- * A namespaced key that holds (or, by its index, names) something other than its solo
- * original: never overwritten, and the original is never removed.
- */
-export interface MigrateConflict {
-  /** Always `conflict`. */
-  code: "conflict";
-  /** The rel (also the solo key). */
-  rel: string;
-  /** The namespaced key. */
-  to: string;
-  /** Size of the solo original. */
-  size: number;
-  /** Size of the namespaced object, when one is listed. */
-  existingSize: number | null;
-  /** Size the namespace's index records, when it names the rel. */
-  indexedSize: number | null;
-  /** Why: the sizes or contents differ, equality is unproven, or the index names another object. */
-  reason: "size-differs" | "content-differs" | "unproven" | "index-differs";
-  /** What differs, naming both keys. */
-  message: string;
-}
-
-/** The remote migrate plan (the core decides; the shim executes). */
-export interface MigratePlan {
-  /** Counts. */
-  summary: {
-    soloObjects: number;
-    toCopy: number;
-    verified: number;
-    conflicts: number;
-    toIndex: number;
-    removable: number;
-    passedOver: number;
-  };
-  /** Copies to make: the namespaced key is absent. */
-  copy: MigrateItem[];
-  /** Copies present and proven identical to their originals. */
-  verified: MigrateItem[];
-  /** Namespaced keys that are not the original's copy: kept, originals kept. */
-  conflicts: MigrateConflict[];
-  /** Verified copies the namespace's index does not name yet, and where their entry comes from. */
-  toIndex: { rel: string; from: "solo-index" | "listing" }[];
-  /** Verified copies the namespace's index names at their size: only these originals may go. */
-  removable: MigrateItem[];
-  /** Keys of unproven pairs listed without an ETag: HEAD them and plan again. */
-  needsEtag: string[];
 }
 
 /**
@@ -1080,12 +746,7 @@ export function migrateListing(listing: ListedObject[]): Uint8Array {
 }
 
 /** Every stable code the core uses, by kind (checked against `codes.ts` by a test). */
-export function coreCodeLists(): {
-  guard: string[];
-  problem: string[];
-  refusal: string[];
-  error: string[];
-} {
+export function coreCodeLists(): CodeLists {
   return core(() => wasm.codeLists());
 }
 

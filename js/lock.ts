@@ -29,35 +29,12 @@ function isOurs(current: { raw: Uint8Array } | null, nonce: string): boolean {
     core(() => wasm.lockAssess(current.raw, undefined, nonce, 0)).state === "ours";
 }
 
-/** The body of a lock object. */
-export interface LockBody {
-  /** `user@host`. */
-  holder: string;
-  /** Host name. */
-  hostname: string;
-  /** Process id. */
-  pid: number;
-  /** When taken or last refreshed (ISO-8601). */
-  acquiredAt: string;
-  /** Lease in ms. */
-  ttlMs: number;
-  /** Identifies one acquisition. */
-  nonce: string;
-}
-
-/** How the core reads the current lock object. */
-export type LockState =
-  | { state: "free" }
-  | { state: "ours" }
-  | {
-    state: "held";
-    holder: string;
-    hostname: string;
-    pid: number;
-    ageMs: number;
-    expiresInMs: number;
-  }
-  | { state: "stale"; holder: string; ageMs: number };
+/**
+ * The body of a lock object, and how the core reads the current one: generated from the Rust
+ * types (`src/lock.rs`) into `pkg/s3sync_core.d.ts`, never copied here.
+ */
+export type { LockBody, LockState } from "./wasm.ts";
+import type { LockBody, LockState } from "./wasm.ts";
 
 /** Settings of the lock. */
 export interface LockOptions {
@@ -207,7 +184,7 @@ export async function acquireLock(
         options.maxWaitMs ?? DEFAULTS.maxWaitMs,
         options.retryMs ?? DEFAULTS.retryMs,
       )
-    ) as { action: "retry"; delayMs: number } | { action: "giveUp" };
+    );
     if (decision.action === "giveUp") {
       const b = current?.body;
       throw new SyncError(

@@ -270,7 +270,7 @@ async function pullWith(
     scoped: (request.scope?.length ?? 0) > 0,
     etag,
     commitSeq: loaded.v2?.commitSeq,
-    now,
+    nowIso: now.toISOString(),
   });
   if (vouched) await ctx.cache.writeAtomic(SIDECAR, vouched);
   const { downloads: _d, mtimeUpdates: _m, ...planReport } = plan;

@@ -369,7 +369,7 @@ async function commitWith(
     lazyPullActive: prepared.lazyPullActive,
     etag: etag ?? undefined,
     commitSeq: loaded.v2?.commitSeq,
-    now: ctx.now?.() ?? new Date(),
+    nowIso: (ctx.now?.() ?? new Date()).toISOString(),
   });
   if (sidecar) await ctx.cache.writeAtomic(SIDECAR, sidecar);
   return report;

@@ -9,6 +9,7 @@
 //! the copies. Nothing here touches a file system: the shim lists the folder and executes.
 
 use std::collections::BTreeMap;
+use tsify_next::Tsify;
 
 use serde::Serialize;
 
@@ -104,7 +105,8 @@ impl Keep {
 }
 
 /// One file `resolve` settles.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolveFile {
     /// The index key.
@@ -119,7 +121,8 @@ pub struct ResolveFile {
 }
 
 /// What `resolve` does.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolvePlan {
     /// The files to settle.
@@ -188,7 +191,8 @@ pub fn plan_resolve(
 }
 
 /// A conflict a pull met, and where this cache's version went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct KeptAside {
     /// The index key.

@@ -7,6 +7,7 @@
 //! hash). Anything else is kept and reported: a person decides, the planner never guesses.
 
 use std::collections::BTreeMap;
+use tsify_next::Tsify;
 
 use serde::Serialize;
 
@@ -14,7 +15,8 @@ use crate::listing::RemoteObject;
 use crate::paths::{foreign_namespaces_in, strip_first_segment, Namespace};
 
 /// One object of another namespace found under the bound one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct ForeignObject {
     /// Its key (relative to the prefix): `{ns}/{other}/{rel}`.
@@ -28,7 +30,8 @@ pub struct ForeignObject {
 }
 
 /// What may be done with one contaminating object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "kebab-case")]
 pub enum ForeignVerdict {
     /// The home copy has the same size and content ETag: removing this one loses nothing.
@@ -42,7 +45,8 @@ pub enum ForeignVerdict {
 }
 
 /// Contamination of one other namespace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct ForeignNamespace {
     /// The other namespace.
@@ -52,7 +56,8 @@ pub struct ForeignNamespace {
 }
 
 /// The findings of a contamination scan.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct ContaminationReport {
     /// Per other namespace, in name order.

@@ -5,6 +5,7 @@
 //! other namespaces' folders, bookkeeping that must never travel, and paths that are unsafe.
 
 use std::collections::{BTreeSet, HashMap};
+use tsify_next::Tsify;
 
 use serde::Serialize;
 
@@ -36,7 +37,8 @@ pub struct Survey {
 }
 
 /// The findings of a survey, as reported to people and scripts.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct LayoutFindings {
     /// Files of the bound tree.

@@ -35,6 +35,15 @@
 //! - `wasm` (wasm32 only): the only `#[wasm_bindgen]` surface; converts and delegates.
 //!
 //! Every public function returns [`CoreResult`]; no panic may cross the boundary.
+//!
+//! ## Boundary types
+//!
+//! Every type that crosses the boundary as a value derives `Tsify` (declarations only: serde
+//! still serializes), so its TypeScript declaration is generated into `pkg/s3sync_core.d.ts`
+//! with its doc comments, and `js/` re-exports it instead of copying it. Output types carry
+//! `#[tsify(missing_as_null, hashmap_as_object)]`, as both serializers the surface uses
+//! (serde_json, and serde-wasm-bindgen's `json_compatible`) send `None` as `null` and maps as
+//! objects. A doc comment on such a type must not contain `*/`: it becomes a TypeScript comment.
 
 pub mod codes;
 pub mod conflicts;

@@ -7,6 +7,7 @@
 //! passed in, so a slowed or frozen clock can test it without sleeping.
 
 use serde::{Deserialize, Serialize};
+use tsify_next::Tsify;
 
 /// The extension's default lease.
 pub const DEFAULT_TTL_MS: u64 = 30_000;
@@ -16,7 +17,8 @@ pub const DEFAULT_RETRY_MS: u64 = 1_000;
 pub const DEFAULT_MAX_WAIT_MS: u64 = 60_000;
 
 /// The lock object's body, as the extension writes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct LockBody {
     /// `user@host` of the holder.
@@ -47,7 +49,8 @@ impl LockBody {
 }
 
 /// What the current lock object means for us.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(
     rename_all = "camelCase",
     rename_all_fields = "camelCase",
@@ -117,7 +120,8 @@ pub fn assess(
 }
 
 /// Whether to try again after finding the lock held.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(
     rename_all = "camelCase",
     rename_all_fields = "camelCase",

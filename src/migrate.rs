@@ -11,6 +11,7 @@
 //! another namespace, bookkeeping and anything outside the data trees are never touched.
 
 use std::collections::{BTreeMap, BTreeSet};
+use tsify_next::Tsify;
 
 use serde::Serialize;
 
@@ -24,7 +25,8 @@ use crate::sync_state::{is_trusted_etag, unquote_etag};
 pub const CONFLICT: GuardCode = GuardCode::Conflict;
 
 /// One object of the solo layout and its namespaced copy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct MigrateItem {
     /// The rel (also the solo key).
@@ -36,7 +38,8 @@ pub struct MigrateItem {
 }
 
 /// Why a namespaced key is a conflict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "kebab-case")]
 pub enum ConflictReason {
     /// The namespaced object has another size than the original.
@@ -53,10 +56,12 @@ pub enum ConflictReason {
 
 /// A namespaced key that holds (or, by its index, names) something other than the original.
 /// Neither side is changed; the original is never removed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct MigrateConflict {
     /// Always [`CONFLICT`].
+    #[tsify(type = "\"conflict\"")]
     pub code: GuardCode,
     /// The rel (also the solo key).
     pub rel: String,
@@ -75,7 +80,8 @@ pub struct MigrateConflict {
 }
 
 /// Where a new namespace index entry comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "kebab-case")]
 pub enum IndexSource {
     /// The solo index's entry (it matches the listed size, so its hash and dates carry over).
@@ -85,7 +91,8 @@ pub enum IndexSource {
 }
 
 /// A verified copy that the namespace's index does not name yet.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct MigrateIndexItem {
     /// The rel to index.
@@ -98,7 +105,8 @@ pub struct MigrateIndexItem {
 }
 
 /// Counts of a migrate plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct MigrateSummary {
     /// Solo-layout objects found.
@@ -118,7 +126,8 @@ pub struct MigrateSummary {
 }
 
 /// The migrate plan.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct MigratePlan {
     /// Counts.

@@ -7,6 +7,7 @@
 //! reading `{ns}/{rel}` remotely while writing `{cache}/{rel}` locally cannot recur.
 
 use std::collections::HashMap;
+use tsify_next::Tsify;
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -577,7 +578,8 @@ pub fn foreign_namespaces_in<'a>(
 }
 
 /// How two paths collide on a case-insensitive or normalising file system.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub enum CollisionKind {
     /// The paths differ only in case or Unicode normalisation (macOS, Windows).
@@ -587,7 +589,8 @@ pub enum CollisionKind {
 }
 
 /// A group of paths that cannot all exist in one cache.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct Collision {
     /// The kind of clash.

@@ -7,6 +7,7 @@
 //! same [`PathModel`] call, so a namespaced pull can only write under `<cache>/<ns>/`.
 
 use std::collections::{BTreeSet, HashSet};
+use tsify_next::Tsify;
 
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +43,8 @@ pub struct PullOptions {
 }
 
 /// One object to copy, with all three of its names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct Transfer {
     /// The index key.
@@ -56,7 +58,8 @@ pub struct Transfer {
 }
 
 /// An index entry the planner will not act on, with a stable code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct RefusedEntry {
     /// The index key as found.
@@ -66,7 +69,8 @@ pub struct RefusedEntry {
 }
 
 /// A local file that matches its entry by size but whose recorded `localMtime` is stale.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct MtimeUpdate {
     /// The index key.
@@ -76,7 +80,8 @@ pub struct MtimeUpdate {
 }
 
 /// Counts of a pull plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct PullSummary {
     /// Files to download.
@@ -96,7 +101,8 @@ pub struct PullSummary {
 }
 
 /// The pull plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct PullPlan {
     /// Counts.
@@ -397,7 +403,8 @@ pub struct PullOutcome {
 }
 
 /// What applying a pull changed in the index.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct PullApplied {
     /// Entries removed (internal entries and 404s). When non-zero the remote index is stale.

@@ -5,6 +5,7 @@
 //! the facts the shim reports, so each is tested natively.
 
 use serde::Deserialize;
+use tsify_next::Tsify;
 
 use crate::codes::GuardCode;
 use crate::pull::{PullApplied, PullPlan};
@@ -81,7 +82,7 @@ fn quoted(name: &str) -> String {
 }
 
 /// What the shim reports when a pull's requests are done.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct PullEnd {
     /// Downloads (and folder creations) that failed.
@@ -91,8 +92,10 @@ pub struct PullEnd {
     /// Only some folders were pulled (a scoped pull).
     pub scoped: bool,
     /// The ETag of the index now in the bucket (the one read, or our pruned copy).
+    #[serde(default)]
     pub etag: Option<String>,
     /// The v2 `commitSeq` read, for a v2 repo.
+    #[serde(default)]
     pub commit_seq: Option<u64>,
     /// When the pull ended (ISO-8601).
     pub now_iso: String,

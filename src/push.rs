@@ -6,6 +6,7 @@
 //! just those, and [`plan_push`] runs again with the hashes.
 
 use std::collections::{BTreeMap, BTreeSet};
+use tsify_next::Tsify;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +23,8 @@ use crate::safety::{
 use crate::time::{format_iso_millis, parse_iso_millis};
 
 /// Why a file is uploaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "kebab-case")]
 pub enum UploadReason {
     /// The index has no entry for it.
@@ -36,7 +38,8 @@ pub enum UploadReason {
 }
 
 /// One upload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct Upload {
     /// The transfer, with all three names.
@@ -47,7 +50,8 @@ pub struct Upload {
 }
 
 /// One delete and its evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct Delete {
     /// Index key.
@@ -59,7 +63,8 @@ pub struct Delete {
 }
 
 /// Counts of a push plan (the CLI contract's `summary`, minus `download`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct PushSummary {
     /// Files to upload.
@@ -81,7 +86,8 @@ pub struct PushSummary {
 }
 
 /// The push plan.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct PushPlan {
     /// Counts.
@@ -503,14 +509,15 @@ fn in_foreign_folder(cache_path: &str, foreign: &[String]) -> bool {
 }
 
 /// One uploaded file, as the shim reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct Uploaded {
     /// Index key.
     pub rel: String,
     /// Bytes uploaded.
     pub size: u64,
-    /// Local mtime (epoch ms) read after the upload.
+    /// Local mtime (epoch ms) read after the upload; absent when unknown.
+    #[tsify(optional)]
     pub mtime_ms: Option<i64>,
     /// SHA-256 of the bytes uploaded.
     pub sha256: String,

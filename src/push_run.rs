@@ -7,6 +7,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use tsify_next::Tsify;
 
 use crate::codes::GuardCode;
 use crate::error::{CoreError, CoreResult};
@@ -95,7 +96,7 @@ pub fn check_saved_plan(
 }
 
 /// What the shim reports when a push's requests are done.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct PushEnd {
     /// Uploads and deletes that failed.
@@ -107,8 +108,10 @@ pub struct PushEnd {
     /// The sidecar said a metadata-only pull left files remote when the push began.
     pub lazy_pull_active: bool,
     /// The ETag of the index now in the bucket (the one published, or the one read).
+    #[serde(default)]
     pub etag: Option<String>,
     /// The v2 `commitSeq` now in the bucket, for a v2 repo.
+    #[serde(default)]
     pub commit_seq: Option<u64>,
     /// When the push ended (ISO-8601).
     pub now_iso: String,

@@ -6,6 +6,7 @@
 //! later pull write outside the cache.
 
 use std::collections::{BTreeMap, BTreeSet};
+use tsify_next::Tsify;
 
 use serde::Serialize;
 
@@ -22,7 +23,8 @@ use crate::paths::{
 const EXAMPLES_KEPT: usize = 20;
 
 /// A key the rebuild refused, with the stable code of the reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct RefusedKey {
     /// The key as listed (relative to the prefix).
@@ -32,7 +34,8 @@ pub struct RefusedKey {
 }
 
 /// What a rebuild saw, kept and skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct RebuildReport {
     /// Objects in the listing.
@@ -196,7 +199,7 @@ impl RebuildBuilder {
     }
 }
 /// What the bucket holds where a rebuilt index would go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, Tsify)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExistingIndex {
     /// No index.
@@ -219,9 +222,9 @@ impl ExistingIndex {
 }
 
 /// What `rebuild-index` does with what it rebuilt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
 #[serde(rename_all = "kebab-case")]
-pub enum RebuildStep {
+pub enum RebuildDecision {
     /// Only report (no `--apply`).
     DryRun,
     /// A valid index exists and `--force` was not given: it stays, since a rebuild from a
@@ -233,10 +236,10 @@ pub enum RebuildStep {
 
 /// Decides what `rebuild-index` does: report only without `apply`; never replace a valid index
 /// without `force`; otherwise publish (a missing or corrupt index has nothing to lose).
-pub fn rebuild_step(apply: bool, force: bool, existing: ExistingIndex) -> RebuildStep {
+pub fn rebuild_step(apply: bool, force: bool, existing: ExistingIndex) -> RebuildDecision {
     match (apply, existing, force) {
-        (false, _, _) => RebuildStep::DryRun,
-        (true, ExistingIndex::Valid, false) => RebuildStep::KeptExisting,
-        _ => RebuildStep::Publish,
+        (false, _, _) => RebuildDecision::DryRun,
+        (true, ExistingIndex::Valid, false) => RebuildDecision::KeptExisting,
+        _ => RebuildDecision::Publish,
     }
 }

@@ -9,6 +9,7 @@
 //! bucket.
 
 use std::collections::{BTreeMap, BTreeSet};
+use tsify_next::Tsify;
 
 use serde::Serialize;
 
@@ -25,12 +26,14 @@ use crate::sync_state::SyncState;
 pub const REPAIR_DIR: &str = ".s3sync-repair";
 
 /// A problem the doctor found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
     /// Stable code: `mixed-layout`, `foreign-namespace-dir`, `internal-file-in-tree`,
     /// `case-collision`, `index-drift`, `unsafe-path`, `unsafe-index-entry`, `index-path-conflict`,
-    /// `sidecar-unreadable`, `symlink-in-path`.
+    /// `sidecar-unreadable`, `symlink-in-path`. Typed in TypeScript as the shim's `ProblemCode`,
+    /// which adds the problems the shim finds itself (`index-corrupt`, `walk-error`, ...).
     pub code: ProblemCode,
     /// What is wrong and the command that fixes it.
     pub message: String,
@@ -226,7 +229,8 @@ fn problem(code: ProblemCode, message: String) -> Problem {
 }
 
 /// A file move inside the cache (both paths cache-relative).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct Move {
     /// Where the file is.
@@ -236,7 +240,8 @@ pub struct Move {
 }
 
 /// A root-level copy proven redundant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct Redundant {
     /// The copy to remove.
@@ -246,7 +251,8 @@ pub struct Redundant {
 }
 
 /// Counts of a repair plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct RepairSummary {
     /// Root-level files moved into the namespace folder (the only copy).
@@ -258,7 +264,8 @@ pub struct RepairSummary {
 }
 
 /// The repair plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct RepairPlan {
     /// Counts.

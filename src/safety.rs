@@ -7,6 +7,7 @@
 //! sends a single request.
 
 use std::collections::BTreeSet;
+use tsify_next::Tsify;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +25,8 @@ pub const PERCENT_CAP_FLOOR: u64 = 10;
 pub const CATALOG_EXPORT: &str = ".catalog-export.json";
 
 /// Why a delete is allowed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Evidence {
     /// `markDirty` recorded this path (or a folder above it), and it is now absent.
@@ -37,11 +39,13 @@ pub enum Evidence {
 }
 
 /// A guard that withheld something, with a stable code and a message that says what to do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct Verdict {
-    /// Stable code: `mixed-layout`, `namespace-tree-missing`, `delete-cap`, `lazy-hydration`,
-    /// `sidecar-unreadable`, `walk-error`, `catalog-shrink`.
+    /// Stable code (a [`GuardCode`]): `mixed-layout`, `delete-cap`, `conflict`, … Every verdict
+    /// comes from the core, including `confirmation-required`.
+    #[tsify(type = "GuardCode")]
     pub code: GuardCode,
     /// Lowercase, specific message naming the next step.
     pub message: String,

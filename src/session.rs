@@ -5,6 +5,7 @@
 //! boundary twice. It is plain Rust, so native tests drive exactly what the WASM handle wraps.
 
 use std::collections::{BTreeMap, BTreeSet};
+use tsify_next::Tsify;
 
 use serde::Serialize;
 
@@ -37,8 +38,9 @@ pub const MOVED_TO_SHARDS_FIELD: &str = "s3syncMovedToShards";
 pub const BASE_OF_FIELD: &str = "s3syncBaseOf";
 
 /// What [`Session::load_base`] made of the local index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
 #[serde(rename_all = "kebab-case")]
+#[tsify(missing_as_null, hashmap_as_object)]
 pub enum BaseLoad {
     /// It is the base of this binding.
     Loaded,
@@ -72,7 +74,8 @@ pub struct ShardLayout {
 }
 
 /// What loading an index found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexLoaded {
     /// Entries in the index.

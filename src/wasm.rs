@@ -5,6 +5,7 @@
 //! ([`to_js_error`]). Large inputs cross as byte buffers, plans leave as one JSON string.
 
 use serde::Serialize;
+use tsify_next::Tsify;
 use wasm_bindgen::prelude::*;
 
 use crate::codes::{EntryRefusal, GuardCode, ProblemCode};
@@ -12,10 +13,8 @@ use crate::conflicts::{self, Keep, KeptAside};
 use crate::error::{CoreError, PathRefusal};
 use crate::listing::decode_local;
 use crate::lock;
-use crate::paths::{
-    find_collisions, is_internal, partition_key, CachePlace, Namespace, PathModel, INDEX_FILE,
-};
-use crate::pull::{PullOptions, PullOutcome};
+use crate::paths::{find_collisions, is_internal, partition_key, Namespace, PathModel, INDEX_FILE};
+use crate::pull::PullOutcome;
 use crate::pull_run::PullEnd;
 use crate::push::{PushInput, Uploaded};
 use crate::push_run::PushEnd;
@@ -25,6 +24,13 @@ use crate::safety::{
 };
 use crate::session::{BaseLoad, Session, ShardFormat};
 use crate::sync_state::SyncState;
+
+// The declarations `#[derive(Tsify)]` writes into `pkg/s3sync_core.d.ts` name the stable code
+// types; the shim spells those once, in `js/codes.ts` (checked against `codeLists` by
+// `tests/unit/codes_test.ts`), so the declarations import them from there.
+#[wasm_bindgen(typescript_custom_section)]
+const CODE_TYPES: &str =
+    r#"import type { GuardCode, ProblemCode, RefusalCode, SyncErrorCode } from "../js/codes.ts";"#;
 
 /// Turns a core error into a JS `Error` with a `code` property.
 fn to_js_error(error: CoreError) -> JsValue {
@@ -73,7 +79,7 @@ impl Planner {
     }
 
     /// Parses a v1 index from its raw bytes; returns `{entries, internalEntries}`.
-    #[wasm_bindgen(js_name = loadIndex)]
+    #[wasm_bindgen(js_name = loadIndex, unchecked_return_type = "IndexLoaded")]
     pub fn load_index(&mut self, bytes: &[u8]) -> Result<JsValue, JsValue> {
         to_js(&self.inner.load_index(bytes).map_err(to_js_error)?)
     }
@@ -97,21 +103,29 @@ impl Planner {
     #[wasm_bindgen(js_name = shardCommit)]
     pub fn shard_commit(&self) -> Result<String, JsValue> {
         let (shards, meta) = self.inner.shard_commit().map_err(to_js_error)?;
-        #[derive(Serialize)]
-        struct Shard {
+        /// One shard a v2 commit changes.
+        #[derive(Serialize, Tsify)]
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct ShardChange {
+            /// The shard's partition.
             partition: String,
+            /// The shard's new JSON, or null: delete the shard.
             json: Option<String>,
         }
-        #[derive(Serialize)]
-        struct Commit {
-            shards: Vec<Shard>,
+        /// The v2 commit of a push: the changed shards and the next meta.
+        #[derive(Serialize, Tsify)]
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct ShardCommit {
+            /// The changed shards.
+            shards: Vec<ShardChange>,
+            /// The next `_index/_meta.json`.
             meta: String,
         }
         let text = |b: Vec<u8>| String::from_utf8(b).unwrap_or_default();
-        to_json(&Commit {
+        to_json(&ShardCommit {
             shards: shards
                 .into_iter()
-                .map(|(partition, json)| Shard {
+                .map(|(partition, json)| ShardChange {
                     partition,
                     json: json.map(text),
                 })
@@ -151,23 +165,32 @@ impl Planner {
             .inner
             .shard_layout(format, only_touched)
             .map_err(to_js_error)?;
-        #[derive(Serialize)]
-        struct Shard {
+        /// One shard of an index cut into shards.
+        #[derive(Serialize, Tsify)]
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct ShardFile {
+            /// The shard's partition.
             partition: String,
+            /// The shard's compact JSON.
             json: String,
         }
-        #[derive(Serialize)]
-        struct Layout {
-            shards: Vec<Shard>,
+        /// The loaded index cut into shards.
+        #[derive(Serialize, Tsify)]
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct ShardLayout {
+            /// The shards, by partition.
+            shards: Vec<ShardFile>,
+            /// The `_index/_meta.json` listing them.
             meta: String,
+            /// Rels with no partition (kept in the monolith by a v1 mirror).
             unpartitioned: Vec<String>,
         }
         let text = |b: Vec<u8>| String::from_utf8(b).unwrap_or_default();
-        to_json(&Layout {
+        to_json(&ShardLayout {
             shards: layout
                 .shards
                 .into_iter()
-                .map(|(partition, json)| Shard {
+                .map(|(partition, json)| ShardFile {
                     partition,
                     json: text(json),
                 })
@@ -194,7 +217,7 @@ impl Planner {
 
     /// Loads the base: the local index (what this cache last synced). Returns `loaded`,
     /// `unreadable` or `other-index` (then there is no base).
-    #[wasm_bindgen(js_name = loadBase)]
+    #[wasm_bindgen(js_name = loadBase, unchecked_return_type = "BaseLoad")]
     pub fn load_base(&mut self, bytes: &[u8]) -> String {
         match self.inner.load_base(bytes) {
             BaseLoad::Loaded => "loaded",
@@ -269,7 +292,7 @@ impl Planner {
     }
 
     /// Finishes the rebuild; returns its report.
-    #[wasm_bindgen(js_name = finishRebuild)]
+    #[wasm_bindgen(js_name = finishRebuild, unchecked_return_type = "RebuildReport")]
     pub fn finish_rebuild(&mut self, last_pulled: Option<String>) -> Result<JsValue, JsValue> {
         to_js(
             &self
@@ -283,8 +306,8 @@ impl Planner {
     /// plan as JSON.
     #[wasm_bindgen(js_name = planPull)]
     pub fn plan_pull(&mut self, listing: &[u8], opts: JsValue) -> Result<String, JsValue> {
-        let opts: PullOptionsJs = options(opts)?;
-        let opts = PullOptions {
+        let opts: PullOptions = options(opts)?;
+        let opts = crate::pull::PullOptions {
             metadata_only: opts.metadata_only.unwrap_or(false),
             case_insensitive: opts.case_insensitive.unwrap_or(false),
             keep_existing: opts.keep_existing.unwrap_or(false),
@@ -296,7 +319,7 @@ impl Planner {
 
     /// Records the outcome of the last pull plan: `downloaded` as `rel\0size\0mtimeMs\0`
     /// records, `notFound` as rels.
-    #[wasm_bindgen(js_name = applyPull)]
+    #[wasm_bindgen(js_name = applyPull, unchecked_return_type = "PullApplied")]
     pub fn apply_pull(
         &mut self,
         downloaded: &[u8],
@@ -406,7 +429,7 @@ impl Planner {
     /// Diagnoses the cache in `listing` against the loaded index (if any), given the raw
     /// sync-state sidecar (or its absence) and the folders the walk found to be symlinks;
     /// returns `[{code, message}]`.
-    #[wasm_bindgen]
+    #[wasm_bindgen(unchecked_return_type = "Problem[]")]
     pub fn diagnose(
         &self,
         listing: &[u8],
@@ -444,7 +467,7 @@ impl Planner {
 
     /// After a repair's hydration: backups proven byte-identical to the namespace copy.
     /// Returns `{needsHash, redundant: [{path, sameAs}]}`.
-    #[wasm_bindgen(js_name = planBackupDedupe)]
+    #[wasm_bindgen(js_name = planBackupDedupe, unchecked_return_type = "BackupDedupe")]
     pub fn plan_backup_dedupe(
         &self,
         listing: &[u8],
@@ -455,13 +478,17 @@ impl Planner {
         let hashes = hash_paths.into_iter().zip(hash_values).collect();
         let (needs_hash, redundant) =
             crate::repair::plan_backup_dedupe(self.inner.model(), &files, &hashes);
-        #[derive(Serialize)]
+        /// Backups proven byte-identical to the namespace copy.
+        #[derive(Serialize, Tsify)]
         #[serde(rename_all = "camelCase")]
-        struct Dedupe {
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct BackupDedupe {
+            /// When non-empty, hash these cache paths and plan again.
             needs_hash: Vec<String>,
+            /// Backups that may be removed, with the copy that stays.
             redundant: Vec<crate::repair::Redundant>,
         }
-        to_js(&Dedupe {
+        to_js(&BackupDedupe {
             needs_hash,
             redundant,
         })
@@ -476,7 +503,7 @@ impl Planner {
     /// Plans `resolve`: `keep` is `mine` or `theirs`, `rels` the files (every file with a copy
     /// when empty), `copies` a walk of the conflict folder (cache-relative paths). Returns
     /// `{files: [{rel, cachePath, restoreFrom, copies}], unknown}`.
-    #[wasm_bindgen(js_name = planResolve)]
+    #[wasm_bindgen(js_name = planResolve, unchecked_return_type = "ResolvePlan")]
     pub fn plan_resolve(
         &self,
         keep: &str,
@@ -605,20 +632,26 @@ pub fn sidecar_tombstones(sidecar: Option<Vec<u8>>) -> Vec<String> {
 
 /// Every stable code the core uses, by kind: `{guard, problem, refusal, error}` (sorted). The
 /// shim's own lists are checked against these, so the two sides cannot drift.
-#[wasm_bindgen(js_name = codeLists)]
+#[wasm_bindgen(js_name = codeLists, unchecked_return_type = "CodeLists")]
 pub fn code_lists() -> Result<JsValue, JsValue> {
-    #[derive(Serialize)]
-    struct Lists {
+    /// Every stable code the core uses, by kind (sorted).
+    #[derive(Serialize, Tsify)]
+    #[tsify(missing_as_null, hashmap_as_object)]
+    struct CodeLists {
+        /// Guard (verdict) codes.
         guard: Vec<&'static str>,
+        /// Doctor problem codes.
         problem: Vec<&'static str>,
+        /// Refusal codes (path rules and entry-level reasons).
         refusal: Vec<&'static str>,
+        /// Core error codes.
         error: Vec<&'static str>,
     }
     let sorted = |mut list: Vec<&'static str>| {
         list.sort_unstable();
         list
     };
-    to_js(&Lists {
+    to_js(&CodeLists {
         guard: sorted(GuardCode::ALL.iter().map(|c| c.as_str()).collect()),
         problem: sorted(ProblemCode::ALL.iter().map(|c| c.as_str()).collect()),
         refusal: sorted(
@@ -743,7 +776,7 @@ fn duration(value: f64, what: &str) -> Result<u64, JsValue> {
 
 /// Classifies the lock object (see `lock::assess`): `{state: "free" | "ours" | "held" | "stale",
 /// ...}`.
-#[wasm_bindgen(js_name = lockAssess)]
+#[wasm_bindgen(js_name = lockAssess, unchecked_return_type = "LockState")]
 pub fn lock_assess(
     body: Option<Vec<u8>>,
     last_modified_ms: Option<f64>,
@@ -762,7 +795,7 @@ pub fn lock_assess(
 }
 
 /// Whether to keep waiting for a held lock: `{action: "retry", delayMs}` or `{action: "giveUp"}`.
-#[wasm_bindgen(js_name = lockWaitDecision)]
+#[wasm_bindgen(js_name = lockWaitDecision, unchecked_return_type = "WaitDecision")]
 pub fn lock_wait_decision(
     started_ms: f64,
     now_ms: f64,
@@ -804,36 +837,51 @@ pub fn lock_body(
     .to_json())
 }
 
-/// Options of `Planner.planPush`, flat for JS.
-#[derive(Default, serde::Deserialize)]
+/// Options of a push plan: the user's delete policy and the run's facts (flat for JS).
+#[derive(Default, serde::Deserialize, Tsify)]
 #[serde(rename_all = "camelCase", default)]
 // Every field is an Option: JS callers pass `{flag: undefined}`, which serde-wasm-bindgen reads
 // as a present unit value, not as a missing field.
 struct PushOptions {
+    /// Delete entries absent locally even without a tombstone (still through every guard).
     delete_missing: Option<bool>,
+    /// Cap on deletes (default 500).
     max_deletes: Option<u64>,
+    /// Cap on deletes as a percentage of the index, above 10 deletes (default 25).
     max_delete_percent: Option<f64>,
+    /// Let the catalog export shrink.
     allow_catalog_shrink: Option<bool>,
+    /// Errors met walking the cache.
     walk_errors: Option<u64>,
+    /// Errors met listing the bucket.
     listing_errors: Option<u64>,
+    /// A metadata-only pull left files remote.
     lazy_pull_active: Option<bool>,
+    /// The sidecar exists but cannot be read (deletes are then withheld).
     sidecar_unreadable: Option<bool>,
+    /// Folders of the cache that are symlinks, never walked (deletes are then withheld).
     symlinked_folders: Option<u64>,
 }
 
-/// Options of `Planner.planPull`, flat for JS (see `PushOptions` on why every field is optional).
-#[derive(Default, serde::Deserialize)]
+/// Options of a pull plan, flat for JS (see `PushOptions` on why every field is optional).
+#[derive(Default, serde::Deserialize, Tsify)]
 #[serde(rename_all = "camelCase", default)]
-struct PullOptionsJs {
+struct PullOptions {
+    /// Lazy hydration: skip the bytes of `raw` files of the data trees, create their folders.
+    // (No `**/` here: this comment becomes a TypeScript doc comment, which `*/` would close.)
     metadata_only: Option<bool>,
+    /// The cache is on a case-insensitive file system.
     case_insensitive: Option<bool>,
+    /// Download only absent files; keep local files that differ.
     keep_existing: Option<bool>,
+    /// Scoped pull: only rels under these folders (empty: everything).
     scope: Option<Vec<String>>,
+    /// Normalised tombstones: files deleted here and not yet pushed are not brought back.
     tombstones: Option<Vec<String>>,
 }
 
 /// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.
-#[wasm_bindgen(js_name = mapRel)]
+#[wasm_bindgen(js_name = mapRel, unchecked_return_type = "FileNames")]
 pub fn map_rel(
     namespace: Option<String>,
     prefix: Option<String>,
@@ -847,7 +895,7 @@ pub fn map_rel(
 
 /// The three names of a file a caller (swamp core) names by its cache path (`<ns>/<rel>`) or
 /// its bare rel: `{rel, indexKey, remoteKey, cachePath}`.
-#[wasm_bindgen(js_name = mapCallerPath)]
+#[wasm_bindgen(js_name = mapCallerPath, unchecked_return_type = "FileNames")]
 pub fn map_caller_path(
     namespace: Option<String>,
     prefix: Option<String>,
@@ -860,15 +908,21 @@ pub fn map_caller_path(
 }
 
 fn names_of(model: &PathModel, rel: &crate::paths::RelPath) -> Result<JsValue, JsValue> {
-    #[derive(Serialize)]
+    /// The three names of one datastore file.
+    #[derive(Serialize, Tsify)]
     #[serde(rename_all = "camelCase")]
-    struct Names<'a> {
+    #[tsify(missing_as_null, hashmap_as_object)]
+    struct FileNames<'a> {
+        /// Relative path, the index key.
         rel: &'a str,
+        /// Index key (always the bare rel).
         index_key: &'a str,
+        /// Remote key, relative to the bucket prefix.
         remote_key: String,
+        /// Path relative to the cache folder.
         cache_path: String,
     }
-    to_js(&Names {
+    to_js(&FileNames {
         rel: rel.as_str(),
         index_key: model.index_key(rel),
         remote_key: model.remote_key(rel),
@@ -907,7 +961,7 @@ pub fn rel_from_remote_key(namespace: Option<String>, key: &str) -> Result<Strin
 
 /// Classifies a cache-relative path: `{place, rel?, detail?}` with `place` one of `payload`,
 /// `internal`, `root-layout`, `foreign-namespace`, `other`, `unsafe`.
-#[wasm_bindgen(js_name = classifyCachePath)]
+#[wasm_bindgen(js_name = classifyCachePath, unchecked_return_type = "CachePlace")]
 pub fn classify_cache_path(
     namespace: Option<String>,
     path: &str,
@@ -915,52 +969,53 @@ pub fn classify_cache_path(
 ) -> Result<JsValue, JsValue> {
     let model = PathModel::new(namespace.as_deref(), "").map_err(to_js_error)?;
     let foreign = foreign.into_iter().collect();
-    #[derive(Serialize)]
-    struct Place {
-        place: &'static str,
+    use crate::paths::CachePlace as Found;
+    /// Which part of the layout a path belongs to.
+    #[derive(Serialize, Tsify)]
+    #[serde(rename_all = "kebab-case")]
+    #[tsify(missing_as_null, hashmap_as_object)]
+    enum Place {
+        /// A file of the bound tree.
+        Payload,
+        /// Bookkeeping that never syncs.
+        Internal,
+        /// A data tree at the cache root in namespaced mode.
+        RootLayout,
+        /// A folder of another namespace.
+        ForeignNamespace,
+        /// Anything else.
+        Other,
+        /// A path that breaks the path rules.
+        Unsafe,
+    }
+    /// Where a cache-relative path sits relative to the bound layout.
+    #[derive(Serialize, Tsify)]
+    #[tsify(missing_as_null, hashmap_as_object)]
+    struct CachePlace {
+        /// The part of the layout.
+        place: Place,
+        /// The rel, for payload, internal and root-layout paths.
         #[serde(skip_serializing_if = "Option::is_none")]
         rel: Option<String>,
+        /// The foreign namespace, or the refusal code of an unsafe path.
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     }
+    let at = |place, rel, detail| CachePlace { place, rel, detail };
     let place = match model.classify_cache_path(path, &foreign) {
-        CachePlace::Payload(rel) => Place {
-            place: "payload",
-            rel: Some(rel.into_string()),
-            detail: None,
-        },
-        CachePlace::Internal(rel) => Place {
-            place: "internal",
-            rel: Some(rel),
-            detail: None,
-        },
-        CachePlace::RootLayout(rel) => Place {
-            place: "root-layout",
-            rel: Some(rel.into_string()),
-            detail: None,
-        },
-        CachePlace::ForeignNamespace(ns) => Place {
-            place: "foreign-namespace",
-            rel: None,
-            detail: Some(ns),
-        },
-        CachePlace::Other => Place {
-            place: "other",
-            rel: None,
-            detail: None,
-        },
-        CachePlace::Unsafe(reason) => Place {
-            place: "unsafe",
-            rel: None,
-            detail: Some(reason.code().to_string()),
-        },
+        Found::Payload(rel) => at(Place::Payload, Some(rel.into_string()), None),
+        Found::Internal(rel) => at(Place::Internal, Some(rel), None),
+        Found::RootLayout(rel) => at(Place::RootLayout, Some(rel.into_string()), None),
+        Found::ForeignNamespace(ns) => at(Place::ForeignNamespace, None, Some(ns)),
+        Found::Other => at(Place::Other, None, None),
+        Found::Unsafe(reason) => at(Place::Unsafe, None, Some(reason.code().to_string())),
     };
     to_js(&place)
 }
 
 /// Scans a listing of the whole bucket (the `encodeRemotePage` buffer) for objects of other
 /// namespaces under `namespace`, with a verdict per object (only `redundant` ones may go).
-#[wasm_bindgen(js_name = findContamination)]
+#[wasm_bindgen(js_name = findContamination, unchecked_return_type = "ContaminationReport")]
 pub fn find_contamination_js(namespace: &str, listing: &[u8]) -> Result<JsValue, JsValue> {
     let own = Namespace::parse(namespace).map_err(to_js_error)?;
     let objects = crate::listing::decode_remote(listing)
@@ -1002,7 +1057,7 @@ pub fn partition_key_of(rel: &str) -> Option<String> {
 }
 
 /// Groups of paths that cannot coexist in one cache: `[{kind, paths}]`.
-#[wasm_bindgen(js_name = findCollisions)]
+#[wasm_bindgen(js_name = findCollisions, unchecked_return_type = "Collision[]")]
 pub fn find_collisions_of(paths: Vec<String>) -> Result<JsValue, JsValue> {
     to_js(&find_collisions(paths.iter().map(String::as_str)))
 }
@@ -1012,7 +1067,7 @@ pub fn find_collisions_of(paths: Vec<String>) -> Result<JsValue, JsValue> {
 /// listing a partition that is not a safe single segment throws `partition-name-unsafe`, so
 /// the shim reads no shard of it; without, it is returned as listed (a rebuild replacing it
 /// needs only its `commitSeq`).
-#[wasm_bindgen(js_name = shardMeta)]
+#[wasm_bindgen(js_name = shardMeta, unchecked_return_type = "ShardMeta | undefined")]
 pub fn shard_meta(bytes: &[u8], refuse_unsafe: bool) -> Result<JsValue, JsValue> {
     let Some(meta) = crate::index::ShardMeta::shard_first(bytes).map_err(to_js_error)? else {
         return Ok(JsValue::UNDEFINED);
@@ -1020,13 +1075,17 @@ pub fn shard_meta(bytes: &[u8], refuse_unsafe: bool) -> Result<JsValue, JsValue>
     if refuse_unsafe {
         meta.check_partitions().map_err(to_js_error)?;
     }
-    #[derive(Serialize)]
+    /// What a v2 `_index/_meta.json` lists.
+    #[derive(Serialize, Tsify)]
     #[serde(rename_all = "camelCase")]
-    struct Meta {
+    #[tsify(missing_as_null, hashmap_as_object)]
+    struct ShardMeta {
+        /// The partitions (shards) it lists.
         partitions: Vec<String>,
+        /// Its commit sequence.
         commit_seq: u64,
     }
-    to_js(&Meta {
+    to_js(&ShardMeta {
         partitions: meta.partitions,
         commit_seq: meta.commit_seq.unwrap_or(0),
     })
@@ -1160,7 +1219,7 @@ pub fn lock_defaults() -> Result<JsValue, JsValue> {
 
 /// What `rebuild-index` does: `dry-run`, `kept-existing` or `publish`, given `--apply`,
 /// `--force` and what exists (`absent`, `valid`, `corrupt`).
-#[wasm_bindgen(js_name = rebuildStep)]
+#[wasm_bindgen(js_name = rebuildStep, unchecked_return_type = "RebuildDecision")]
 pub fn rebuild_step(apply: bool, force: bool, existing: JsValue) -> Result<JsValue, JsValue> {
     let existing: crate::rebuild::ExistingIndex = serde_wasm_bindgen::from_value(existing)
         .map_err(|e| to_js_error(CoreError::input(format!("existing: {e}"))))?;
@@ -1168,7 +1227,7 @@ pub fn rebuild_step(apply: bool, force: bool, existing: JsValue) -> Result<JsVal
 }
 
 /// Judges an index object as read: `absent` (no bytes), `valid` or `corrupt`.
-#[wasm_bindgen(js_name = existingIndex)]
+#[wasm_bindgen(js_name = existingIndex, unchecked_return_type = "ExistingIndex")]
 pub fn existing_index(bytes: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
     to_js(&crate::rebuild::ExistingIndex::of(bytes.as_deref()))
 }

@@ -424,26 +424,26 @@ fn session_rebuild_from_buffers() {
 
 #[test]
 fn rebuild_index_replaces_a_valid_index_only_when_forced() {
-    use s3sync_core::rebuild::{rebuild_step, ExistingIndex, RebuildStep};
+    use s3sync_core::rebuild::{rebuild_step, ExistingIndex, RebuildDecision};
     for existing in [
         ExistingIndex::Absent,
         ExistingIndex::Valid,
         ExistingIndex::Corrupt,
     ] {
-        assert_eq!(rebuild_step(false, true, existing), RebuildStep::DryRun);
-        assert_eq!(rebuild_step(true, true, existing), RebuildStep::Publish);
+        assert_eq!(rebuild_step(false, true, existing), RebuildDecision::DryRun);
+        assert_eq!(rebuild_step(true, true, existing), RebuildDecision::Publish);
     }
     assert_eq!(
         rebuild_step(true, false, ExistingIndex::Valid),
-        RebuildStep::KeptExisting
+        RebuildDecision::KeptExisting
     );
     assert_eq!(
         rebuild_step(true, false, ExistingIndex::Absent),
-        RebuildStep::Publish
+        RebuildDecision::Publish
     );
     assert_eq!(
         rebuild_step(true, false, ExistingIndex::Corrupt),
-        RebuildStep::Publish
+        RebuildDecision::Publish
     );
 }
 

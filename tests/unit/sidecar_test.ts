@@ -54,8 +54,14 @@ function pulled(): Planner {
   return planner;
 }
 
-const PUSH_END = { failures: 0, uploaded: 0, deleted: 0, lazyPullActive: false, now: NOW };
-const PULL_END = { failures: 0, indexPublished: false, scoped: false, now: NOW };
+const PUSH_END = {
+  failures: 0,
+  uploaded: 0,
+  deleted: 0,
+  lazyPullActive: false,
+  nowIso: NOW.toISOString(),
+};
+const PULL_END = { failures: 0, indexPublished: false, scoped: false, nowIso: NOW.toISOString() };
 
 Deno.test("a push that verified nothing writes a sidecar that reads back as version 2", () => {
   using planner = pushed();

@@ -1,0 +1,355 @@
+/**
+ * The types that cross the WASM boundary are generated from the Rust types into
+ * `pkg/s3sync_core.d.ts` (`#[derive(Tsify)]`), never copied into `js/` by hand, and what the
+ * core really sends has exactly the generated shapes: every key declared, every required key
+ * present, `null` only where the declaration says so. A Rust field added, renamed or made
+ * optional without its declaration following fails here.
+ *
+ * @module
+ */
+import {
+  classifyCachePath,
+  coreCodeLists,
+  encodeLocalListing,
+  encodeRemotePage,
+  findCollisions,
+  findContamination,
+  mapRel,
+  planMigrate,
+  Planner,
+  shardMeta,
+} from "../../js/core.ts";
+import { isSyncErrorCode } from "../../js/codes.ts";
+import * as wasm from "../../js/wasm.ts";
+import { assert, assertEquals } from "../harness/assert.ts";
+
+const encoder = new TextEncoder();
+const GENERATED = new URL("../../pkg/s3sync_core.d.ts", import.meta.url);
+const JS = new URL("../../js/", import.meta.url);
+
+/** What wasm-bindgen itself declares beside the generated types (the module's loader). */
+const LOADER_TYPES = new Set(["InitInput", "InitOutput", "SyncInitInput"]);
+/** Code types the declarations import from `js/codes.ts` (checked by `codes_test.ts`). */
+const CODE_TYPES = new Set(["GuardCode", "ProblemCode", "RefusalCode", "SyncErrorCode"]);
+
+type Field = { type: string; optional: boolean };
+type Declaration =
+  | { kind: "interface"; extends?: string; fields: Map<string, Field> }
+  | { kind: "alias"; type: string };
+
+/** The interfaces and type aliases of the generated declarations, by name. */
+function declarations(text: string): Map<string, Declaration> {
+  const bare = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const out = new Map<string, Declaration>();
+  for (const m of bare.matchAll(/export interface (\w+)(?: extends (\w+))? \{([^}]*)\}/g)) {
+    if (LOADER_TYPES.has(m[1])) continue;
+    const fields = new Map<string, Field>();
+    for (const line of m[3].split("\n")) {
+      const f = line.match(/^\s*(\w+)(\?)?: (.+);\s*$/);
+      if (f) fields.set(f[1], { type: f[3], optional: f[2] === "?" });
+    }
+    out.set(m[1], { kind: "interface", extends: m[2], fields });
+  }
+  for (const m of bare.matchAll(/^export type (\w+) = (.+);\s*$/gm)) {
+    if (!LOADER_TYPES.has(m[1])) out.set(m[1], { kind: "alias", type: m[2] });
+  }
+  return out;
+}
+
+/** Splits `text` at `sep` where it is not inside brackets, braces or quotes. */
+function splitTop(text: string, sep: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quoted = false;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && "([{".includes(c)) depth++;
+    else if (!quoted && ")]}".includes(c)) depth--;
+    else if (!quoted && depth === 0 && c === sep) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts.map((p) => p.trim()).filter((p) => p.length > 0);
+}
+
+/** The fields of an inline object type (`{ kind: "tombstone"; path: string }`). */
+function inlineFields(text: string): Map<string, Field> {
+  const fields = new Map<string, Field>();
+  for (const part of splitTop(text.slice(1, -1), ";")) {
+    const f = part.match(/^(\w+)(\?)?: (.+)$/);
+    if (f) fields.set(f[1], { type: f[3], optional: f[2] === "?" });
+  }
+  return fields;
+}
+
+/** Checks values against the generated declarations; returns the mismatches found. */
+class ShapeChecker {
+  constructor(private readonly decls: Map<string, Declaration>) {}
+
+  check(value: unknown, type: string, at: string): string[] {
+    type = type.trim();
+    const alternatives = splitTop(type, "|");
+    if (alternatives.length > 1) {
+      const results = alternatives.map((t) => this.check(value, t, at));
+      return results.some((r) => r.length === 0) ? [] : [`${at}: ${show(value)} is not ${type}`];
+    }
+    if (type.startsWith("(") && type.endsWith(")")) return this.check(value, type.slice(1, -1), at);
+    if (type === "null") return value === null ? [] : [`${at}: ${show(value)} is not null`];
+    if (["string", "number", "boolean"].includes(type)) {
+      const actual: string = typeof value;
+      return actual === type ? [] : [`${at}: ${show(value)} is not a ${type}`];
+    }
+    if (type.startsWith('"')) {
+      return value === JSON.parse(type) ? [] : [`${at}: ${show(value)} is not ${type}`];
+    }
+    if (type.endsWith("[]")) {
+      if (!Array.isArray(value)) return [`${at}: ${show(value)} is not an array`];
+      return value.flatMap((v, i) => this.check(v, type.slice(0, -2), `${at}[${i}]`));
+    }
+    if (type.startsWith("{")) return this.object(value, inlineFields(type), at);
+    if (CODE_TYPES.has(type)) {
+      return isSyncErrorCode(value) ? [] : [`${at}: ${show(value)} is no stable code`];
+    }
+    const decl = this.decls.get(type);
+    if (!decl) return [`${at}: no declaration of ${type}`];
+    if (decl.kind === "alias") return this.check(value, decl.type, at);
+    return this.object(value, this.fieldsOf(type), at);
+  }
+
+  /** The fields of an interface, with those of the one it extends. */
+  fieldsOf(name: string): Map<string, Field> {
+    const decl = this.decls.get(name);
+    if (!decl || decl.kind !== "interface") throw new Error(`${name} is not a generated interface`);
+    return new Map([...(decl.extends ? this.fieldsOf(decl.extends) : []), ...decl.fields]);
+  }
+
+  private object(value: unknown, fields: Map<string, Field>, at: string): string[] {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return [`${at}: ${show(value)} is not an object`];
+    }
+    const record = value as Record<string, unknown>;
+    const errors = Object.keys(record)
+      .filter((k) => !fields.has(k))
+      .map((k) => `${at}.${k}: sent but not declared`);
+    for (const [key, field] of fields) {
+      if (!(key in record)) {
+        if (!field.optional) errors.push(`${at}.${key}: declared but not sent`);
+        continue;
+      }
+      errors.push(...this.check(record[key], field.type, `${at}.${key}`));
+    }
+    return errors;
+  }
+}
+
+function show(value: unknown): string {
+  return value === undefined ? "undefined" : JSON.stringify(value)?.slice(0, 80) ?? String(value);
+}
+
+/** Type and value declarations (not re-exports) in one TypeScript source. */
+function declaredNames(source: string): string[] {
+  return [
+    ...source.matchAll(/^\s*(?:export\s+)?(?:interface|type|class|enum)\s+(\w+)\b(?!\s*[,}])/gm),
+  ]
+    .map((m) => m[1]);
+}
+
+async function* sources(dir: URL): AsyncGenerator<[string, string]> {
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isDirectory) yield* sources(new URL(`${entry.name}/`, dir));
+    else if (entry.name.endsWith(".ts")) {
+      const url = new URL(entry.name, dir);
+      yield [url.pathname, await Deno.readTextFile(url)];
+    }
+  }
+}
+
+const decls = declarations(await Deno.readTextFile(GENERATED));
+
+Deno.test("the boundary types are generated into pkg/, and js/ copies none of them", async () => {
+  // Not vacuous: the plans, reports and options the shim uses are all among the generated ones.
+  for (
+    const name of [
+      "PullPlan",
+      "PushPlan",
+      "PullApplied",
+      "RepairPlan",
+      "RebuildReport",
+      "ResolvePlan",
+      "MigratePlan",
+      "ContaminationReport",
+      "Evidence",
+      "Verdict",
+      "Problem",
+      "PullOptions",
+      "PushOptions",
+      "Uploaded",
+      "LockState",
+      "LockBody",
+    ]
+  ) assert(decls.has(name), `${name} is not generated`);
+  const copies: string[] = [];
+  for await (const [path, source] of sources(JS)) {
+    for (const name of declaredNames(source)) {
+      if (decls.has(name)) copies.push(`${path.slice(path.indexOf("/js/") + 1)}: ${name}`);
+    }
+  }
+  assertEquals(copies, [], "boundary types declared by hand instead of re-exported");
+});
+
+Deno.test("js/core.ts declares only the encoders' own inputs", async () => {
+  const core = await Deno.readTextFile(new URL("core.ts", JS));
+  const own = declaredNames(core).filter((n) => n !== "Planner");
+  assertEquals(own.sort(), ["ListedObject", "LocalFile"]);
+});
+
+Deno.test("the shape checker rejects a missing, an extra and a mistyped field", () => {
+  const checker = new ShapeChecker(decls);
+  const names = { rel: "a", indexKey: "a", remoteKey: "a", cachePath: "a" };
+  assertEquals(checker.check(names, "FileNames", "names"), []);
+  const { cachePath: _, ...missing } = names;
+  assertEquals(checker.check(missing, "FileNames", "names"), [
+    "names.cachePath: declared but not sent",
+  ]);
+  assertEquals(checker.check({ ...names, extra: 1 }, "FileNames", "names"), [
+    "names.extra: sent but not declared",
+  ]);
+  assertEquals(checker.check({ ...names, rel: null }, "FileNames", "names"), [
+    "names.rel: null is not a string",
+  ]);
+  assertEquals(checker.check({ kind: "deleteMissing", path: "x" }, "Evidence", "e").length, 1);
+});
+
+/** An index of `rels` (each `size` bytes), as the extension writes it. */
+function index(entries: Record<string, number>): Uint8Array {
+  const out: Record<string, unknown> = {};
+  for (const [rel, size] of Object.entries(entries)) {
+    out[rel] = { key: rel, size, lastModified: "2026-08-01T12:00:00.000Z" };
+  }
+  return encoder.encode(
+    JSON.stringify({ version: 1, lastPulled: "2026-08-07T10:00:00Z", entries: out }),
+  );
+}
+
+Deno.test("what the core really sends has exactly the generated shapes", () => {
+  const checker = new ShapeChecker(decls);
+  const errors: string[] = [];
+  const expect = (value: unknown, type: string, at: string) => {
+    errors.push(...checker.check(value, type, at));
+  };
+  const NOW = new Date("2026-08-08T00:00:00Z");
+
+  expect(mapRel("data/a.yaml", "ns", "p"), "FileNames", "mapRel");
+  expect(classifyCachePath("ns/data/a.yaml", "ns"), "CachePlace", "classifyCachePath");
+  expect(classifyCachePath("../x", "ns"), "CachePlace", "classifyCachePath(unsafe)");
+  const collisions = findCollisions(["data/A", "data/a", "data/a/b"]);
+  assert(collisions.length > 0);
+  expect(collisions, "Collision[]", "findCollisions");
+  expect(coreCodeLists(), "CodeLists", "codeLists");
+
+  const entries = {
+    "data/down.yaml": 4,
+    "data/same.yaml": 4,
+    "data/gone.yaml": 4,
+    "data/dropped.yaml": 4,
+    "../unsafe.yaml": 4,
+  };
+  {
+    using planner = new Planner("ns", "p");
+    expect(planner.loadIndex(index(entries)), "IndexLoaded", "loadIndex");
+    expect(planner.loadBase(index(entries)), "BaseLoad", "loadBase");
+    const walk = [
+      { path: "ns/data/same.yaml", size: 4, mtimeMs: 1 },
+      { path: "ns/data/new.yaml", size: 9, mtimeMs: 2 },
+      { path: "data/root.yaml", size: 3, mtimeMs: 3 },
+    ];
+    const pull = planner.planPull(encodeLocalListing(walk), { scope: [] });
+    assert(pull.downloads.length > 0 && pull.refused.length > 0);
+    expect(pull, "PullPlan", "planPull");
+    const applied = planner.applyPull(
+      [{ path: "ns/data/down.yaml", size: 5, mtimeMs: 9 }],
+      ["data/gone.yaml"],
+      [{ rel: "data/down.yaml", copy: ".s3sync-conflicts/ns/data/down.yaml" }],
+    );
+    assert(applied.conflict !== null);
+    expect(applied, "PullApplied", "applyPull");
+    expect(
+      planner.diagnose(encodeLocalListing(walk), undefined, ["ns/logs"]),
+      "Problem[]",
+      "diagnose",
+    );
+    expect(planner.planRepair(encodeLocalListing(walk), new Map()), "RepairPlan", "planRepair");
+    expect(
+      planner.planBackupDedupe(encodeLocalListing(walk), new Map()),
+      "BackupDedupe",
+      "planBackupDedupe",
+    );
+    const layout = planner.shardLayout(undefined, false);
+    expect(layout, "ShardLayout", "shardLayout");
+    const meta = encoder.encode(JSON.stringify({ version: 2, partitions: ["data"], commitSeq: 3 }));
+    const v2 = shardMeta(meta, true);
+    assert(v2 !== undefined);
+    expect(v2, "ShardMeta", "shardMeta");
+    const copy = planner.conflictCopyPath("ns/data/same.yaml", "ab".repeat(32));
+    expect(
+      planner.planResolve("mine", [], encodeLocalListing([{ path: copy, size: 4, mtimeMs: 5 }])),
+      "ResolvePlan",
+      "planResolve",
+    );
+  }
+  {
+    using planner = new Planner("ns", "p");
+    planner.loadIndex(index(entries));
+    const walk = encodeLocalListing([
+      { path: "ns/data/same.yaml", size: 5, mtimeMs: 1 },
+      { path: "ns/data/new.yaml", size: 9, mtimeMs: 2 },
+    ]);
+    const tombstone = planner.normalizeTombstone("ns/data/gone.yaml")!;
+    const push = planner.planPush(walk, [tombstone], new Map(), { deleteMissing: true });
+    assert(push.uploads.length > 0 && push.deletes.length > 1, JSON.stringify(push));
+    expect(push, "PushPlan", "planPush");
+    const capped = planner.planPush(walk, [tombstone], new Map(), {
+      deleteMissing: true,
+      maxDeletes: 1,
+    });
+    assert(capped.withheld.length > 0 && capped.blocked.length > 0);
+    expect(capped, "PushPlan", "planPush(capped)");
+  }
+  {
+    using planner = new Planner("ns", "p");
+    planner.beginRebuild(NOW);
+    planner.addListingPage([
+      { key: "ns/data/a.yaml", size: 1, etag: '"e"', lastModified: NOW },
+      { key: "ns/data/A.yaml", size: 1 },
+      { key: "ns/data/./x", size: 1 },
+      { key: "other/data/b.yaml", size: 2 },
+    ]);
+    const report = planner.finishRebuild(NOW);
+    assert(report.unsafeExamples.length > 0 && report.collisions.length > 0);
+    expect(report, "RebuildReport", "finishRebuild");
+  }
+  const listed = [
+    { key: "data/solo.yaml", size: 3, etag: '"aa"' },
+    { key: "ns/data/other.yaml", size: 3, etag: '"aa"' },
+    { key: "ns/data/solo.yaml", size: 4, etag: '"bb"' },
+    { key: "ns/dev/data/x.yaml", size: 3, etag: '"cc"' },
+    { key: "dev/.namespace.json", size: 2 },
+    { key: "dev/data/x.yaml", size: 3, etag: '"cc"' },
+  ];
+  const migrate = planMigrate("ns", "p", listed, {}, NOW);
+  assert(migrate.conflicts.length > 0, JSON.stringify(migrate));
+  expect(migrate, "MigratePlan", "planMigrate");
+  expect(findContamination("ns", encodeRemotePage(listed)), "ContaminationReport", "contamination");
+  expect(wasm.lockAssess(undefined, undefined, "n", 5), "LockState", "lockAssess(free)");
+  expect(
+    wasm.lockAssess(encoder.encode('{"holder":"a@b","nonce":"x"}'), 0, "n", 5),
+    "LockState",
+    "lockAssess(held)",
+  );
+  expect(wasm.lockWaitDecision(0, 5, 1000, 10), "WaitDecision", "lockWaitDecision");
+  assertEquals(errors, []);
+});
