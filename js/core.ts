@@ -46,10 +46,12 @@ export type {
   MtimeUpdate,
   Place,
   Problem,
+  PullAction,
   PullApplied,
   PullEnd,
   PullOptions,
   PullPlan,
+  PullRequest,
   PullSummary,
   PushEnd,
   PushOptions,
@@ -88,10 +90,12 @@ import type {
   KeptAside,
   MigratePlan,
   Problem,
+  PullAction,
   PullApplied,
   PullEnd,
   PullOptions,
   PullPlan,
+  PullRequest,
   PushEnd,
   PushOptions,
   PushPlan,
@@ -198,6 +202,7 @@ export class Planner {
    */
   constructor(namespace?: string, prefix?: string) {
     this.#inner = core(() => new wasm.Planner(namespace || undefined, prefix || undefined));
+    SESSIONS.set(this, this.#inner);
   }
 
   /** Remote key of the monolithic index, relative to the prefix. */
@@ -548,6 +553,101 @@ export class Planner {
   /** Frees it at the end of a `using` block: no exit path can leak the session. */
   [Symbol.dispose](): void {
     this.free();
+  }
+}
+
+/** Each planner's WASM session, for the run machines that drive it (never handed out). */
+const SESSIONS = new WeakMap<Planner, wasm.Planner>();
+
+function sessionOf(planner: Planner): wasm.Planner {
+  const session = SESSIONS.get(planner);
+  if (!session) throw new Error("a planner without a session");
+  return session;
+}
+
+/**
+ * A pull as the core's state machine: {@link PullRun.poll} says what to do next, the `on*`
+ * methods hand back what happened. The shim executes; every decision of the run is the
+ * core's. Hold it with `using`.
+ */
+export class PullRun {
+  #inner: wasm.PullRun;
+  #planner: Planner;
+
+  /** A run driving `planner` (which holds the index) for `request`. */
+  constructor(planner: Planner, request: PullRequest) {
+    this.#planner = planner;
+    this.#inner = core(() => new wasm.PullRun(request));
+  }
+
+  /** The next action. */
+  poll(): PullAction {
+    return core(() => this.#inner.poll(sessionOf(this.#planner)));
+  }
+
+  /** The sidecar (undefined: none) and whether the local index exists. */
+  onLocalState(sidecar: Uint8Array | undefined, localIndexExists: boolean): void {
+    core(() => this.#inner.onLocalState(sidecar, localIndexExists));
+  }
+
+  /** What the HEAD of the remote index found. */
+  onHead(exists: boolean, etag: string | undefined): void {
+    core(() => this.#inner.onHead(exists, etag));
+  }
+
+  /** The remote index is loaded into the planner. */
+  onIndex(exists: boolean, etag: string | undefined, commitSeq: number | undefined): void {
+    core(() => this.#inner.onIndex(exists, etag, commitSeq));
+  }
+
+  /** The local index as read; returns how it loaded as the base (undefined: none). */
+  onBase(bytes: Uint8Array | undefined): BaseLoad | undefined {
+    return core(() => this.#inner.onBase(sessionOf(this.#planner), bytes));
+  }
+
+  /** The cache walk; returns the plan to carry out. */
+  onWalk(files: Iterable<LocalFile>): PullPlan {
+    const listing = encodeLocalListing(files);
+    return JSON.parse(core(() => this.#inner.onWalk(sessionOf(this.#planner), listing)));
+  }
+
+  /** What the transfers did, at `now`; returns what the core applied. */
+  onTransfers(
+    outcome: { downloaded: LocalFile[]; notFound: string[]; aside: KeptAside[]; failures: number },
+    now: Date,
+  ): PullApplied {
+    const buffer = encodeLocalListing(outcome.downloaded);
+    return core(() =>
+      this.#inner.onTransfers(
+        sessionOf(this.#planner),
+        buffer,
+        outcome.notFound,
+        outcome.aside.map((a) => a.rel),
+        outcome.aside.map((a) => a.copy),
+        outcome.failures,
+        now.toISOString(),
+      )
+    );
+  }
+
+  /** The publish of the pruned index: whether it was written (false: lost race), its ETag. */
+  onPublished(published: boolean, etag: string | undefined): void {
+    core(() => this.#inner.onPublished(published, etag));
+  }
+
+  /** The write asked for is done. */
+  onWritten(): void {
+    core(() => this.#inner.onWritten(sessionOf(this.#planner)));
+  }
+
+  /** The bytes a `writeSidecar` action writes. */
+  sidecar(): Uint8Array {
+    return core(() => this.#inner.sidecar());
+  }
+
+  /** Frees the run's WASM memory. */
+  [Symbol.dispose](): void {
+    this.#inner.free();
   }
 }
 

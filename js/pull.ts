@@ -1,23 +1,26 @@
 /**
  * Pull: bring the cache's bound tree up to the remote index.
  *
- * The sequence (the decisions are the core's): a HEAD of the index for the no-op fast path; a
- * GET of the index (404 → rebuild it from a listing and publish it create-only; any other error
- * or an unparsable index aborts); a cache walk; the core's pull plan; downloads written
- * atomically; the outcome recorded in the index; the local index and sidecar written.
+ * The core's pull machine (`PullRun`) decides every step: a HEAD of the index for the no-op
+ * fast path (only when a sidecar could vouch), loading the index (a 404 rebuilds it from a
+ * listing and publishes it create-only; any other error or an unparsable index aborts), the
+ * walk and the plan, the transfers, publishing the pruned index, and what the local index and
+ * the sidecar record. This module runs the actions: downloads written atomically, with
+ * retries, concurrency and abort.
  *
  * @module
  */
 import {
-  encodeLocalListing,
+  type BaseLoad,
   type KeptAside,
   Planner,
-  pullIsNoop,
+  type PullApplied,
   type PullPlan,
-  sidecarTombstones,
+  type PullRequest,
+  PullRun,
   type Verdict,
 } from "./core.ts";
-import { LOCAL_INDEX, SIDECAR, type SyncContext } from "./context.ts";
+import { LOCAL_INDEX, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe } from "./errors.ts";
 import { isSymlinkRefusal } from "./cache_fs.ts";
@@ -25,19 +28,8 @@ import { loadRemoteIndex, publishUnderLock, type RebuiltIndex } from "./remote_i
 import { isNotFound } from "./store.ts";
 import { sha256Hex } from "./hash.ts";
 
-/** Options of a pull. */
-export interface PullRequest {
-  /** Lazy hydration: leave `data/**\/raw` bytes remote. */
-  metadataOnly?: boolean;
-  /** Treat the cache as case-insensitive (default: true on macOS and Windows). */
-  caseInsensitive?: boolean;
-  /** Download only absent files, keeping local files that differ (the repair's hydration). */
-  keepExisting?: boolean;
-  /** Skip the no-op fast path: walk and compare even if the index is unchanged. */
-  verify?: boolean;
-  /** Scoped pull: only rels under these folders (the sidecar is then not marked synced). */
-  scope?: string[];
-}
+/** Options of a pull (the core's `PullRequest`; every field optional). */
+export type { PullRequest } from "./core.ts";
 
 /** What a pull did. */
 export interface PullReport {
@@ -77,8 +69,11 @@ export interface PullReport {
  */
 export async function loadBase(ctx: SyncContext, planner: Planner): Promise<void> {
   const base = await ctx.cache.readFile(LOCAL_INDEX);
-  if (!base) return;
-  const outcome = planner.loadBase(base);
+  if (base) logBase(ctx, planner.loadBase(base));
+}
+
+/** Says why a local index is no base (every file is then compared with the remote index). */
+function logBase(ctx: SyncContext, outcome: BaseLoad | undefined): void {
   if (outcome === "unreadable") {
     ctx.log?.(
       `the local ${LOCAL_INDEX} is unreadable: every file is compared with the remote index`,
@@ -111,72 +106,197 @@ export async function pull(ctx: SyncContext, request: PullRequest = {}): Promise
   }
 }
 
+/**
+ * Runs the core's pull machine: each action it asks for is done here and its result handed
+ * back. The decisions (the fast path, the order, whether the pruned index is published, what
+ * the sidecar records) are the machine's; this loop only does I/O and narrates.
+ */
 async function pullWith(
   ctx: SyncContext,
   planner: Planner,
   request: PullRequest,
 ): Promise<PullReport> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  const sidecar = await ctx.cache.readFile(SIDECAR);
-  const localIndexExists = (await ctx.cache.stat(LOCAL_INDEX)) !== null;
-  // Without a sidecar there is no fast path to take, so no HEAD is spent on one.
-  const head = sidecar === null || request.verify ? undefined : await withRetry(
-    () => ctx.store.headObject(planner.remoteIndexKey, ctx.signal),
-    retry,
-    ctx.signal,
-  );
-  if (
-    head?.exists &&
-    pullIsNoop(sidecar ?? undefined, head.etag, localIndexExists, request.metadataOnly ?? false)
-  ) {
-    ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
-    return {
-      noop: true,
-      indexEntries: -1,
-      downloaded: 0,
-      bytes: 0,
-      notFound: [],
-      failures: [],
-      indexPublished: false,
-      attention: [],
-    };
+  // Every field given: the boundary reads an undefined field as a wrong value, not as absent.
+  using run = new PullRun(planner, {
+    metadataOnly: request.metadataOnly ?? false,
+    caseInsensitive: request.caseInsensitive ?? defaultCaseInsensitive(),
+    keepExisting: request.keepExisting ?? false,
+    verify: request.verify ?? false,
+    scope: request.scope ?? [],
+  });
+  let loaded: LoadedIndex | undefined;
+  let plan: PullPlan | undefined;
+  let moved: Transferred | undefined;
+  let applied: PullApplied | undefined;
+  let indexPublished = false;
+  for (;;) {
+    const action = run.poll();
+    switch (action.action) {
+      case "readLocalState": {
+        const sidecar = (await ctx.cache.readFile(action.sidecar)) ?? undefined;
+        run.onLocalState(sidecar, (await ctx.cache.stat(action.localIndex)) !== null);
+        break;
+      }
+      case "headIndex": {
+        const head = await withRetry(
+          () => ctx.store.headObject(action.key, ctx.signal),
+          retry,
+          ctx.signal,
+        );
+        run.onHead(head.exists, head.etag);
+        break;
+      }
+      case "loadIndex":
+        loaded = await loadRemoteIndex(ctx, planner);
+        if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
+        run.onIndex(loaded.exists, loaded.etag, loaded.v2?.commitSeq);
+        break;
+      case "readBase":
+        logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
+        break;
+      case "walk": {
+        plan = run.onWalk((await ctx.cache.walk(ctx.signal)).files);
+        ctx.log?.(
+          `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
+            `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +
+            `${plan.summary.refused} refused`,
+        );
+        break;
+      }
+      case "transfer": {
+        moved = await transfer(ctx, planner, must(plan), action.folders);
+        applied = run.onTransfers({
+          downloaded: moved.downloaded,
+          notFound: moved.notFound,
+          aside: moved.keptAside,
+          failures: moved.failures.length,
+        }, ctx.now?.() ?? new Date());
+        if (moved.atBareKey.length > 0) {
+          ctx.log?.(
+            `${moved.atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
+          );
+        }
+        if (applied.sizesCorrected.length > 0) {
+          ctx.log?.(
+            `${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`,
+          );
+        }
+        break;
+      }
+      case "publishIndex": {
+        const body = planner.indexJson(false);
+        const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, { retry: true });
+        indexPublished = put !== null;
+        run.onPublished(indexPublished, put?.etag);
+        break;
+      }
+      case "writeLocalIndex":
+        await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPull());
+        run.onWritten();
+        break;
+      case "writeSidecar":
+        await ctx.cache.writeAtomic(action.path, run.sidecar());
+        run.onWritten();
+        break;
+      case "done":
+        if (action.noop) {
+          ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
+          return {
+            noop: true,
+            indexEntries: -1,
+            downloaded: 0,
+            bytes: 0,
+            notFound: [],
+            failures: [],
+            indexPublished: false,
+            attention: [],
+          };
+        }
+        return finished(ctx, planner, must(loaded), must(plan), must(moved), must(applied), {
+          indexPublished,
+        });
+    }
   }
-  const loaded = await loadRemoteIndex(ctx, planner);
-  if (loaded.rebuilt) {
-    const r = loaded.rebuilt;
-    ctx.log?.(
-      `rebuilt index: ${r.kept} kept of ${r.objectsSeen} listed (${r.skippedInternal} internal, ` +
-        `${
-          r.skippedForeign + r.skippedOutsideNamespace
-        } other namespaces, ${r.skippedUnsafe} unsafe)` +
-        (r.published ? ", published" : r.adoptedPeerIndex ? ", a peer's index adopted" : ""),
-    );
-  }
+}
 
-  await loadBase(ctx, planner);
-  const walk = await ctx.cache.walk(ctx.signal);
-  const plan = planner.planPull(
-    encodeLocalListing(walk.files),
-    {
-      metadataOnly: request.metadataOnly ?? false,
-      caseInsensitive: request.caseInsensitive ?? defaultCaseInsensitive(),
-      keepExisting: request.keepExisting ?? false,
-      scope: request.scope ?? [],
-      tombstones: sidecarTombstones(sidecar ?? undefined)
-        .map((t) => planner.normalizeTombstone(t))
-        .filter((t): t is string => t !== undefined),
-    },
-  );
+/** The index as `loadRemoteIndex` left it. */
+type LoadedIndex = Awaited<ReturnType<typeof loadRemoteIndex>>;
+
+/** What the transfers of a pull did. */
+interface Transferred {
+  downloaded: { path: string; size: number; mtimeMs?: number }[];
+  notFound: string[];
+  atBareKey: string[];
+  keptAside: KeptAside[];
+  bytes: number;
+  failures: ItemFailure[];
+}
+
+/** A value the machine's order guarantees is set by now. */
+function must<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error("the pull machine skipped a step");
+  return value;
+}
+
+function logRebuilt(ctx: SyncContext, r: RebuiltIndex): void {
   ctx.log?.(
-    `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
-      `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +
-      `${plan.summary.refused} refused`,
+    `rebuilt index: ${r.kept} kept of ${r.objectsSeen} listed (${r.skippedInternal} internal, ` +
+      `${
+        r.skippedForeign + r.skippedOutsideNamespace
+      } other namespaces, ${r.skippedUnsafe} unsafe)` +
+      (r.published ? ", published" : r.adoptedPeerIndex ? ", a peer's index adopted" : ""),
   );
+}
 
+/** The report of a pull that ran to its end. */
+function finished(
+  ctx: SyncContext,
+  planner: Planner,
+  loaded: LoadedIndex,
+  plan: PullPlan,
+  moved: Transferred,
+  applied: PullApplied,
+  publish: { indexPublished: boolean },
+): PullReport {
+  if (plan.localChanges.length > 0) {
+    ctx.log?.(`${plan.localChanges.length} files changed here kept for the push`);
+  }
+  if (applied.conflict) ctx.log?.(applied.conflict.message);
+  const { downloads: _d, mtimeUpdates: _m, ...planReport } = plan;
+  return {
+    noop: false,
+    rebuilt: loaded.rebuilt,
+    indexEntries: planner.indexLength,
+    plan: planReport,
+    downloaded: moved.downloaded.length,
+    bytes: moved.bytes,
+    notFound: moved.notFound,
+    atBareKey: moved.atBareKey,
+    sizesCorrected: applied.sizesCorrected,
+    failures: moved.failures,
+    indexPublished: publish.indexPublished,
+    keptAside: moved.keptAside,
+    conflict: applied.conflict ?? undefined,
+    attention: applied.attention,
+  };
+}
+
+/**
+ * Creates the lazy folders and downloads the plan's files (I/O policy only: concurrency,
+ * retries, and where to look when a key is gone).
+ */
+async function transfer(
+  ctx: SyncContext,
+  planner: Planner,
+  plan: PullPlan,
+  folders: string[],
+): Promise<Transferred> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
   // A folder refused here (a symlink in its path) is reported with the downloads' failures;
   // the rest of the pull goes on.
   const folderRefusals: ItemFailure[] = [];
-  for (const folder of plan.lazyFolders) {
+  for (const folder of folders) {
     try {
       await ctx.cache.ensureDir(folder);
     } catch (error) {
@@ -184,13 +304,15 @@ async function pullWith(
       folderRefusals.push({ item: folder, code: "symlink-in-path", message: describe(error) });
     }
   }
-  const downloaded: { path: string; size: number; mtimeMs?: number }[] = [];
-  const notFound: string[] = [];
-  const atBareKey: string[] = [];
-  const sizeMismatch: string[] = [];
+  const moved: Transferred = {
+    downloaded: [],
+    notFound: [],
+    atBareKey: [],
+    keptAside: [],
+    bytes: 0,
+    failures: [],
+  };
   const setAside = new Set(plan.setAside);
-  const keptAside: KeptAside[] = [];
-  let bytes = 0;
   const failures = await runPool(plan.downloads, {
     concurrency: ctx.concurrency ?? 50,
     signal: ctx.signal,
@@ -212,84 +334,28 @@ async function pullWith(
       const bare = ctx.namespace ? await getIfExists(() => get(t.rel)) : undefined;
       if (bare) {
         data = bare;
-        atBareKey.push(t.rel);
+        moved.atBareKey.push(t.rel);
       } else {
         // Absence prunes the entry from the shared index, so one 404 is not proof: a second
         // read must say so too (a flaky proxy or a replica behind answered the first).
         const again = await getIfExists(() => get(t.remoteKey));
         if (again === undefined) {
-          notFound.push(t.rel);
+          moved.notFound.push(t.rel);
           return;
         }
         data = again;
       }
     }
-    // The object is the truth about its size: a wrong index size is corrected, not a failure.
-    if (data.length !== t.size) sizeMismatch.push(t.rel);
     if (setAside.has(t.rel)) {
       const kept = await keepAside(ctx, planner, t.cachePath, data);
-      if (kept) keptAside.push({ rel: t.rel, copy: kept });
+      if (kept) moved.keptAside.push({ rel: t.rel, copy: kept });
     }
     const stat = await ctx.cache.writeAtomic(t.cachePath, data);
-    bytes += data.length;
-    downloaded.push({ path: t.rel, size: stat.size, mtimeMs: stat.mtimeMs });
+    moved.bytes += data.length;
+    moved.downloaded.push({ path: t.rel, size: stat.size, mtimeMs: stat.mtimeMs });
   });
-  failures.push(...folderRefusals);
-
-  const applied = planner.applyPull(downloaded, notFound, keptAside);
-  const now = ctx.now?.() ?? new Date();
-  planner.setLastPulled(now);
-  let etag = loaded.etag;
-  let indexPublished = false;
-  if (atBareKey.length > 0) {
-    ctx.log?.(
-      `${atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
-    );
-  }
-  if (applied.sizesCorrected.length > 0) {
-    ctx.log?.(`${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`);
-  }
-  if (planner.pullPublishesPrunedIndex(loaded.exists)) {
-    // Prune vanished and internal entries remotely too, but only over the copy we read.
-    const body = planner.indexJson(false);
-    const key = planner.remoteIndexKey;
-    const put = await publishUnderLock(ctx, key, body, etag ?? null, { retry: true });
-    indexPublished = put !== null;
-    etag = put?.etag;
-  }
-  await ctx.cache.writeAtomic(LOCAL_INDEX, planner.localIndexAfterPull());
-  if (plan.localChanges.length > 0) {
-    ctx.log?.(`${plan.localChanges.length} files changed here kept for the push`);
-  }
-  if (applied.conflict) ctx.log?.(applied.conflict.message);
-  // The core decides whether the sidecar vouches for the cache (every planned file arrived,
-  // the bucket holds the index the cache now matches).
-  const vouched = planner.sidecarAfterPull(sidecar ?? undefined, {
-    failures: failures.length,
-    indexPublished,
-    scoped: (request.scope?.length ?? 0) > 0,
-    etag,
-    commitSeq: loaded.v2?.commitSeq,
-    nowIso: now.toISOString(),
-  });
-  if (vouched) await ctx.cache.writeAtomic(SIDECAR, vouched);
-  const { downloads: _d, mtimeUpdates: _m, ...planReport } = plan;
-  return {
-    noop: false,
-    rebuilt: loaded.rebuilt,
-    indexEntries: planner.indexLength,
-    plan: planReport,
-    downloaded: downloaded.length,
-    bytes,
-    notFound,
-    atBareKey,
-    sizesCorrected: applied.sizesCorrected,
-    failures,
-    indexPublished,
-    keptAside,
-    conflict: applied.conflict ?? undefined,
-    attention: applied.attention,
-  };
+  moved.failures = [...failures, ...folderRefusals];
+  return moved;
 }
 
 /**

@@ -202,6 +202,21 @@ impl SyncState {
         self.consume_tombstones(consumed);
     }
 
+    /// The tombstones recorded in a sidecar file (empty when absent or unreadable), merged
+    /// with the extension's `dirtyPaths`, which are the same kind of evidence.
+    pub fn tombstones_of(sidecar: &[u8]) -> Vec<String> {
+        let Some(state) = SyncState::parse(sidecar) else {
+            return Vec::new();
+        };
+        let mut all = state.tombstones;
+        for path in state.dirty_paths {
+            if !all.contains(&path) {
+                all.push(path);
+            }
+        }
+        all
+    }
+
     /// Forgets tombstones a completed push has acted on.
     pub fn consume_tombstones(&mut self, consumed: &[String]) {
         self.tombstones.retain(|t| !consumed.contains(t));

@@ -327,25 +327,7 @@ impl Planner {
         aside_rels: Vec<String>,
         aside_copies: Vec<String>,
     ) -> Result<JsValue, JsValue> {
-        if aside_rels.len() != aside_copies.len() {
-            return Err(to_js_error(CoreError::input(
-                "asideRels and asideCopies differ in length",
-            )));
-        }
-        let files = decode_local(downloaded).map_err(to_js_error)?;
-        let outcome = PullOutcome {
-            aside: aside_rels
-                .into_iter()
-                .zip(aside_copies)
-                .map(|(rel, copy)| KeptAside { rel, copy })
-                .collect(),
-            downloaded: files
-                .iter()
-                .filter_map(|f| Some((f.path.to_string(), f.mtime_ms?)))
-                .collect(),
-            sizes: files.iter().map(|f| (f.path.to_string(), f.size)).collect(),
-            not_found,
-        };
+        let outcome = pull_outcome(downloaded, not_found, aside_rels, aside_copies)?;
         to_js(&self.inner.apply_pull(&outcome).map_err(to_js_error)?)
     }
 
@@ -618,16 +600,10 @@ pub fn sidecar_with_catalog_hash(sidecar: Option<Vec<u8>>, hash: String) -> Vec<
 /// extension's `dirtyPaths`, which are the same kind of evidence.
 #[wasm_bindgen(js_name = sidecarTombstones)]
 pub fn sidecar_tombstones(sidecar: Option<Vec<u8>>) -> Vec<String> {
-    let Some(state) = sidecar.as_deref().and_then(SyncState::parse) else {
-        return Vec::new();
-    };
-    let mut all = state.tombstones;
-    for path in state.dirty_paths {
-        if !all.contains(&path) {
-            all.push(path);
-        }
-    }
-    all
+    sidecar
+        .as_deref()
+        .map(SyncState::tombstones_of)
+        .unwrap_or_default()
 }
 
 /// Every stable code the core uses, by kind: `{guard, problem, refusal, error}` (sorted). The
@@ -1230,4 +1206,165 @@ pub fn rebuild_step(apply: bool, force: bool, existing: JsValue) -> Result<JsVal
 #[wasm_bindgen(js_name = existingIndex, unchecked_return_type = "ExistingIndex")]
 pub fn existing_index(bytes: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
     to_js(&crate::rebuild::ExistingIndex::of(bytes.as_deref()))
+}
+
+/// A pull as a state machine (see `pull_machine.rs`): `poll` says what to do next, the `on*`
+/// methods take back what happened. Each takes the run's planner, which holds the index.
+#[wasm_bindgen]
+pub struct PullRun {
+    inner: crate::pull_machine::PullRun,
+}
+
+#[wasm_bindgen]
+impl PullRun {
+    /// A run for `request` (`{metadataOnly, caseInsensitive, keepExisting, verify, scope}`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(request: JsValue) -> Result<PullRun, JsValue> {
+        let request: crate::pull_machine::PullRequest = options(request)?;
+        Ok(PullRun {
+            inner: crate::pull_machine::PullRun::new(request),
+        })
+    }
+
+    /// The next action.
+    #[wasm_bindgen(unchecked_return_type = "PullAction")]
+    pub fn poll(&mut self, planner: &Planner) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.poll(&planner.inner))
+    }
+
+    /// The sidecar (absent: undefined) and whether the local index exists.
+    #[wasm_bindgen(js_name = onLocalState)]
+    pub fn on_local_state(
+        &mut self,
+        sidecar: Option<Vec<u8>>,
+        local_index_exists: bool,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_local_state(sidecar, local_index_exists)
+            .map_err(to_js_error)
+    }
+
+    /// What the HEAD of the remote index found.
+    #[wasm_bindgen(js_name = onHead)]
+    pub fn on_head(&mut self, exists: bool, etag: Option<String>) -> Result<(), JsValue> {
+        self.inner.on_head(exists, etag).map_err(to_js_error)
+    }
+
+    /// The remote index is loaded into the planner: in the bucket or not, its ETag (v1) or
+    /// `commitSeq` (v2).
+    #[wasm_bindgen(js_name = onIndex)]
+    pub fn on_index(
+        &mut self,
+        exists: bool,
+        etag: Option<String>,
+        commit_seq: Option<f64>,
+    ) -> Result<(), JsValue> {
+        let commit_seq = commit_seq.map(|s| duration(s, "commitSeq")).transpose()?;
+        self.inner
+            .on_index(exists, etag, commit_seq)
+            .map_err(to_js_error)
+    }
+
+    /// The local index as read (absent: undefined); returns how it loaded as the base
+    /// (undefined when there was none).
+    #[wasm_bindgen(js_name = onBase, unchecked_return_type = "BaseLoad | undefined")]
+    pub fn on_base(
+        &mut self,
+        planner: &mut Planner,
+        bytes: Option<Vec<u8>>,
+    ) -> Result<JsValue, JsValue> {
+        let loaded = self
+            .inner
+            .on_base(&mut planner.inner, bytes.as_deref())
+            .map_err(to_js_error)?;
+        match loaded {
+            Some(outcome) => to_js(&outcome),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// The cache walk (`path\0size\0mtimeMs\0` records); returns the plan as JSON.
+    #[wasm_bindgen(js_name = onWalk)]
+    pub fn on_walk(&mut self, planner: &mut Planner, listing: &[u8]) -> Result<String, JsValue> {
+        to_json(
+            self.inner
+                .on_walk(&mut planner.inner, listing)
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// What the transfers did: `downloaded` as `rel\0size\0mtimeMs\0` records, `notFound`,
+    /// the conflicts kept aside, and how many transfers failed, at `nowIso`.
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = onTransfers, unchecked_return_type = "PullApplied")]
+    pub fn on_transfers(
+        &mut self,
+        planner: &mut Planner,
+        downloaded: &[u8],
+        not_found: Vec<String>,
+        aside_rels: Vec<String>,
+        aside_copies: Vec<String>,
+        failures: f64,
+        now_iso: String,
+    ) -> Result<JsValue, JsValue> {
+        let outcome = pull_outcome(downloaded, not_found, aside_rels, aside_copies)?;
+        let failures = duration(failures, "failures")?;
+        to_js(
+            &self
+                .inner
+                .on_transfers(&mut planner.inner, &outcome, failures, &now_iso)
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// The publish of the pruned index: whether it was written (false: the race was lost),
+    /// and its new ETag.
+    #[wasm_bindgen(js_name = onPublished)]
+    pub fn on_published(&mut self, published: bool, etag: Option<String>) -> Result<(), JsValue> {
+        self.inner
+            .on_published(published, etag)
+            .map_err(to_js_error)
+    }
+
+    /// The write asked for is done.
+    #[wasm_bindgen(js_name = onWritten)]
+    pub fn on_written(&mut self, planner: &Planner) -> Result<(), JsValue> {
+        self.inner.on_written(&planner.inner).map_err(to_js_error)
+    }
+
+    /// The bytes a `writeSidecar` action writes.
+    pub fn sidecar(&self) -> Result<Vec<u8>, JsValue> {
+        self.inner
+            .sidecar()
+            .map(<[u8]>::to_vec)
+            .map_err(to_js_error)
+    }
+}
+
+/// A pull's outcome from the shim's buffers (see `Planner.applyPull`).
+fn pull_outcome(
+    downloaded: &[u8],
+    not_found: Vec<String>,
+    aside_rels: Vec<String>,
+    aside_copies: Vec<String>,
+) -> Result<PullOutcome, JsValue> {
+    if aside_rels.len() != aside_copies.len() {
+        return Err(to_js_error(CoreError::input(
+            "asideRels and asideCopies differ in length",
+        )));
+    }
+    let files = decode_local(downloaded).map_err(to_js_error)?;
+    Ok(PullOutcome {
+        aside: aside_rels
+            .into_iter()
+            .zip(aside_copies)
+            .map(|(rel, copy)| KeptAside { rel, copy })
+            .collect(),
+        downloaded: files
+            .iter()
+            .filter_map(|f| Some((f.path.to_string(), f.mtime_ms?)))
+            .collect(),
+        sizes: files.iter().map(|f| (f.path.to_string(), f.size)).collect(),
+        not_found,
+    })
 }

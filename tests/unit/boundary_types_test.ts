@@ -203,7 +203,8 @@ Deno.test("the boundary types are generated into pkg/, and js/ copies none of th
 
 Deno.test("js/core.ts declares only the encoders' own inputs", async () => {
   const core = await Deno.readTextFile(new URL("core.ts", JS));
-  const own = declaredNames(core).filter((n) => n !== "Planner");
+  // The wrapper classes over the WASM session and the run machines are the module's point.
+  const own = declaredNames(core).filter((n) => n !== "Planner" && n !== "PullRun");
   assertEquals(own.sort(), ["ListedObject", "LocalFile"]);
 });
 

@@ -118,7 +118,43 @@ const METHODS: Record<string, () => unknown> = {
 };
 
 /** The module's own exports that are not the core's surface. */
-const NOT_CORE = new Set(["default", "initSync", "wasmMemoryBytes", "Planner"]);
+const NOT_CORE = new Set(["default", "initSync", "wasmMemoryBytes", "Planner", "PullRun"]);
+
+/** A pull run with a planner, for the run's methods (each called out of order or with junk). */
+function pullRun(): { run: wasm.PullRun; planner: wasm.Planner } {
+  return { run: new wasm.PullRun({ verify: "yes", scope: [EVIL] }), planner: loaded() };
+}
+
+/** One hostile case per `PullRun` method. */
+const RUN_METHODS: Record<string, () => unknown> = {
+  free: () => new wasm.PullRun(undefined).free(),
+  poll: () => {
+    const { run, planner } = pullRun();
+    run.poll(planner);
+    run.poll(planner);
+  },
+  onLocalState: () => pullRun().run.onLocalState(DEEP, true),
+  onHead: () => pullRun().run.onHead(true, EVIL),
+  onIndex: () => pullRun().run.onIndex(true, EVIL, NaN),
+  onBase: () => {
+    const { run, planner } = pullRun();
+    return run.onBase(planner, DEEP);
+  },
+  onWalk: () => {
+    const { run, planner } = pullRun();
+    return run.onWalk(planner, JUNK);
+  },
+  onTransfers: () => {
+    const { run, planner } = pullRun();
+    return run.onTransfers(planner, JUNK, [EVIL], [EVIL], [], -1, HUGE);
+  },
+  onPublished: () => pullRun().run.onPublished(true, EVIL),
+  onWritten: () => {
+    const { run, planner } = pullRun();
+    run.onWritten(planner);
+  },
+  sidecar: () => pullRun().run.sidecar(),
+};
 
 Deno.test("every WASM export has a hostile-input case here", () => {
   const functions = Object.entries(wasm)
@@ -130,10 +166,19 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(methods, Object.keys(METHODS).sort());
+  const runMethods = Object.getOwnPropertyNames(wasm.PullRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(runMethods, Object.keys(RUN_METHODS).sort());
 });
 
 Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
-  for (const [name, call] of [...Object.entries(FUNCTIONS), ...Object.entries(METHODS)]) {
+  const all = [
+    ...Object.entries(FUNCTIONS),
+    ...Object.entries(METHODS),
+    ...Object.entries(RUN_METHODS),
+  ];
+  for (const [name, call] of all) {
     survives(name, call);
     // A trap would leave the instance unusable: the next call would fail too.
     const planner = loaded();
@@ -142,6 +187,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   }
   // Hostile constructor arguments are refused with a code as well.
   survives("new Planner", () => new wasm.Planner(EVIL, HUGE));
+  survives("new PullRun", () => new wasm.PullRun({ metadataOnly: undefined, scope: 7 }));
 });
 
 Deno.test("the check itself fails on a trap and on an error without a code", () => {
