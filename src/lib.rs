@@ -27,7 +27,8 @@
 //! - [`repair`]: the layout doctor and the repair (and migrate) planner.
 //! - [`pull`]: the pull diff.
 //! - [`push`]: the push diff, and the changes a push makes to the index.
-//! - [`pull_machine`]: a pull as a state machine the shim drives (next action, result back).
+//! - [`pull_machine`], [`push_machine`]: a pull and a push as state machines the shim drives
+//!   (next action out, result back).
 //! - [`pull_run`], [`push_run`]: how a run ends: what it publishes, what it records, whether a
 //!   saved plan still holds, deletes nobody confirmed.
 //! - [`safety`]: evidence for deletes and the guards that withhold them.
@@ -60,6 +61,7 @@ pub mod pull;
 pub mod pull_machine;
 pub mod pull_run;
 pub mod push;
+pub mod push_machine;
 pub mod push_run;
 pub mod rebuild;
 pub mod repair;

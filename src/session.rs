@@ -685,6 +685,13 @@ impl Session {
         Ok(self.push.insert(plan))
     }
 
+    /// The last push plan.
+    pub fn push_plan(&self) -> CoreResult<&PushPlan> {
+        self.push
+            .as_ref()
+            .ok_or_else(|| CoreError::input("no push plan in this session"))
+    }
+
     /// Withholds the last push plan's deletes because nobody confirmed them (see
     /// [`push_run::withhold_unconfirmed_deletes`]); returns the plan as it now stands.
     pub fn withhold_unconfirmed_deletes(&mut self) -> CoreResult<&PushPlan> {
@@ -848,8 +855,9 @@ impl Session {
 
     /// The local index to write after a push: the published index, except that a file this
     /// cache still holds in its base version while the remote moved on (the plan's `behind`),
-    /// or changed on both sides (`conflicts`), keeps its base entry. Writing the remote's entry there would make the next push read
-    /// the stale local copy as a local change and upload it over the newer version.
+    /// changed on both sides (`conflicts`), or does not hold (`missing`, `withheld`) keeps its
+    /// base entry, or none. Writing the remote's entry there would make the next push read the
+    /// local copy as a change of that version and upload it over the newer one.
     pub fn local_index_after_push(&self) -> CoreResult<Vec<u8>> {
         let mut local = self.index()?.clone();
         if let Some(base) = &self.base {
@@ -867,7 +875,16 @@ impl Session {
             // Not uploaded: what the base said, or nothing. A conflict this cache never synced
             // (made here while another cache pushed the same path) recorded with the remote's
             // entry would read as "changed here, remote unchanged" next time, and go up over it.
-            for rel in plan.behind.iter().chain(&plan.conflicts) {
+            // So would a file this cache does not hold (missing, or its delete withheld) and
+            // never synced: a file made at that path later would pass for an edit of a version
+            // this cache never saw.
+            for rel in plan
+                .behind
+                .iter()
+                .chain(&plan.conflicts)
+                .chain(&plan.missing)
+                .chain(plan.withheld.iter().map(|d| &d.rel))
+            {
                 match self.base.as_ref().and_then(|b| b.entries.get(rel)) {
                     Some(entry) => local.entries.insert(rel.clone(), entry.clone()),
                     None => local.entries.remove(rel),

@@ -328,3 +328,33 @@ fn a_conflict_this_cache_never_synced_leaves_no_entry_in_the_local_index() {
     let after_pull = next.local_index_after_pull().unwrap();
     assert!(json(&after_pull)["entries"].get("logs/b.log").is_none());
 }
+
+#[test]
+fn a_file_this_cache_never_had_leaves_no_entry_in_the_local_index_after_a_push() {
+    // Another cache pushed logs/b.log; this one, synced before but never holding that file,
+    // pushes something else. Recording the remote's entry for logs/b.log would say this cache
+    // synced that version: a file it makes there later would then read as "changed here, the
+    // remote unchanged" and go up over a version it never saw. Found by the push machine's
+    // property test (tests/push_machine.rs).
+    let remote = index(&[entry("logs/b.log", 20, MTIME, MTIME)]);
+    let base = index(&[]);
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(remote.as_bytes()).unwrap();
+    session.load_base(base.as_bytes());
+    let plan = session
+        .plan_push(&encode_local([]), &PushInput::default())
+        .unwrap()
+        .clone();
+    assert_eq!(plan.missing, ["logs/b.log"], "{plan:?}");
+    session.record_push(&[], MTIME, false).unwrap();
+    let after_push = session.local_index_after_push().unwrap();
+    assert!(json(&after_push)["entries"].get("logs/b.log").is_none());
+    // So the file made here next is one this cache never synced: compared by content with the
+    // bucket's, never uploaded over it.
+    let mut next = Session::new(None, "").unwrap();
+    next.load_index(remote.as_bytes()).unwrap();
+    next.load_base(&after_push);
+    let listing = encode_local([("logs/b.log", 20, Some(MTIME_MS + 3000))]);
+    let plan = next.plan_push(&listing, &PushInput::default()).unwrap();
+    assert!(plan.uploads.is_empty(), "{plan:?}");
+}

@@ -1,0 +1,525 @@
+//! A push as a state machine (see [`crate::pull_machine`] for the shape): the core decides the
+//! sequence (hash what the plan cannot judge by size, check a saved plan, ask before deleting,
+//! upload, stop there for a two-phase push, re-read the index for a late commit, publish, write
+//! the v1 mirror, delete only what the published index no longer names, record the push) and
+//! the shim does each action. The publish itself stays one composite action of the shim: its
+//! conditional writes and re-merges under the lock are I/O, with the merge in the session.
+
+use serde::{Deserialize, Serialize};
+use tsify_next::Tsify;
+
+use crate::error::{CoreError, CoreResult};
+use crate::paths::{INDEX_FILE, SYNC_STATE_FILE};
+use crate::push::{PushInput, PushPlan, Uploaded};
+use crate::push_run::PushEnd;
+use crate::safety::{
+    normalize_tombstone, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
+};
+use crate::session::{BaseLoad, Session};
+use crate::sync_state::SyncState;
+
+/// What a push was asked to do.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PushRequest {
+    /// Delete index entries that are absent locally even without a tombstone.
+    pub delete_missing: bool,
+    /// Most deletes one push may make (default 500).
+    #[tsify(optional)]
+    pub max_deletes: Option<u64>,
+    /// Most deletes as a percentage of the index (default 25).
+    #[tsify(optional)]
+    pub max_delete_percent: Option<f64>,
+    /// The catalog export may shrink.
+    pub allow_catalog_shrink: bool,
+    /// Plan only: nothing is uploaded, deleted or published.
+    pub dry_run: bool,
+    /// Ask before any delete (a `confirm` action); without, deletes are confirmed.
+    pub ask_confirmation: bool,
+    /// Stop after the uploads (a `prepared` action) until `commit` is called: swamp core's
+    /// two-phase push, uploads outside its lock, the commit under it.
+    pub two_phase: bool,
+    /// A saved plan (the JSON of `s3sync plan --out`) the plan must equal, else `plan-stale`.
+    #[tsify(optional)]
+    pub expect: Option<String>,
+}
+
+/// The next thing the shim must do for a push.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[serde(
+    tag = "action",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+#[tsify(missing_as_null)]
+pub enum PushAction {
+    /// Read the sidecar at `sidecar`; answer with `onLocalState`.
+    ReadLocalState {
+        /// The sidecar's cache path.
+        sidecar: String,
+    },
+    /// Load the remote index into the planner (a missing one rebuilt from a listing, not
+    /// published); answer with `onIndex`.
+    LoadIndex,
+    /// Read the local index at `path`; answer with `onBase`.
+    ReadBase {
+        /// The local index's cache path.
+        path: String,
+    },
+    /// Walk the cache; answer with `onWalk` (the listing, its digest, the walk's errors).
+    Walk,
+    /// Hash these cache paths' files (SHA-256, hex); answer with `onHashes`.
+    Hash {
+        /// Cache paths.
+        paths: Vec<String>,
+    },
+    /// Ask a person whether the plan's deletes may go; answer with `onConfirmed`.
+    Confirm,
+    /// Upload the plan's `uploads`; answer with `onUploaded`.
+    Upload,
+    /// The uploads are done; `commit` continues (two-phase push).
+    Prepared,
+    /// Read the index as it is now and re-apply this push's changes over it (a commit after
+    /// others may have published); answer with `onRebased`.
+    Rebase,
+    /// Publish the planner's index (the v2 shards and meta when `v2`) over the copy read, with
+    /// re-merges on lost races, under the lock; answer with `onPublished`.
+    Publish {
+        /// The repo uses the v2 shard-first index.
+        v2: bool,
+        /// v1: the ETag the bucket's index must still have (`None`: create-only).
+        if_match: Option<String>,
+    },
+    /// Write the v1 per-partition mirror of the published index; answer with `onWritten`.
+    WriteMirror,
+    /// Delete the objects of these deletes (the published index no longer names them);
+    /// answer with `onDeleted`.
+    Delete {
+        /// Index keys of the plan's deletes that still apply.
+        rels: Vec<String>,
+    },
+    /// Write the planner's `localIndexAfterPush()` at `path`; answer with `onWritten`.
+    WriteLocalIndex {
+        /// The local index's cache path.
+        path: String,
+    },
+    /// Write the run's `sidecar()` at `path`; answer with `onWritten`.
+    WriteSidecar {
+        /// The sidecar's cache path.
+        path: String,
+    },
+    /// The push is over.
+    Done,
+}
+
+/// One push.
+#[derive(Debug, Clone)]
+pub struct PushRun {
+    request: PushRequest,
+    /// The action the shim was last asked to do.
+    pending: PushAction,
+    sidecar: Option<Vec<u8>>,
+    tombstones: Vec<String>,
+    lazy_pull_active: bool,
+    sidecar_unreadable: bool,
+    index_etag: Option<String>,
+    v2: bool,
+    commit_seq: Option<u64>,
+    listing: Vec<u8>,
+    listing_digest: String,
+    facts: RunFacts,
+    deletes_confirmed: bool,
+    must_publish: bool,
+    uploaded: u64,
+    deleted: u64,
+    failures: u64,
+    committing: bool,
+    published: bool,
+    sidecar_after: Option<Vec<u8>>,
+}
+
+impl PushRun {
+    /// A push run for `request`.
+    pub fn new(request: PushRequest) -> PushRun {
+        PushRun {
+            request,
+            pending: PushAction::ReadLocalState {
+                sidecar: SYNC_STATE_FILE.to_string(),
+            },
+            sidecar: None,
+            tombstones: Vec::new(),
+            lazy_pull_active: false,
+            sidecar_unreadable: false,
+            index_etag: None,
+            v2: false,
+            commit_seq: None,
+            listing: Vec::new(),
+            listing_digest: String::new(),
+            facts: RunFacts::default(),
+            deletes_confirmed: false,
+            must_publish: false,
+            uploaded: 0,
+            deleted: 0,
+            failures: 0,
+            committing: false,
+            published: false,
+            sidecar_after: None,
+        }
+    }
+
+    /// The next action (the same one until it is answered).
+    pub fn poll(&self) -> PushAction {
+        self.pending.clone()
+    }
+
+    fn expect(&self, what: &str, pending: impl Fn(&PushAction) -> bool) -> CoreResult<()> {
+        if pending(&self.pending) {
+            Ok(())
+        } else {
+            Err(CoreError::input(format!(
+                "push run: {what} out of order (waiting for {:?})",
+                self.pending
+            )))
+        }
+    }
+
+    /// The sidecar as read (`None`: absent): the tombstones (normalised to the bound tree),
+    /// whether a lazy pull left files remote, whether it is unreadable.
+    pub fn on_local_state(
+        &mut self,
+        session: &Session,
+        sidecar: Option<Vec<u8>>,
+    ) -> CoreResult<()> {
+        self.expect("onLocalState", |p| {
+            matches!(p, PushAction::ReadLocalState { .. })
+        })?;
+        if let Some(bytes) = sidecar.as_deref() {
+            self.tombstones = SyncState::tombstones_of(bytes)
+                .iter()
+                .filter_map(|t| normalize_tombstone(session.model(), t))
+                .collect();
+            match SyncState::parse(bytes) {
+                Some(state) => self.lazy_pull_active = state.lazy_pull_active,
+                None => self.sidecar_unreadable = true,
+            }
+        }
+        self.sidecar = sidecar;
+        self.pending = PushAction::LoadIndex;
+        Ok(())
+    }
+
+    /// The remote index is loaded: its ETag (v1; `None` when it was missing), or the v2
+    /// `commit_seq`.
+    pub fn on_index(
+        &mut self,
+        etag: Option<String>,
+        v2: bool,
+        commit_seq: Option<u64>,
+    ) -> CoreResult<()> {
+        self.expect("onIndex", |p| matches!(p, PushAction::LoadIndex))?;
+        self.index_etag = etag;
+        self.v2 = v2;
+        self.commit_seq = commit_seq;
+        self.pending = PushAction::ReadBase {
+            path: INDEX_FILE.to_string(),
+        };
+        Ok(())
+    }
+
+    /// The local index as read (`None`: none); returns how it loaded as the base.
+    pub fn on_base(
+        &mut self,
+        session: &mut Session,
+        bytes: Option<&[u8]>,
+    ) -> CoreResult<Option<BaseLoad>> {
+        self.expect("onBase", |p| matches!(p, PushAction::ReadBase { .. }))?;
+        let outcome = bytes.map(|b| session.load_base(b));
+        self.pending = PushAction::Walk;
+        Ok(outcome)
+    }
+
+    /// The cache walk: the listing buffer, its SHA-256 (what a saved plan names), the errors
+    /// met and the symlinked folders not followed. Returns the plan (final unless the next
+    /// action is `hash`).
+    pub fn on_walk<'s>(
+        &mut self,
+        session: &'s mut Session,
+        listing: Vec<u8>,
+        listing_digest: String,
+        walk_errors: u64,
+        symlinked_folders: u64,
+    ) -> CoreResult<&'s PushPlan> {
+        self.expect("onWalk", |p| matches!(p, PushAction::Walk))?;
+        self.listing = listing;
+        self.listing_digest = listing_digest;
+        self.facts = RunFacts {
+            walk_errors,
+            listing_errors: 0,
+            lazy_pull_active: self.lazy_pull_active,
+            sidecar_unreadable: self.sidecar_unreadable,
+            symlinked_folders,
+        };
+        self.plan(session, Vec::new(), Vec::new())
+    }
+
+    /// The hashes asked for (`values[i]` of `paths[i]`; a file that vanished gets a value no
+    /// hash has, so it plans as changed and its upload fails visibly). Returns the final plan.
+    pub fn on_hashes<'s>(
+        &mut self,
+        session: &'s mut Session,
+        paths: Vec<String>,
+        values: Vec<String>,
+    ) -> CoreResult<&'s PushPlan> {
+        self.expect("onHashes", |p| matches!(p, PushAction::Hash { .. }))?;
+        if paths.len() != values.len() {
+            return Err(CoreError::input("hash paths and values differ in length"));
+        }
+        self.plan(session, paths, values)
+    }
+
+    fn plan<'s>(
+        &mut self,
+        session: &'s mut Session,
+        paths: Vec<String>,
+        values: Vec<String>,
+    ) -> CoreResult<&'s PushPlan> {
+        let hashed = !paths.is_empty();
+        let input = PushInput {
+            tombstones: self.tombstones.iter().cloned().collect(),
+            hashes: paths.into_iter().zip(values).collect(),
+            policy: DeletePolicy {
+                delete_missing: self.request.delete_missing,
+                max_deletes: self.request.max_deletes.unwrap_or(DEFAULT_MAX_DELETES),
+                max_delete_percent: self
+                    .request
+                    .max_delete_percent
+                    .unwrap_or(DEFAULT_MAX_DELETE_PERCENT),
+                allow_catalog_shrink: self.request.allow_catalog_shrink,
+            },
+            facts: self.facts,
+        };
+        let listing = std::mem::take(&mut self.listing);
+        let needs_hash = {
+            let plan = session.plan_push(&listing, &input)?;
+            plan.needs_hash.clone()
+        };
+        self.listing = listing;
+        if !needs_hash.is_empty() && !hashed {
+            self.pending = PushAction::Hash { paths: needs_hash };
+        } else {
+            // A person approved exactly one plan: anything else stops before the first request.
+            if let Some(saved) = &self.request.expect {
+                session.check_saved_plan(
+                    saved.as_bytes(),
+                    self.index_etag.as_deref(),
+                    &self.listing_digest,
+                )?;
+            }
+            self.listing = Vec::new();
+            self.pending = if self.request.dry_run {
+                PushAction::Done
+            } else if self.plan_has_deletes(session)? && self.request.ask_confirmation {
+                PushAction::Confirm
+            } else {
+                self.deletes_confirmed = self.plan_has_deletes(session)?;
+                PushAction::Upload
+            };
+        }
+        session.push_plan()
+    }
+
+    fn plan_has_deletes(&self, session: &Session) -> CoreResult<bool> {
+        Ok(!session.push_plan()?.deletes.is_empty())
+    }
+
+    /// Whether a person confirmed the deletes; returns the plan as it now stands (unconfirmed
+    /// deletes withheld with the `confirmation-required` verdict).
+    pub fn on_confirmed<'s>(
+        &mut self,
+        session: &'s mut Session,
+        confirmed: bool,
+    ) -> CoreResult<&'s PushPlan> {
+        self.expect("onConfirmed", |p| matches!(p, PushAction::Confirm))?;
+        self.deletes_confirmed = confirmed;
+        if !confirmed {
+            session.withhold_unconfirmed_deletes()?;
+        }
+        self.pending = PushAction::Upload;
+        session.push_plan()
+    }
+
+    /// The uploads that landed and how many failed, at `now_iso`; records them in the index.
+    pub fn on_uploaded(
+        &mut self,
+        session: &mut Session,
+        uploaded: &[Uploaded],
+        failures: u64,
+        now_iso: &str,
+    ) -> CoreResult<()> {
+        self.expect("onUploaded", |p| matches!(p, PushAction::Upload))?;
+        self.uploaded = uploaded.len() as u64;
+        self.failures = failures;
+        self.must_publish = session.record_push(uploaded, now_iso, self.deletes_confirmed)?;
+        if self.request.two_phase {
+            self.pending = PushAction::Prepared;
+        } else {
+            self.commit_next(session, false)?;
+        }
+        Ok(())
+    }
+
+    /// Continues a prepared push: the index is re-read and the changes re-applied first, since
+    /// others may have published since the prepare.
+    pub fn commit(&mut self, session: &Session) -> CoreResult<()> {
+        self.expect("commit", |p| matches!(p, PushAction::Prepared))?;
+        self.commit_next(session, true)
+    }
+
+    fn commit_next(&mut self, session: &Session, reread: bool) -> CoreResult<()> {
+        self.committing = true;
+        self.pending = if self.must_publish && reread {
+            PushAction::Rebase
+        } else if self.must_publish {
+            self.publish_action()
+        } else {
+            self.after_publish(session)?
+        };
+        Ok(())
+    }
+
+    /// The index was re-read and this push's changes re-applied; `etag` is what the publish
+    /// must match (v1; `None`: create-only).
+    pub fn on_rebased(&mut self, etag: Option<String>) -> CoreResult<()> {
+        self.expect("onRebased", |p| matches!(p, PushAction::Rebase))?;
+        if !self.v2 {
+            self.index_etag = etag;
+        }
+        self.pending = self.publish_action();
+        Ok(())
+    }
+
+    /// The publish landed: the index's new ETag (v1) or meta ETag and `commit_seq` (v2).
+    pub fn on_published(
+        &mut self,
+        session: &Session,
+        etag: Option<String>,
+        commit_seq: Option<u64>,
+    ) -> CoreResult<()> {
+        self.expect("onPublished", |p| matches!(p, PushAction::Publish { .. }))?;
+        self.published = true;
+        self.index_etag = etag;
+        if commit_seq.is_some() {
+            self.commit_seq = commit_seq;
+        }
+        self.pending = if self.v2 {
+            self.after_publish(session)?
+        } else {
+            // v1 writers keep per-partition shards beside the monolith; peers' scoped pulls
+            // read them first.
+            PushAction::WriteMirror
+        };
+        Ok(())
+    }
+
+    fn publish_action(&self) -> PushAction {
+        PushAction::Publish {
+            v2: self.v2,
+            if_match: self.index_etag.clone().filter(|_| !self.v2),
+        }
+    }
+
+    /// What follows the publish (or its absence): the deletes, then the local records.
+    fn after_publish(&mut self, session: &Session) -> CoreResult<PushAction> {
+        if self.deletes_confirmed {
+            // The published index no longer names these; a rel another writer re-uploaded while
+            // we merged keeps its entry, so its object stays.
+            let applying = session.deletes_still_applying()?;
+            let rels: Vec<String> = session
+                .push_plan()?
+                .deletes
+                .iter()
+                .map(|d| d.rel.clone())
+                .filter(|rel| applying.contains(rel))
+                .collect();
+            if !rels.is_empty() {
+                return Ok(PushAction::Delete { rels });
+            }
+        }
+        Ok(PushAction::WriteLocalIndex {
+            path: INDEX_FILE.to_string(),
+        })
+    }
+
+    /// The deletes: how many went and how many failed.
+    pub fn on_deleted(&mut self, deleted: u64, failures: u64) -> CoreResult<()> {
+        self.expect("onDeleted", |p| matches!(p, PushAction::Delete { .. }))?;
+        self.deleted = deleted;
+        self.failures += failures;
+        self.pending = PushAction::WriteLocalIndex {
+            path: INDEX_FILE.to_string(),
+        };
+        Ok(())
+    }
+
+    /// The write asked for (mirror, local index, sidecar) is done. After the local index, the
+    /// sidecar is read again (`sidecar_now`: another process may have marked files dirty
+    /// meanwhile) and what it records decided.
+    pub fn on_written(
+        &mut self,
+        session: &Session,
+        sidecar_now: Option<Vec<u8>>,
+        now_iso: &str,
+    ) -> CoreResult<()> {
+        match &self.pending {
+            PushAction::WriteMirror => {
+                self.pending = self.after_publish(session)?;
+            }
+            PushAction::WriteLocalIndex { .. } => {
+                let end = PushEnd {
+                    failures: self.failures,
+                    uploaded: self.uploaded,
+                    deleted: self.deleted,
+                    lazy_pull_active: self.lazy_pull_active,
+                    etag: self.index_etag.clone(),
+                    commit_seq: self.commit_seq.filter(|_| self.v2),
+                    now_iso: now_iso.to_string(),
+                };
+                self.sidecar_after = session.sidecar_after_push(sidecar_now.as_deref(), &end)?;
+                self.pending = if self.sidecar_after.is_some() {
+                    PushAction::WriteSidecar {
+                        path: SYNC_STATE_FILE.to_string(),
+                    }
+                } else {
+                    PushAction::Done
+                };
+            }
+            PushAction::WriteSidecar { .. } => {
+                self.sidecar_after = None;
+                self.pending = PushAction::Done;
+            }
+            other => {
+                return Err(CoreError::input(format!(
+                    "push run: onWritten out of order (waiting for {other:?})"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes a `writeSidecar` action writes.
+    pub fn sidecar(&self) -> CoreResult<&[u8]> {
+        self.sidecar_after
+            .as_deref()
+            .ok_or_else(|| CoreError::input("push run: no sidecar to write"))
+    }
+
+    /// The ETag of the remote index the plan was made from (a saved plan records it).
+    pub fn remote_index_etag(&self) -> Option<&str> {
+        self.index_etag.as_deref().filter(|_| !self.committing)
+    }
+
+    /// True once the index was published.
+    pub fn published(&self) -> bool {
+        self.published
+    }
+}

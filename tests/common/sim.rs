@@ -1,0 +1,420 @@
+//! A simulated bucket and cache, and drivers that run the core's pull and push machines over
+//! them the way the shim does (each action done, its result handed back), with injectable
+//! faults. The drivers make no decisions of their own.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{json, Map};
+
+use s3sync_core::listing::encode_local;
+use s3sync_core::pull::PullOutcome;
+use s3sync_core::pull_machine::{PullAction, PullRequest, PullRun};
+use s3sync_core::push::{PushPlan, Uploaded};
+use s3sync_core::push_machine::{PushAction, PushRequest, PushRun};
+use s3sync_core::session::Session;
+use s3sync_core::sync_state::SyncState;
+use s3sync_core::CoreError;
+
+/// The namespace every simulated datastore binds.
+pub const NS: &str = "ns";
+/// Its remote index key.
+pub const INDEX_KEY: &str = "ns/.datastore-index.json";
+const NOW: &str = "2026-12-01T00:00:00.000Z";
+
+/// An object store in memory: key → (bytes, ETag); every write gets a fresh ETag.
+#[derive(Debug, Default, Clone)]
+pub struct Bucket {
+    pub objects: BTreeMap<String, (Vec<u8>, String)>,
+    writes: u64,
+    /// Requests by kind.
+    pub requests: BTreeMap<&'static str, u64>,
+}
+
+impl Bucket {
+    /// Writes `bytes` at `key`; returns the new ETag.
+    pub fn put(&mut self, key: &str, bytes: Vec<u8>) -> String {
+        self.writes += 1;
+        let etag = format!("\"e{}\"", self.writes);
+        self.objects.insert(key.to_string(), (bytes, etag.clone()));
+        etag
+    }
+
+    fn count(&mut self, what: &'static str) {
+        *self.requests.entry(what).or_default() += 1;
+    }
+
+    /// A namespaced datastore holding `files` (rel → bytes) and an index naming `indexed`
+    /// (rel → size; a rel indexed without an object is a vanished one).
+    pub fn with_datastore(
+        files: &BTreeMap<String, Vec<u8>>,
+        indexed: &BTreeMap<String, u64>,
+    ) -> Bucket {
+        let mut bucket = Bucket::default();
+        for (rel, bytes) in files {
+            bucket.put(&format!("{NS}/{rel}"), bytes.clone());
+        }
+        let mut entries = Map::new();
+        for (rel, size) in indexed {
+            entries.insert(
+                rel.clone(),
+                json!({"key": rel, "size": size, "lastModified": "2026-11-01T00:00:00.000Z"}),
+            );
+        }
+        let index = json!({"version": 1, "entries": entries, "lastPulled": null});
+        bucket.put(INDEX_KEY, serde_json::to_vec(&index).unwrap());
+        bucket
+    }
+
+    /// The rels the remote index names.
+    pub fn indexed(&self) -> BTreeSet<String> {
+        let index: serde_json::Value = serde_json::from_slice(&self.objects[INDEX_KEY].0).unwrap();
+        index["entries"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    }
+}
+
+/// A cache folder in memory: path → (bytes, mtime).
+#[derive(Debug, Default, Clone)]
+pub struct Cache {
+    pub files: BTreeMap<String, (Vec<u8>, i64)>,
+    clock: i64,
+}
+
+impl Cache {
+    /// Writes a file; returns its mtime.
+    pub fn write(&mut self, path: &str, bytes: Vec<u8>) -> i64 {
+        self.clock += 1;
+        self.files.insert(path.to_string(), (bytes, self.clock));
+        self.clock
+    }
+
+    /// Writes a data file of the bound tree, as a person editing it would.
+    pub fn edit(&mut self, rel: &str, bytes: &[u8]) {
+        self.write(&format!("{NS}/{rel}"), bytes.to_vec());
+    }
+
+    /// Deletes a data file and records the tombstone (swamp core's `markDirty`).
+    pub fn delete_marked(&mut self, rel: &str) {
+        let path = format!("{NS}/{rel}");
+        self.files.remove(&path);
+        let sidecar = self
+            .files
+            .get(".datastore-sync-state.json")
+            .map(|(b, _)| b.clone());
+        let mut state = SyncState::for_update(sidecar.as_deref());
+        state.record_dirty(Some(&path));
+        self.write(".datastore-sync-state.json", state.to_json());
+    }
+
+    /// The bytes of a data file of the bound tree.
+    pub fn data(&self, rel: &str) -> Option<&[u8]> {
+        self.files
+            .get(&format!("{NS}/{rel}"))
+            .map(|(b, _)| b.as_slice())
+    }
+
+    fn listing(&self) -> Vec<u8> {
+        encode_local(
+            self.files
+                .iter()
+                .map(|(p, (b, m))| (p.as_str(), b.len() as u64, Some(*m))),
+        )
+    }
+}
+
+/// A stand-in for SHA-256 (64 hex digits, equal for equal bytes): the core compares hashes, it
+/// never computes one.
+pub fn fake_sha256(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for round in 0..4u64 {
+        for b in bytes {
+            h = (h ^ u64::from(*b) ^ round).wrapping_mul(0x0100_0000_01b3);
+        }
+        out.push_str(&format!("{h:016x}"));
+    }
+    out
+}
+
+/// What can go wrong during a pull.
+#[derive(Debug, Default, Clone)]
+pub struct PullFaults {
+    /// Rels whose download fails.
+    pub failing: BTreeSet<String>,
+    /// Another writer replaces the index between our read and our publish.
+    pub index_races: bool,
+}
+
+/// What a pull did.
+#[derive(Debug, Default)]
+pub struct Pulled {
+    pub noop: bool,
+    pub downloaded: Vec<String>,
+    pub not_found: Vec<String>,
+    pub published: bool,
+    pub conflicts: Vec<String>,
+}
+
+/// Drives one pull to its end.
+pub fn run_pull(
+    bucket: &mut Bucket,
+    cache: &mut Cache,
+    faults: &PullFaults,
+    verify: bool,
+) -> Pulled {
+    let mut session = Session::new(Some(NS), "").unwrap();
+    let mut run = PullRun::new(PullRequest {
+        verify,
+        ..PullRequest::default()
+    });
+    let mut ran = Pulled::default();
+    let mut downloads = Vec::new();
+    let mut set_aside = BTreeSet::new();
+    for _ in 0..32 {
+        match run.poll(&session) {
+            PullAction::ReadLocalState {
+                sidecar,
+                local_index,
+            } => {
+                let sidecar = cache.files.get(&sidecar).map(|(b, _)| b.clone());
+                let exists = cache.files.contains_key(&local_index);
+                run.on_local_state(sidecar, exists).unwrap();
+            }
+            PullAction::HeadIndex { key } => {
+                bucket.count("head");
+                let etag = bucket.objects.get(&key).map(|(_, e)| e.clone());
+                run.on_head(etag.is_some(), etag).unwrap();
+            }
+            PullAction::LoadIndex => {
+                bucket.count("get-index");
+                let (bytes, etag) = bucket.objects.get(INDEX_KEY).cloned().expect("an index");
+                session.load_index(&bytes).unwrap();
+                run.on_index(true, Some(etag), None).unwrap();
+                if faults.index_races {
+                    bucket.put(INDEX_KEY, bytes);
+                }
+            }
+            PullAction::ReadBase { path } => {
+                let bytes = cache.files.get(&path).map(|(b, _)| b.clone());
+                run.on_base(&mut session, bytes.as_deref()).unwrap();
+            }
+            PullAction::Walk => {
+                let plan = run.on_walk(&mut session, &cache.listing()).unwrap();
+                downloads = plan.downloads.clone();
+                set_aside = plan.set_aside.iter().cloned().collect();
+                ran.conflicts = plan.conflicts.clone();
+            }
+            PullAction::Transfer { folders: _ } => {
+                let mut outcome = PullOutcome::default();
+                let mut failures = 0;
+                for t in &downloads {
+                    bucket.count("get");
+                    if faults.failing.contains(&t.rel) {
+                        failures += 1;
+                        continue;
+                    }
+                    match bucket.objects.get(&t.remote_key).cloned() {
+                        Some((bytes, _)) => {
+                            if set_aside.contains(&t.rel) {
+                                if let Some((mine, _)) = cache.files.get(&t.cache_path).cloned() {
+                                    if mine != bytes {
+                                        let copy = s3sync_core::conflicts::conflict_copy_path(
+                                            &t.cache_path,
+                                            &fake_sha256(&mine),
+                                        )
+                                        .unwrap();
+                                        cache.write(&copy, mine);
+                                        outcome.aside.push(s3sync_core::conflicts::KeptAside {
+                                            rel: t.rel.clone(),
+                                            copy,
+                                        });
+                                    }
+                                }
+                            }
+                            let size = bytes.len() as u64;
+                            let mtime = cache.write(&t.cache_path, bytes);
+                            outcome.downloaded.push((t.rel.clone(), mtime));
+                            outcome.sizes.push((t.rel.clone(), size));
+                            ran.downloaded.push(t.rel.clone());
+                        }
+                        None => {
+                            outcome.not_found.push(t.rel.clone());
+                            ran.not_found.push(t.rel.clone());
+                        }
+                    }
+                }
+                run.on_transfers(&mut session, &outcome, failures, NOW)
+                    .unwrap();
+            }
+            PullAction::PublishIndex { key, if_match } => {
+                bucket.count("put-index");
+                let current = bucket.objects.get(&key).map(|(_, e)| e.clone());
+                if current == if_match {
+                    let etag = bucket.put(&key, session.index_json(false).unwrap());
+                    run.on_published(true, Some(etag)).unwrap();
+                } else {
+                    run.on_published(false, None).unwrap();
+                }
+            }
+            PullAction::WriteLocalIndex { path } => {
+                cache.write(&path, session.local_index_after_pull().unwrap());
+                run.on_written(&session).unwrap();
+            }
+            PullAction::WriteSidecar { path } => {
+                cache.write(&path, run.sidecar().unwrap().to_vec());
+                run.on_written(&session).unwrap();
+            }
+            PullAction::Done { noop } => {
+                ran.noop = noop;
+                ran.published = run.index_published();
+                return ran;
+            }
+        }
+    }
+    panic!("the pull did not finish in 32 steps");
+}
+
+/// How a simulated person and network behave during a push.
+#[derive(Debug, Default, Clone)]
+pub struct PushFaults {
+    /// Rels whose upload fails.
+    pub failing: BTreeSet<String>,
+    /// The answer to a `confirm` action.
+    pub confirm: bool,
+    /// Runs between the prepare and the commit of a two-phase push.
+    pub between: Option<fn(&mut Bucket)>,
+}
+
+/// What a push did.
+#[derive(Debug, Default)]
+pub struct Pushed {
+    pub plan: PushPlan,
+    pub uploaded: Vec<String>,
+    pub deleted: Vec<String>,
+    pub published: bool,
+    pub lost_races: u64,
+}
+
+/// Drives one push to its end (a two-phase one through its `prepared` pause).
+pub fn run_push(
+    bucket: &mut Bucket,
+    cache: &mut Cache,
+    request: PushRequest,
+    faults: &PushFaults,
+) -> Result<Pushed, CoreError> {
+    let mut session = Session::new(Some(NS), "").unwrap();
+    let mut run = PushRun::new(request);
+    let mut ran = Pushed::default();
+    for _ in 0..64 {
+        match run.poll() {
+            PushAction::ReadLocalState { sidecar } => {
+                let sidecar = cache.files.get(&sidecar).map(|(b, _)| b.clone());
+                run.on_local_state(&session, sidecar)?;
+            }
+            PushAction::LoadIndex => {
+                let (bytes, etag) = bucket.objects.get(INDEX_KEY).cloned().expect("an index");
+                session.load_index(&bytes)?;
+                run.on_index(Some(etag), false, None)?;
+            }
+            PushAction::ReadBase { path } => {
+                let bytes = cache.files.get(&path).map(|(b, _)| b.clone());
+                run.on_base(&mut session, bytes.as_deref())?;
+            }
+            PushAction::Walk => {
+                let listing = cache.listing();
+                let digest = fake_sha256(&listing);
+                ran.plan = run.on_walk(&mut session, listing, digest, 0, 0)?.clone();
+            }
+            PushAction::Hash { paths } => {
+                let values = paths
+                    .iter()
+                    .map(|p| {
+                        cache
+                            .files
+                            .get(p)
+                            .map_or("vanished".into(), |(b, _)| fake_sha256(b))
+                    })
+                    .collect();
+                ran.plan = run.on_hashes(&mut session, paths, values)?.clone();
+            }
+            PushAction::Confirm => {
+                ran.plan = run.on_confirmed(&mut session, faults.confirm)?.clone();
+            }
+            PushAction::Upload => {
+                let mut uploaded = Vec::new();
+                let mut failures = 0;
+                for u in &ran.plan.uploads {
+                    if faults.failing.contains(&u.transfer.rel) {
+                        failures += 1;
+                        continue;
+                    }
+                    let (bytes, mtime) = cache.files[&u.transfer.cache_path].clone();
+                    bucket.put(&u.transfer.remote_key, bytes.clone());
+                    uploaded.push(Uploaded {
+                        rel: u.transfer.rel.clone(),
+                        size: bytes.len() as u64,
+                        mtime_ms: Some(mtime),
+                        sha256: fake_sha256(&bytes),
+                    });
+                    ran.uploaded.push(u.transfer.rel.clone());
+                }
+                run.on_uploaded(&mut session, &uploaded, failures, NOW)?;
+            }
+            PushAction::Prepared => {
+                if let Some(between) = faults.between {
+                    between(bucket);
+                }
+                run.commit(&session)?;
+            }
+            PushAction::Rebase => {
+                let (bytes, etag) = bucket.objects.get(INDEX_KEY).cloned().expect("an index");
+                session.rebase_push(&bytes)?;
+                run.on_rebased(Some(etag))?;
+            }
+            PushAction::Publish { v2: _, if_match } => {
+                let mut expected = if_match;
+                let etag = loop {
+                    let current = bucket.objects.get(INDEX_KEY).map(|(_, e)| e.clone());
+                    if current == expected {
+                        break bucket.put(INDEX_KEY, session.index_json(false)?);
+                    }
+                    // Lost the race: re-read, re-merge, try again.
+                    ran.lost_races += 1;
+                    assert!(ran.lost_races < 5, "publish kept losing");
+                    let (bytes, etag) = bucket.objects[INDEX_KEY].clone();
+                    session.rebase_push(&bytes)?;
+                    expected = Some(etag);
+                };
+                ran.published = true;
+                run.on_published(&session, Some(etag), None)?;
+            }
+            PushAction::WriteMirror => run.on_written(&session, None, NOW)?,
+            PushAction::Delete { rels } => {
+                for d in ran.plan.deletes.iter().filter(|d| rels.contains(&d.rel)) {
+                    bucket.objects.remove(&d.remote_key);
+                    ran.deleted.push(d.rel.clone());
+                }
+                run.on_deleted(ran.deleted.len() as u64, 0)?;
+            }
+            PushAction::WriteLocalIndex { path } => {
+                cache.write(&path, session.local_index_after_push()?);
+                let sidecar = cache
+                    .files
+                    .get(".datastore-sync-state.json")
+                    .map(|(b, _)| b.clone());
+                run.on_written(&session, sidecar, NOW)?;
+            }
+            PushAction::WriteSidecar { path } => {
+                cache.write(&path, run.sidecar()?.to_vec());
+                run.on_written(&session, None, NOW)?;
+            }
+            PushAction::Done => return Ok(ran),
+        }
+    }
+    panic!("the push did not finish in 64 steps");
+}

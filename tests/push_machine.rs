@@ -1,0 +1,327 @@
+//! Whole pushes driven natively through the state machine (`PushRun`), with pulls between them,
+//! over a simulated bucket and two caches: new files, a write on both sides (neither lost),
+//! deletes asked for and refused, a two-phase push whose commit meets another writer's index,
+//! a stale saved plan, failed uploads, and answers out of order.
+//! Native only: proptest does not build for wasm32-unknown-unknown.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use s3sync_core::push_machine::{PushAction, PushRequest, PushRun};
+use s3sync_core::session::Session;
+use s3sync_core::sync_state::SyncState;
+
+#[path = "common/sim.rs"]
+mod sim;
+use sim::{run_pull, run_push, Bucket, Cache, PullFaults, PushFaults, INDEX_KEY, NS};
+
+fn empty_bucket() -> Bucket {
+    Bucket::with_datastore(&BTreeMap::new(), &BTreeMap::new())
+}
+
+fn push(bucket: &mut Bucket, cache: &mut Cache) -> sim::Pushed {
+    run_push(
+        bucket,
+        cache,
+        PushRequest::default(),
+        &PushFaults::default(),
+    )
+    .unwrap()
+}
+
+fn sidecar(cache: &Cache) -> SyncState {
+    SyncState::parse(&cache.files[".datastore-sync-state.json"].0).unwrap()
+}
+
+#[test]
+fn new_files_are_uploaded_indexed_and_not_sent_twice() {
+    let mut bucket = empty_bucket();
+    let mut cache = Cache::default();
+    cache.edit("data/a.json", b"a");
+    cache.edit("data/b.json", b"bb");
+    let first = push(&mut bucket, &mut cache);
+    assert_eq!(first.uploaded, ["data/a.json", "data/b.json"]);
+    assert!(first.published);
+    assert_eq!(
+        bucket.indexed(),
+        BTreeSet::from(["data/a.json".to_string(), "data/b.json".to_string()])
+    );
+    assert_eq!(bucket.objects[&format!("{NS}/data/b.json")].0, b"bb");
+    // A clean push vouches for the cache against the index it published.
+    assert!(!sidecar(&cache).local_dirty);
+    let second = push(&mut bucket, &mut cache);
+    assert!(second.uploaded.is_empty());
+    assert!(!second.published, "nothing changed, nothing to publish");
+}
+
+#[test]
+fn a_write_on_both_sides_loses_neither() {
+    let mut bucket = empty_bucket();
+    let (mut a, mut b) = (Cache::default(), Cache::default());
+    a.edit("data/x.json", b"v1");
+    push(&mut bucket, &mut a);
+    run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
+    a.edit("data/x.json", b"v2 from a");
+    push(&mut bucket, &mut a);
+    b.edit("data/x.json", b"v2 from b!");
+    let stale = push(&mut bucket, &mut b);
+    // B never saw A's version: its push does not overwrite it.
+    assert!(stale.uploaded.is_empty());
+    assert_eq!(stale.plan.conflicts, ["data/x.json"]);
+    assert!(stale.plan.blocked.iter().any(|v| v.code == "conflict"));
+    assert_eq!(bucket.objects[&format!("{NS}/data/x.json")].0, b"v2 from a");
+    // B's pull brings A's version and keeps B's aside.
+    let pulled = run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
+    assert_eq!(pulled.conflicts, ["data/x.json"]);
+    assert_eq!(b.data("data/x.json").unwrap(), b"v2 from a");
+    assert!(b
+        .files
+        .iter()
+        .any(|(p, (bytes, _))| p.starts_with(".s3sync-conflicts/") && bytes == b"v2 from b!"));
+}
+
+#[test]
+fn a_file_made_where_this_cache_never_held_one_does_not_go_over_the_bucket_s() {
+    // Cache A pushes x; cache B pushes with nothing of its own (its local index must not claim
+    // x's version), then makes its own x: that is a conflict, never an upload over A's.
+    // Found by the property test below.
+    let mut bucket = empty_bucket();
+    let (mut a, mut b) = (Cache::default(), Cache::default());
+    run_pull(&mut bucket, &mut a, &PullFaults::default(), false);
+    run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
+    a.edit("data/x.json", b"from a");
+    push(&mut bucket, &mut a);
+    push(&mut bucket, &mut b);
+    b.edit("data/x.json", b"from b");
+    let pushed = push(&mut bucket, &mut b);
+    assert!(pushed.uploaded.is_empty(), "{:?}", pushed.plan);
+    assert_eq!(bucket.objects[&format!("{NS}/data/x.json")].0, b"from a");
+}
+
+#[test]
+fn a_delete_goes_only_when_confirmed_and_its_evidence_stays_until_then() {
+    let mut bucket = empty_bucket();
+    let mut cache = Cache::default();
+    cache.edit("data/gone.json", b"g");
+    cache.edit("data/kept.json", b"k");
+    push(&mut bucket, &mut cache);
+    cache.delete_marked("data/gone.json");
+    let ask = PushRequest {
+        ask_confirmation: true,
+        ..PushRequest::default()
+    };
+    let refused = run_push(&mut bucket, &mut cache, ask.clone(), &PushFaults::default()).unwrap();
+    assert!(refused.deleted.is_empty());
+    assert!(refused
+        .plan
+        .blocked
+        .iter()
+        .any(|v| v.code == "confirmation-required"));
+    assert!(bucket.objects.contains_key(&format!("{NS}/data/gone.json")));
+    assert_eq!(sidecar(&cache).tombstones, ["ns/data/gone.json"]);
+    let confirmed = PushFaults {
+        confirm: true,
+        ..PushFaults::default()
+    };
+    let deleted = run_push(&mut bucket, &mut cache, ask, &confirmed).unwrap();
+    assert_eq!(deleted.deleted, ["data/gone.json"]);
+    assert!(!bucket.objects.contains_key(&format!("{NS}/data/gone.json")));
+    assert!(!bucket.indexed().contains("data/gone.json"));
+    assert!(sidecar(&cache).tombstones.is_empty());
+}
+
+#[test]
+fn a_two_phase_commit_merges_over_what_others_published_meanwhile() {
+    let mut bucket = empty_bucket();
+    let mut cache = Cache::default();
+    cache.edit("data/mine.json", b"m");
+    let other_writer: fn(&mut Bucket) = |bucket| {
+        let mut index: serde_json::Value =
+            serde_json::from_slice(&bucket.objects[INDEX_KEY].0).unwrap();
+        index["entries"]["data/theirs.json"] = json!({"key": "data/theirs.json", "size": 1, "lastModified": "2026-11-30T00:00:00.000Z"});
+        bucket.put(&format!("{NS}/data/theirs.json"), b"t".to_vec());
+        bucket.put(INDEX_KEY, serde_json::to_vec(&index).unwrap());
+    };
+    let ran = run_push(
+        &mut bucket,
+        &mut cache,
+        PushRequest {
+            two_phase: true,
+            ..PushRequest::default()
+        },
+        &PushFaults {
+            between: Some(other_writer),
+            ..PushFaults::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        ran.lost_races, 0,
+        "the commit re-read the index before publishing"
+    );
+    assert_eq!(
+        bucket.indexed(),
+        BTreeSet::from(["data/mine.json".to_string(), "data/theirs.json".to_string()])
+    );
+}
+
+#[test]
+fn a_stale_saved_plan_stops_the_push_before_any_upload() {
+    let mut bucket = empty_bucket();
+    let mut cache = Cache::default();
+    cache.edit("data/a.json", b"a");
+    let saved = json!({
+        "kind": "s3sync-push-plan",
+        "remoteIndexEtag": "\"not-this-one\"",
+        "listingDigest": "x",
+        "plan": {"uploads": [{"rel": "data/a.json"}], "deletes": []},
+    });
+    let error = run_push(
+        &mut bucket,
+        &mut cache,
+        PushRequest {
+            expect: Some(saved.to_string()),
+            ..PushRequest::default()
+        },
+        &PushFaults::default(),
+    )
+    .unwrap_err();
+    assert_eq!(error.code(), "plan-stale");
+    assert!(!bucket.objects.contains_key(&format!("{NS}/data/a.json")));
+}
+
+#[test]
+fn a_failed_upload_is_retried_by_the_next_push_and_never_vouched_for() {
+    let mut bucket = empty_bucket();
+    let mut cache = Cache::default();
+    cache.edit("data/a.json", b"a");
+    cache.edit("data/b.json", b"b");
+    let faults = PushFaults {
+        failing: BTreeSet::from(["data/b.json".to_string()]),
+        ..PushFaults::default()
+    };
+    run_push(&mut bucket, &mut cache, PushRequest::default(), &faults).unwrap();
+    assert!(sidecar(&cache).local_dirty);
+    assert!(!bucket.indexed().contains("data/b.json"));
+    let again = push(&mut bucket, &mut cache);
+    assert_eq!(again.uploaded, ["data/b.json"]);
+    assert!(!sidecar(&cache).local_dirty);
+}
+
+#[test]
+fn a_dry_run_plans_and_sends_nothing() {
+    let mut bucket = empty_bucket();
+    let before = bucket.objects.clone();
+    let mut cache = Cache::default();
+    cache.edit("data/a.json", b"a");
+    let ran = run_push(
+        &mut bucket,
+        &mut cache,
+        PushRequest {
+            dry_run: true,
+            ..PushRequest::default()
+        },
+        &PushFaults::default(),
+    )
+    .unwrap();
+    assert_eq!(ran.plan.uploads.len(), 1);
+    assert_eq!(bucket.objects, before);
+}
+
+#[test]
+fn answers_out_of_order_are_refused_not_obeyed() {
+    let mut session = Session::new(Some(NS), "").unwrap();
+    let mut run = PushRun::new(PushRequest::default());
+    assert!(matches!(run.poll(), PushAction::ReadLocalState { .. }));
+    assert_eq!(
+        run.on_index(None, false, None).unwrap_err().code(),
+        "invalid-input"
+    );
+    assert_eq!(
+        run.on_uploaded(&mut session, &[], 0, "x")
+            .unwrap_err()
+            .code(),
+        "invalid-input"
+    );
+    assert_eq!(run.commit(&session).unwrap_err().code(), "invalid-input");
+    assert_eq!(run.on_deleted(1, 0).unwrap_err().code(), "invalid-input");
+    assert!(run.on_written(&session, None, "x").is_err());
+    assert!(run.sidecar().is_err());
+}
+
+/// One step of two caches sharing a bucket.
+#[derive(Debug, Clone)]
+enum Step {
+    Edit { cache: usize, file: usize, byte: u8 },
+    Push { cache: usize },
+    Pull { cache: usize },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (0..2usize, 0..3usize, any::<u8>()).prop_map(|(cache, file, byte)| Step::Edit {
+            cache,
+            file,
+            byte
+        }),
+        (0..2usize).prop_map(|cache| Step::Push { cache }),
+        (0..2usize).prop_map(|cache| Step::Pull { cache }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+
+    /// Whatever two caches do in turn, every version someone wrote is still somewhere: in the
+    /// bucket, in a cache, or in a cache's conflict folder, unless a later version written
+    /// where it was seen replaced it.
+    #[test]
+    fn no_version_is_lost_whatever_two_caches_do(steps in proptest::collection::vec(step(), 1..24)) {
+        let mut bucket = empty_bucket();
+        let mut caches = [Cache::default(), Cache::default()];
+        // Each cache starts as swamp starts one, with a pull: it then has a base. A cache that
+        // never synced has none and keeps the extension's rules (its push uploads what differs
+        // by content; see docs/reliability.md), which this property does not cover.
+        for cache in &mut caches {
+            run_pull(&mut bucket, cache, &PullFaults::default(), false);
+        }
+        // Versions without a descendant, by content (each edit writes distinct bytes): an edit
+        // supersedes the version its cache held at that path, which a person has seen.
+        let mut alive: BTreeMap<Vec<u8>, String> = BTreeMap::new();
+        let mut edits = 0;
+        for (n, s) in steps.iter().enumerate() {
+            match s {
+                Step::Edit { cache, file, byte } => {
+                    let rel = format!("data/f{file}.json");
+                    if let Some(seen) = caches[*cache].data(&rel) {
+                        alive.remove(seen);
+                    }
+                    let bytes = format!("{n}:{byte}").into_bytes();
+                    caches[*cache].edit(&rel, &bytes);
+                    alive.insert(bytes, rel);
+                    edits += 1;
+                }
+                Step::Push { cache } => {
+                    run_push(&mut bucket, &mut caches[*cache], PushRequest::default(), &PushFaults::default()).unwrap();
+                }
+                Step::Pull { cache } => {
+                    run_pull(&mut bucket, &mut caches[*cache], &PullFaults::default(), false);
+                }
+            }
+            for (bytes, rel) in &alive {
+                let key = format!("{NS}/{rel}");
+                let in_bucket = bucket.objects.get(&key).is_some_and(|(b, _)| b == bytes);
+                // In a cache: at its path, or kept aside in the conflict folder.
+                let in_a_cache = caches.iter().any(|c| c.files.values().any(|(b, _)| b == bytes));
+                prop_assert!(
+                    in_bucket || in_a_cache,
+                    "step {}: {:?} of {} lost", n, String::from_utf8_lossy(bytes), rel
+                );
+            }
+        }
+        prop_assert!(edits > 0 || alive.is_empty());
+    }
+}
