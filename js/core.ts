@@ -53,9 +53,11 @@ export type {
   PullPlan,
   PullRequest,
   PullSummary,
+  PushAction,
   PushEnd,
   PushOptions,
   PushPlan,
+  PushRunRequest,
   PushSummary,
   RebuildDecision,
   RebuildReport,
@@ -96,9 +98,11 @@ import type {
   PullOptions,
   PullPlan,
   PullRequest,
+  PushAction,
   PushEnd,
   PushOptions,
   PushPlan,
+  PushRunRequest,
   RebuildDecision,
   RebuildReport,
   RepairPlan,
@@ -563,6 +567,118 @@ function sessionOf(planner: Planner): wasm.Planner {
   const session = SESSIONS.get(planner);
   if (!session) throw new Error("a planner without a session");
   return session;
+}
+
+/**
+ * A push as the core's state machine: {@link PushRun.poll} says what to do next, the `on*`
+ * methods hand back what happened. Hold it with `using` (a two-phase push keeps it from the
+ * prepare to the commit).
+ */
+export class PushRun {
+  #inner: wasm.PushRun;
+  #planner: Planner;
+
+  /** A run driving `planner` for `request`. */
+  constructor(planner: Planner, request: PushRunRequest) {
+    this.#planner = planner;
+    this.#inner = core(() => new wasm.PushRun(request));
+  }
+
+  /** The next action. */
+  poll(): PushAction {
+    return core(() => this.#inner.poll());
+  }
+
+  /** The sidecar as read (undefined: none). */
+  onLocalState(sidecar: Uint8Array | undefined): void {
+    core(() => this.#inner.onLocalState(sessionOf(this.#planner), sidecar));
+  }
+
+  /** The remote index is loaded: its ETag (v1), or v2 with its `commitSeq`. */
+  onIndex(etag: string | undefined, v2: boolean, commitSeq: number | undefined): void {
+    core(() => this.#inner.onIndex(etag, v2, commitSeq));
+  }
+
+  /** The local index as read; returns how it loaded as the base (undefined: none). */
+  onBase(bytes: Uint8Array | undefined): BaseLoad | undefined {
+    return core(() => this.#inner.onBase(sessionOf(this.#planner), bytes));
+  }
+
+  /** The cache walk (as a listing buffer) with its digest and errors; returns the plan. */
+  onWalk(
+    listing: Uint8Array,
+    listingDigest: string,
+    walkErrors: number,
+    symlinkedFolders: number,
+  ): PushPlan {
+    return JSON.parse(
+      core(() =>
+        this.#inner.onWalk(
+          sessionOf(this.#planner),
+          listing,
+          listingDigest,
+          walkErrors,
+          symlinkedFolders,
+        )
+      ),
+    );
+  }
+
+  /** The hashes asked for, by cache path; returns the final plan. */
+  onHashes(hashes: Map<string, string>): PushPlan {
+    const paths = [...hashes.keys()];
+    const values = paths.map((p) => hashes.get(p)!);
+    return JSON.parse(
+      core(() => this.#inner.onHashes(sessionOf(this.#planner), paths, values)),
+    );
+  }
+
+  /** Whether the deletes were confirmed; returns the plan as it now stands. */
+  onConfirmed(confirmed: boolean): PushPlan {
+    return JSON.parse(core(() => this.#inner.onConfirmed(sessionOf(this.#planner), confirmed)));
+  }
+
+  /** The uploads that landed and how many failed, at `now`. */
+  onUploaded(uploaded: Uploaded[], failures: number, now: Date): void {
+    core(() =>
+      this.#inner.onUploaded(sessionOf(this.#planner), uploaded, failures, now.toISOString())
+    );
+  }
+
+  /** Continues a prepared (two-phase) push. */
+  commit(): void {
+    core(() => this.#inner.commit(sessionOf(this.#planner)));
+  }
+
+  /** The index was re-read and the changes re-applied; the ETag the publish must match. */
+  onRebased(etag: string | undefined): void {
+    core(() => this.#inner.onRebased(etag));
+  }
+
+  /** The publish landed: the new ETag, and the v2 `commitSeq`. */
+  onPublished(etag: string | undefined, commitSeq: number | undefined): void {
+    core(() => this.#inner.onPublished(sessionOf(this.#planner), etag, commitSeq));
+  }
+
+  /** The deletes: how many went, how many failed. */
+  onDeleted(deleted: number, failures: number): void {
+    core(() => this.#inner.onDeleted(deleted, failures));
+  }
+
+  /** The write asked for is done (after the local index: with the sidecar as it is now). */
+  onWritten(sidecarNow: Uint8Array | undefined, now: Date): void {
+    core(() => this.#inner.onWritten(sessionOf(this.#planner), sidecarNow, now.toISOString()));
+  }
+
+  /** The bytes a `writeSidecar` action writes. */
+  sidecar(): Uint8Array {
+    return core(() => this.#inner.sidecar());
+  }
+
+  /** Frees the run's WASM memory. */
+  [Symbol.dispose](): void {
+    this.#inner.free();
+  }
 }
 
 /**

@@ -24,7 +24,12 @@ import { LOCAL_INDEX, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe } from "./errors.ts";
 import { isSymlinkRefusal } from "./cache_fs.ts";
-import { loadRemoteIndex, publishUnderLock, type RebuiltIndex } from "./remote_index.ts";
+import {
+  type LoadedIndex,
+  loadRemoteIndex,
+  publishUnderLock,
+  type RebuiltIndex,
+} from "./remote_index.ts";
 import { isNotFound } from "./store.ts";
 import { sha256Hex } from "./hash.ts";
 
@@ -73,7 +78,7 @@ export async function loadBase(ctx: SyncContext, planner: Planner): Promise<void
 }
 
 /** Says why a local index is no base (every file is then compared with the remote index). */
-function logBase(ctx: SyncContext, outcome: BaseLoad | undefined): void {
+export function logBase(ctx: SyncContext, outcome: BaseLoad | undefined): void {
   if (outcome === "unreadable") {
     ctx.log?.(
       `the local ${LOCAL_INDEX} is unreadable: every file is compared with the remote index`,
@@ -219,9 +224,6 @@ async function pullWith(
     }
   }
 }
-
-/** The index as `loadRemoteIndex` left it. */
-type LoadedIndex = Awaited<ReturnType<typeof loadRemoteIndex>>;
 
 /** What the transfers of a pull did. */
 interface Transferred {

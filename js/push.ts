@@ -2,11 +2,13 @@
  * Push: upload the cache's new work, delete only on evidence, publish the index without lost
  * updates.
  *
- * The sequence (the decisions are the core's): read the index (a 404 rebuilds it from a
- * listing, unpublished); walk the cache; plan (hashing only the files the core asks for); every
- * guard is decided in that plan, before the first request; upload; publish the index
- * conditionally (`If-Match` the ETag read, re-read and re-merge on a lost race); only then delete
- * the objects the published index no longer names.
+ * The core's push machine (`PushRun`) decides the sequence: read the sidecar and the index (a
+ * 404 rebuilds it from a listing, unpublished), walk, plan (hashing only the files it asks
+ * for; every guard decided before the first request), check a saved plan, ask before deleting,
+ * upload, pause there for a two-phase push, re-read the index for a late commit, publish
+ * conditionally (`If-Match` the ETag read, re-read and re-merge on a lost race), write the v1
+ * mirror, only then delete the objects the published index no longer names, and record the
+ * push. This module runs those actions.
  *
  * @module
  */
@@ -16,17 +18,17 @@ import {
   Planner,
   type PushOptions,
   type PushPlan,
-  sidecarLazyPullActive,
-  sidecarTombstones,
-  sidecarUnreadable,
+  PushRun,
+  type PushRunRequest,
   type Uploaded,
 } from "./core.ts";
-import { LOCAL_INDEX, SIDECAR, type SyncContext } from "./context.ts";
+import { SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
 import { writeV1Mirror } from "./shards.ts";
-import { loadBase } from "./pull.ts";
+import { logBase } from "./pull.ts";
 import {
+  type LoadedIndex,
   loadRemoteIndex,
   PUBLISH_ATTEMPTS,
   publishConditionally,
@@ -133,9 +135,8 @@ export async function conditionalWritesWork(
 export async function push(ctx: SyncContext, request: PushRequest = {}): Promise<PushReport> {
   using planner = new Planner(ctx.namespace, ctx.prefix);
   try {
-    const prepared = await prepareWith(ctx, planner, request);
-    if (request.dryRun) return prepared.report;
-    return await commitWith(ctx, prepared, false);
+    using run = new PushRun(planner, runRequest(request, false));
+    return (await drive(ctx, started(planner, run, request))).report;
   } catch (error) {
     throw asSyncError(error, "push");
   }
@@ -144,24 +145,18 @@ export async function push(ctx: SyncContext, request: PushRequest = {}): Promise
 /**
  * A push whose uploads are done and whose index commit is still to come (the two-phase push
  * swamp core runs: uploads outside its global lock, the commit under it). It owns a planner
- * holding the recorded changes; {@link commitPreparedPush} or {@link discardPreparedPush}
- * frees it.
+ * holding the recorded changes and the core's run; {@link commitPreparedPush} or
+ * {@link discardPreparedPush} frees them.
  */
 export interface PreparedPush {
   /** The planner with the plan and the recorded uploads. */
   planner: Planner;
+  /** The core's push machine, paused after the uploads. */
+  run: PushRun;
   /** What the prepare did. */
   report: PushReport;
-  /** Lazy mode at prepare time (the commit never vouches for a lazy cache). */
-  lazyPullActive: boolean;
-  /** True when the plan's deletes were confirmed (they run after the commit's publish). */
-  deletesConfirmed: boolean;
-  /** True when the recorded changes touch the remote index. */
-  mustPublish: boolean;
-  /** The index as read at prepare time. */
-  loaded: { exists: boolean; v2?: ShardIndexState };
-  /** The ETag of the monolith read at prepare time. */
-  etag: string | null;
+  /** The index as read at prepare time (a v2 commit needs its ETags). */
+  loaded?: LoadedIndex;
   /** The request. */
   request: PushRequest;
 }
@@ -175,9 +170,12 @@ export async function preparePush(
   request: PushRequest = {},
 ): Promise<PreparedPush> {
   const planner = new Planner(ctx.namespace, ctx.prefix);
+  let run: PushRun | undefined;
   try {
-    return await prepareWith(ctx, planner, request);
+    run = new PushRun(planner, runRequest(request, true));
+    return await drive(ctx, started(planner, run, request));
   } catch (error) {
+    run?.[Symbol.dispose]();
     planner.free();
     throw asSyncError(error, "push");
   }
@@ -192,8 +190,10 @@ export async function commitPreparedPush(
   prepared: PreparedPush,
 ): Promise<PushReport> {
   using _planner = prepared.planner;
+  using run = prepared.run;
   try {
-    return await commitWith(ctx, prepared, true);
+    run.commit();
+    return (await drive(ctx, prepared)).report;
   } catch (error) {
     throw asSyncError(error, "push");
   }
@@ -201,54 +201,165 @@ export async function commitPreparedPush(
 
 /** Frees a prepared push that will not be committed. */
 export function discardPreparedPush(prepared: PreparedPush): void {
+  prepared.run[Symbol.dispose]();
   prepared.planner.free();
 }
 
-async function prepareWith(
-  ctx: SyncContext,
-  planner: Planner,
-  request: PushRequest,
-): Promise<PreparedPush> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
-  const tombstones = sidecarTombstones(sidecar)
-    .map((t) => planner.normalizeTombstone(t))
-    .filter((t): t is string => t !== undefined);
-  const lazyPullActive = sidecarLazyPullActive(sidecar);
-  const unreadableSidecar = sidecarUnreadable(sidecar);
-
-  const loaded = await loadRemoteIndex(ctx, planner, false);
-  const etag: string | null = loaded.exists ? loaded.etag ?? null : null;
-  await loadBase(ctx, planner);
-  const walk = await ctx.cache.walk(ctx.signal);
-  const listing = encodeLocalListing(walk.files);
-  const listingDigest = await sha256Hex(listing);
-  const options: PushOptions = {
-    deleteMissing: request.deleteMissing,
+/** The core's request from the library's (every field given, see `PullRun`'s). */
+function runRequest(request: PushRequest, twoPhase: boolean): PushRunRequest {
+  return {
+    deleteMissing: request.deleteMissing ?? false,
     maxDeletes: request.maxDeletes,
     maxDeletePercent: request.maxDeletePercent,
-    allowCatalogShrink: request.allowCatalogShrink,
-    walkErrors: walk.errors.length,
-    listingErrors: 0,
-    lazyPullActive,
-    sidecarUnreadable: unreadableSidecar,
-    symlinkedFolders: walk.symlinkedFolders.length,
+    allowCatalogShrink: request.allowCatalogShrink ?? false,
+    dryRun: request.dryRun ?? false,
+    askConfirmation: request.confirmDeletes !== undefined,
+    twoPhase,
+    expect: request.expect ? JSON.stringify(request.expect) : undefined,
   };
-  let plan = planner.planPush(listing, tombstones, new Map(), options);
-  if (plan.needsHash.length > 0) {
-    const hashes = new Map<string, string>();
-    for (const path of plan.needsHash) {
-      const data = await ctx.cache.readFile(path);
-      // A file that vanished since the walk gets an impossible hash: it plans as changed and
-      // its upload then fails visibly, instead of being silently skipped.
-      hashes.set(path, data ? await sha256Hex(data) : "vanished");
+}
+
+/** A push about to take its first step. */
+function started(planner: Planner, run: PushRun, request: PushRequest): PreparedPush {
+  return {
+    planner,
+    run,
+    request,
+    report: {
+      plan: undefined as unknown as PushPlan,
+      dryRun: request.dryRun ?? false,
+      uploaded: 0,
+      bytes: 0,
+      deleted: 0,
+      failures: [],
+      published: false,
+      conflicts: 0,
+      remoteIndexEtag: null,
+      listingDigest: "",
+    },
+  };
+}
+
+/**
+ * Runs the core's push machine until it is done or paused after the uploads (two-phase):
+ * each action it asks for is done here and its result handed back. The decisions are the
+ * machine's; this loop does I/O (with concurrency, retries and abort) and narrates.
+ */
+async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush> {
+  const { planner, run, report, request } = push;
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const now = () => ctx.now?.() ?? new Date();
+  for (;;) {
+    const action = run.poll();
+    switch (action.action) {
+      case "readLocalState":
+        run.onLocalState((await ctx.cache.readFile(action.sidecar)) ?? undefined);
+        break;
+      case "loadIndex": {
+        const loaded = await loadRemoteIndex(ctx, planner, false);
+        push.loaded = loaded;
+        report.remoteIndexEtag = loaded.exists ? loaded.etag ?? null : null;
+        run.onIndex(
+          report.remoteIndexEtag ?? undefined,
+          loaded.v2 !== undefined,
+          loaded.v2?.commitSeq,
+        );
+        break;
+      }
+      case "readBase":
+        logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
+        break;
+      case "walk": {
+        const walk = await ctx.cache.walk(ctx.signal);
+        const listing = encodeLocalListing(walk.files);
+        report.listingDigest = await sha256Hex(listing);
+        for (const error of walk.errors.slice(0, 5)) ctx.log?.(`walk error: ${error}`);
+        for (const link of walk.symlinkedFolders.slice(0, 5)) {
+          ctx.log?.(`symlinked folder not followed: ${link}`);
+        }
+        report.plan = run.onWalk(
+          listing,
+          report.listingDigest,
+          walk.errors.length,
+          walk.symlinkedFolders.length,
+        );
+        if (report.plan.needsHash.length === 0) announce(ctx, report.plan);
+        break;
+      }
+      case "hash": {
+        const hashes = new Map<string, string>();
+        for (const path of action.paths) {
+          const data = await ctx.cache.readFile(path);
+          // A file that vanished since the walk gets an impossible hash: it plans as changed
+          // and its upload then fails visibly, instead of being silently skipped.
+          hashes.set(path, data ? await sha256Hex(data) : "vanished");
+        }
+        report.plan = run.onHashes(hashes);
+        announce(ctx, report.plan);
+        break;
+      }
+      case "confirm":
+        report.plan = run.onConfirmed(await must(request.confirmDeletes)(report.plan));
+        break;
+      case "upload": {
+        const uploaded = await upload(ctx, report);
+        run.onUploaded(uploaded, report.failures.length, now());
+        break;
+      }
+      case "prepared":
+        return push;
+      case "rebase":
+        run.onRebased(await rebaseOnCurrent(ctx, planner, must(push.loaded)));
+        break;
+      case "publish": {
+        const v2 = push.loaded?.v2;
+        const etag = action.v2
+          ? await publishShards(ctx, planner, must(v2), report)
+          : await publishIndex(ctx, planner, action.ifMatch, request, report);
+        report.published = true;
+        run.onPublished(etag ?? undefined, v2?.commitSeq);
+        break;
+      }
+      case "writeMirror":
+        await writeV1Mirror(ctx, planner);
+        run.onWritten(undefined, now());
+        break;
+      case "delete": {
+        // The published index no longer names these; a crash from here on leaves orphan
+        // objects, never an index entry pointing at nothing.
+        const rels = new Set(action.rels);
+        const failures = await runPool(report.plan.deletes.filter((d) => rels.has(d.rel)), {
+          concurrency: ctx.concurrency ?? 25,
+          signal: ctx.signal,
+          phase: "delete",
+          onProgress: ctx.onProgress,
+          name: (d) => d.rel,
+          failureCode: "delete-failed",
+        }, async (d) => {
+          await withRetry(() => ctx.store.deleteObject(d.remoteKey, ctx.signal), retry, ctx.signal);
+          report.deleted++;
+        });
+        report.failures.push(...failures);
+        run.onDeleted(report.deleted, failures.length);
+        break;
+      }
+      case "writeLocalIndex":
+        await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPush());
+        // Read again: swamp core may have marked files dirty since the push began.
+        run.onWritten((await ctx.cache.readFile(SIDECAR)) ?? undefined, now());
+        break;
+      case "writeSidecar":
+        await ctx.cache.writeAtomic(action.path, run.sidecar());
+        run.onWritten(undefined, now());
+        break;
+      case "done":
+        return push;
     }
-    plan = planner.planPush(listing, tombstones, hashes, options);
   }
-  for (const error of walk.errors.slice(0, 5)) ctx.log?.(`walk error: ${error}`);
-  for (const link of walk.symlinkedFolders.slice(0, 5)) {
-    ctx.log?.(`symlinked folder not followed: ${link}`);
-  }
+}
+
+/** Narrates the final plan. */
+function announce(ctx: SyncContext, plan: PushPlan): void {
   ctx.log?.(
     `plan: ${plan.summary.upload} to upload, ${plan.summary.delete} to delete, ` +
       `${plan.summary.missing} missing (not deleted), ${plan.summary.withheldDeletes} deletes withheld`,
@@ -258,40 +369,20 @@ async function prepareWith(
       `${plan.behind.length} files changed remotely since this cache last synced them: not uploaded (pull to bring them)`,
     );
   }
-  const report: PushReport = {
-    plan,
-    dryRun: request.dryRun ?? false,
-    uploaded: 0,
-    bytes: 0,
-    deleted: 0,
-    failures: [],
-    published: false,
-    conflicts: 0,
-    remoteIndexEtag: etag,
-    listingDigest,
-  };
-  const prepared: PreparedPush = {
-    planner,
-    report,
-    lazyPullActive,
-    deletesConfirmed: false,
-    mustPublish: false,
-    loaded,
-    etag,
-    request,
-  };
-  if (request.expect) planner.checkSavedPlan(request.expect, etag, listingDigest);
-  if (request.dryRun) return prepared;
+}
 
-  let deletesConfirmed = plan.deletes.length > 0;
-  if (deletesConfirmed && request.confirmDeletes) {
-    deletesConfirmed = await request.confirmDeletes(plan);
-    if (!deletesConfirmed) report.plan = plan = planner.withholdUnconfirmedDeletes();
-  }
+/** A value the machine's order guarantees is set by now. */
+function must<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error("the push machine skipped a step");
+  return value;
+}
 
+/** Uploads the plan's files; returns what landed (failures go into the report). */
+async function upload(ctx: SyncContext, report: PushReport): Promise<Uploaded[]> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
   const uploaded: Uploaded[] = [];
   report.failures.push(
-    ...(await runPool(plan.uploads, {
+    ...(await runPool(report.plan.uploads, {
       concurrency: ctx.concurrency ?? 25,
       signal: ctx.signal,
       phase: "upload",
@@ -310,78 +401,19 @@ async function prepareWith(
     })),
   );
   report.uploaded = uploaded.length;
-  prepared.deletesConfirmed = deletesConfirmed;
-  prepared.mustPublish = planner.recordPush(uploaded, ctx.now?.() ?? new Date(), deletesConfirmed);
-  return prepared;
-}
-
-/**
- * Publishes a prepared push, runs its deletes and records it locally. With `reread`, the
- * current remote index is read first and the changes merged into it (two-phase: another writer
- * may have committed since the prepare); otherwise the copy read at prepare time is the base.
- */
-async function commitWith(
-  ctx: SyncContext,
-  prepared: PreparedPush,
-  reread: boolean,
-): Promise<PushReport> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const { planner, report, request, loaded, deletesConfirmed } = prepared;
-  const plan = report.plan;
-  let etag = prepared.etag;
-  if (prepared.mustPublish) {
-    if (reread) etag = await rebaseOnCurrent(ctx, prepared);
-    if (loaded.v2) {
-      etag = await publishShards(ctx, planner, loaded.v2, report);
-    } else {
-      etag = await publishIndex(ctx, planner, etag, request, report);
-      await writeV1Mirror(ctx, planner);
-    }
-    report.published = true;
-  }
-  if (deletesConfirmed) {
-    // The published index no longer names these; a crash from here on leaves orphan objects,
-    // never an index entry pointing at nothing. A rel another writer re-uploaded while we
-    // merged keeps its entry, so its object stays.
-    const applying = new Set(planner.deletesStillApplying());
-    const deletes = plan.deletes.filter((d) => applying.has(d.rel));
-    const deleteFailures = await runPool(deletes, {
-      concurrency: ctx.concurrency ?? 25,
-      signal: ctx.signal,
-      phase: "delete",
-      onProgress: ctx.onProgress,
-      name: (d) => d.rel,
-      failureCode: "delete-failed",
-    }, async (d) => {
-      await withRetry(() => ctx.store.deleteObject(d.remoteKey, ctx.signal), retry, ctx.signal);
-      report.deleted++;
-    });
-    report.failures.push(...deleteFailures);
-  }
-
-  await ctx.cache.writeAtomic(LOCAL_INDEX, planner.localIndexAfterPush());
-  // The core decides what the sidecar records: which tombstones are spent, and whether it
-  // vouches for the cache.
-  const sidecar = planner.sidecarAfterPush((await ctx.cache.readFile(SIDECAR)) ?? undefined, {
-    failures: report.failures.length,
-    uploaded: report.uploaded,
-    deleted: report.deleted,
-    lazyPullActive: prepared.lazyPullActive,
-    etag: etag ?? undefined,
-    commitSeq: loaded.v2?.commitSeq,
-    nowIso: (ctx.now?.() ?? new Date()).toISOString(),
-  });
-  if (sidecar) await ctx.cache.writeAtomic(SIDECAR, sidecar);
-  return report;
+  return uploaded;
 }
 
 /**
  * Reads the remote index as it is now and re-applies the prepared changes on top of it.
  *
- * @returns the ETag the publish must match (null: create-only)
+ * @returns the ETag the publish must match (undefined: create-only, or a v2 repo)
  */
-async function rebaseOnCurrent(ctx: SyncContext, prepared: PreparedPush): Promise<string | null> {
-  const { planner, loaded } = prepared;
+async function rebaseOnCurrent(
+  ctx: SyncContext,
+  planner: Planner,
+  loaded: LoadedIndex,
+): Promise<string | undefined> {
   if (loaded.v2) {
     const current = await readShardSet(ctx, planner);
     if (!current) {
@@ -390,13 +422,13 @@ async function rebaseOnCurrent(ctx: SyncContext, prepared: PreparedPush): Promis
     planner.rebasePushShards(current.meta, current.shards);
     loaded.v2.metaEtag = current.metaEtag;
     loaded.v2.shardEtags = current.shardEtags;
-    return prepared.etag;
+    return undefined;
   }
   const current = await readIndexObject(ctx, planner.remoteIndexKey);
   // No index now: the prepared changes go over the copy the prepare started from, create-only.
-  if (!current) return null;
+  if (!current) return undefined;
   planner.rebasePush(current.data);
-  return current.etag ?? null;
+  return current.etag;
 }
 
 /**

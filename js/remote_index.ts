@@ -79,6 +79,9 @@ export async function loadRemoteIndex(
   return { ...(await rebuildIndex(ctx, planner, publishRebuild)), exists: false };
 }
 
+/** The index as {@link loadRemoteIndex} left it. */
+export type LoadedIndex = Awaited<ReturnType<typeof loadRemoteIndex>>;
+
 /** The raw bytes of a v2 shard set, with the ETags a commit must match. */
 export interface ShardSet {
   /** `_meta.json` as read. */

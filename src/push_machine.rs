@@ -21,7 +21,7 @@ use crate::sync_state::SyncState;
 /// What a push was asked to do.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase", default)]
-pub struct PushRequest {
+pub struct PushRunRequest {
     /// Delete index entries that are absent locally even without a tombstone.
     pub delete_missing: bool,
     /// Most deletes one push may make (default 500).
@@ -115,7 +115,7 @@ pub enum PushAction {
 /// One push.
 #[derive(Debug, Clone)]
 pub struct PushRun {
-    request: PushRequest,
+    request: PushRunRequest,
     /// The action the shim was last asked to do.
     pending: PushAction,
     sidecar: Option<Vec<u8>>,
@@ -140,7 +140,7 @@ pub struct PushRun {
 
 impl PushRun {
     /// A push run for `request`.
-    pub fn new(request: PushRequest) -> PushRun {
+    pub fn new(request: PushRunRequest) -> PushRun {
         PushRun {
             request,
             pending: PushAction::ReadLocalState {

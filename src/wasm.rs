@@ -1368,3 +1368,200 @@ fn pull_outcome(
         not_found,
     })
 }
+
+/// A push as a state machine (see `push_machine.rs`): `poll` says what to do next, the `on*`
+/// methods take back what happened.
+#[wasm_bindgen]
+pub struct PushRun {
+    inner: crate::push_machine::PushRun,
+}
+
+#[wasm_bindgen]
+impl PushRun {
+    /// A run for `request` (`{deleteMissing, maxDeletes, maxDeletePercent, allowCatalogShrink,
+    /// dryRun, askConfirmation, twoPhase, expect}`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(request: JsValue) -> Result<PushRun, JsValue> {
+        let request: crate::push_machine::PushRunRequest = options(request)?;
+        Ok(PushRun {
+            inner: crate::push_machine::PushRun::new(request),
+        })
+    }
+
+    /// The next action.
+    #[wasm_bindgen(unchecked_return_type = "PushAction")]
+    pub fn poll(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.poll())
+    }
+
+    /// The sidecar as read (absent: undefined).
+    #[wasm_bindgen(js_name = onLocalState)]
+    pub fn on_local_state(
+        &mut self,
+        planner: &Planner,
+        sidecar: Option<Vec<u8>>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_local_state(&planner.inner, sidecar)
+            .map_err(to_js_error)
+    }
+
+    /// The remote index is loaded: its ETag (v1), or v2 with its `commitSeq`.
+    #[wasm_bindgen(js_name = onIndex)]
+    pub fn on_index(
+        &mut self,
+        etag: Option<String>,
+        v2: bool,
+        commit_seq: Option<f64>,
+    ) -> Result<(), JsValue> {
+        let commit_seq = commit_seq.map(|s| duration(s, "commitSeq")).transpose()?;
+        self.inner
+            .on_index(etag, v2, commit_seq)
+            .map_err(to_js_error)
+    }
+
+    /// The local index as read; returns how it loaded as the base (undefined: none).
+    #[wasm_bindgen(js_name = onBase, unchecked_return_type = "BaseLoad | undefined")]
+    pub fn on_base(
+        &mut self,
+        planner: &mut Planner,
+        bytes: Option<Vec<u8>>,
+    ) -> Result<JsValue, JsValue> {
+        match self
+            .inner
+            .on_base(&mut planner.inner, bytes.as_deref())
+            .map_err(to_js_error)?
+        {
+            Some(outcome) => to_js(&outcome),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// The cache walk (`path\0size\0mtimeMs\0` records), its SHA-256, the walk's errors and
+    /// the symlinked folders not followed; returns the plan as JSON.
+    #[wasm_bindgen(js_name = onWalk)]
+    pub fn on_walk(
+        &mut self,
+        planner: &mut Planner,
+        listing: Vec<u8>,
+        listing_digest: String,
+        walk_errors: f64,
+        symlinked_folders: f64,
+    ) -> Result<String, JsValue> {
+        let walk_errors = duration(walk_errors, "walkErrors")?;
+        let symlinked_folders = duration(symlinked_folders, "symlinkedFolders")?;
+        to_json(
+            self.inner
+                .on_walk(
+                    &mut planner.inner,
+                    listing,
+                    listing_digest,
+                    walk_errors,
+                    symlinked_folders,
+                )
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// The hashes asked for; returns the final plan as JSON.
+    #[wasm_bindgen(js_name = onHashes)]
+    pub fn on_hashes(
+        &mut self,
+        planner: &mut Planner,
+        paths: Vec<String>,
+        values: Vec<String>,
+    ) -> Result<String, JsValue> {
+        to_json(
+            self.inner
+                .on_hashes(&mut planner.inner, paths, values)
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// Whether the deletes were confirmed; returns the plan as it now stands, as JSON.
+    #[wasm_bindgen(js_name = onConfirmed)]
+    pub fn on_confirmed(
+        &mut self,
+        planner: &mut Planner,
+        confirmed: bool,
+    ) -> Result<String, JsValue> {
+        to_json(
+            self.inner
+                .on_confirmed(&mut planner.inner, confirmed)
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// The uploads that landed (`[{rel, size, mtimeMs, sha256}]`) and how many failed.
+    #[wasm_bindgen(js_name = onUploaded)]
+    pub fn on_uploaded(
+        &mut self,
+        planner: &mut Planner,
+        uploaded: JsValue,
+        failures: f64,
+        now_iso: String,
+    ) -> Result<(), JsValue> {
+        let uploaded: Vec<Uploaded> = serde_wasm_bindgen::from_value(uploaded)
+            .map_err(|e| to_js_error(CoreError::input(format!("uploaded: {e}"))))?;
+        let failures = duration(failures, "failures")?;
+        self.inner
+            .on_uploaded(&mut planner.inner, &uploaded, failures, &now_iso)
+            .map_err(to_js_error)
+    }
+
+    /// Continues a prepared (two-phase) push.
+    pub fn commit(&mut self, planner: &Planner) -> Result<(), JsValue> {
+        self.inner.commit(&planner.inner).map_err(to_js_error)
+    }
+
+    /// The index was re-read and the changes re-applied; the ETag the publish must match.
+    #[wasm_bindgen(js_name = onRebased)]
+    pub fn on_rebased(&mut self, etag: Option<String>) -> Result<(), JsValue> {
+        self.inner.on_rebased(etag).map_err(to_js_error)
+    }
+
+    /// The publish landed: the new ETag, and the v2 `commitSeq`.
+    #[wasm_bindgen(js_name = onPublished)]
+    pub fn on_published(
+        &mut self,
+        planner: &Planner,
+        etag: Option<String>,
+        commit_seq: Option<f64>,
+    ) -> Result<(), JsValue> {
+        let commit_seq = commit_seq.map(|s| duration(s, "commitSeq")).transpose()?;
+        self.inner
+            .on_published(&planner.inner, etag, commit_seq)
+            .map_err(to_js_error)
+    }
+
+    /// The deletes: how many went, how many failed.
+    #[wasm_bindgen(js_name = onDeleted)]
+    pub fn on_deleted(&mut self, deleted: f64, failures: f64) -> Result<(), JsValue> {
+        let deleted = duration(deleted, "deleted")?;
+        let failures = duration(failures, "failures")?;
+        self.inner
+            .on_deleted(deleted, failures)
+            .map_err(to_js_error)
+    }
+
+    /// The write asked for is done; after the local index, with the sidecar as it is now.
+    #[wasm_bindgen(js_name = onWritten)]
+    pub fn on_written(
+        &mut self,
+        planner: &Planner,
+        sidecar_now: Option<Vec<u8>>,
+        now_iso: String,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_written(&planner.inner, sidecar_now, &now_iso)
+            .map_err(to_js_error)
+    }
+
+    /// The bytes a `writeSidecar` action writes.
+    pub fn sidecar(&self) -> Result<Vec<u8>, JsValue> {
+        self.inner
+            .sidecar()
+            .map(<[u8]>::to_vec)
+            .map_err(to_js_error)
+    }
+}

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::json;
 
-use s3sync_core::push_machine::{PushAction, PushRequest, PushRun};
+use s3sync_core::push_machine::{PushAction, PushRun, PushRunRequest};
 use s3sync_core::session::Session;
 use s3sync_core::sync_state::SyncState;
 
@@ -26,7 +26,7 @@ fn push(bucket: &mut Bucket, cache: &mut Cache) -> sim::Pushed {
     run_push(
         bucket,
         cache,
-        PushRequest::default(),
+        PushRunRequest::default(),
         &PushFaults::default(),
     )
     .unwrap()
@@ -109,9 +109,9 @@ fn a_delete_goes_only_when_confirmed_and_its_evidence_stays_until_then() {
     cache.edit("data/kept.json", b"k");
     push(&mut bucket, &mut cache);
     cache.delete_marked("data/gone.json");
-    let ask = PushRequest {
+    let ask = PushRunRequest {
         ask_confirmation: true,
-        ..PushRequest::default()
+        ..PushRunRequest::default()
     };
     let refused = run_push(&mut bucket, &mut cache, ask.clone(), &PushFaults::default()).unwrap();
     assert!(refused.deleted.is_empty());
@@ -148,9 +148,9 @@ fn a_two_phase_commit_merges_over_what_others_published_meanwhile() {
     let ran = run_push(
         &mut bucket,
         &mut cache,
-        PushRequest {
+        PushRunRequest {
             two_phase: true,
-            ..PushRequest::default()
+            ..PushRunRequest::default()
         },
         &PushFaults {
             between: Some(other_writer),
@@ -182,9 +182,9 @@ fn a_stale_saved_plan_stops_the_push_before_any_upload() {
     let error = run_push(
         &mut bucket,
         &mut cache,
-        PushRequest {
+        PushRunRequest {
             expect: Some(saved.to_string()),
-            ..PushRequest::default()
+            ..PushRunRequest::default()
         },
         &PushFaults::default(),
     )
@@ -203,7 +203,7 @@ fn a_failed_upload_is_retried_by_the_next_push_and_never_vouched_for() {
         failing: BTreeSet::from(["data/b.json".to_string()]),
         ..PushFaults::default()
     };
-    run_push(&mut bucket, &mut cache, PushRequest::default(), &faults).unwrap();
+    run_push(&mut bucket, &mut cache, PushRunRequest::default(), &faults).unwrap();
     assert!(sidecar(&cache).local_dirty);
     assert!(!bucket.indexed().contains("data/b.json"));
     let again = push(&mut bucket, &mut cache);
@@ -220,9 +220,9 @@ fn a_dry_run_plans_and_sends_nothing() {
     let ran = run_push(
         &mut bucket,
         &mut cache,
-        PushRequest {
+        PushRunRequest {
             dry_run: true,
-            ..PushRequest::default()
+            ..PushRunRequest::default()
         },
         &PushFaults::default(),
     )
@@ -234,7 +234,7 @@ fn a_dry_run_plans_and_sends_nothing() {
 #[test]
 fn answers_out_of_order_are_refused_not_obeyed() {
     let mut session = Session::new(Some(NS), "").unwrap();
-    let mut run = PushRun::new(PushRequest::default());
+    let mut run = PushRun::new(PushRunRequest::default());
     assert!(matches!(run.poll(), PushAction::ReadLocalState { .. }));
     assert_eq!(
         run.on_index(None, false, None).unwrap_err().code(),
@@ -305,7 +305,7 @@ proptest! {
                     edits += 1;
                 }
                 Step::Push { cache } => {
-                    run_push(&mut bucket, &mut caches[*cache], PushRequest::default(), &PushFaults::default()).unwrap();
+                    run_push(&mut bucket, &mut caches[*cache], PushRunRequest::default(), &PushFaults::default()).unwrap();
                 }
                 Step::Pull { cache } => {
                     run_pull(&mut bucket, &mut caches[*cache], &PullFaults::default(), false);

@@ -11,7 +11,7 @@ use s3sync_core::listing::encode_local;
 use s3sync_core::pull::PullOutcome;
 use s3sync_core::pull_machine::{PullAction, PullRequest, PullRun};
 use s3sync_core::push::{PushPlan, Uploaded};
-use s3sync_core::push_machine::{PushAction, PushRequest, PushRun};
+use s3sync_core::push_machine::{PushAction, PushRun, PushRunRequest};
 use s3sync_core::session::Session;
 use s3sync_core::sync_state::SyncState;
 use s3sync_core::CoreError;
@@ -304,7 +304,7 @@ pub struct Pushed {
 pub fn run_push(
     bucket: &mut Bucket,
     cache: &mut Cache,
-    request: PushRequest,
+    request: PushRunRequest,
     faults: &PushFaults,
 ) -> Result<Pushed, CoreError> {
     let mut session = Session::new(Some(NS), "").unwrap();

@@ -118,7 +118,65 @@ const METHODS: Record<string, () => unknown> = {
 };
 
 /** The module's own exports that are not the core's surface. */
-const NOT_CORE = new Set(["default", "initSync", "wasmMemoryBytes", "Planner", "PullRun"]);
+const NOT_CORE = new Set([
+  "default",
+  "initSync",
+  "wasmMemoryBytes",
+  "Planner",
+  "PullRun",
+  "PushRun",
+]);
+
+/** A push run with a planner, for the run's methods (each called out of order or with junk). */
+function pushRun(): { run: wasm.PushRun; planner: wasm.Planner } {
+  return { run: new wasm.PushRun({ maxDeletes: -1, expect: 7 }), planner: loaded() };
+}
+
+/** One hostile case per `PushRun` method. */
+const PUSH_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => new wasm.PushRun(undefined).free(),
+  poll: () => pushRun().run.poll(),
+  onLocalState: () => {
+    const { run, planner } = pushRun();
+    run.onLocalState(planner, DEEP);
+  },
+  onIndex: () => pushRun().run.onIndex(EVIL, true, -5),
+  onBase: () => {
+    const { run, planner } = pushRun();
+    return run.onBase(planner, JUNK);
+  },
+  onWalk: () => {
+    const { run, planner } = pushRun();
+    return run.onWalk(planner, JUNK, HUGE, NaN, -1);
+  },
+  onHashes: () => {
+    const { run, planner } = pushRun();
+    return run.onHashes(planner, [EVIL], []);
+  },
+  onConfirmed: () => {
+    const { run, planner } = pushRun();
+    return run.onConfirmed(planner, true);
+  },
+  onUploaded: () => {
+    const { run, planner } = pushRun();
+    run.onUploaded(planner, [{ rel: EVIL }], Infinity, HUGE);
+  },
+  commit: () => {
+    const { run, planner } = pushRun();
+    run.commit(planner);
+  },
+  onRebased: () => pushRun().run.onRebased(EVIL),
+  onPublished: () => {
+    const { run, planner } = pushRun();
+    run.onPublished(planner, EVIL, 0.5);
+  },
+  onDeleted: () => pushRun().run.onDeleted(-1, NaN),
+  onWritten: () => {
+    const { run, planner } = pushRun();
+    run.onWritten(planner, DEEP, HUGE);
+  },
+  sidecar: () => pushRun().run.sidecar(),
+};
 
 /** A pull run with a planner, for the run's methods (each called out of order or with junk). */
 function pullRun(): { run: wasm.PullRun; planner: wasm.Planner } {
@@ -170,6 +228,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(runMethods, Object.keys(RUN_METHODS).sort());
+  const pushRunMethods = Object.getOwnPropertyNames(wasm.PushRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(pushRunMethods, Object.keys(PUSH_RUN_METHODS).sort());
 });
 
 Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
@@ -177,6 +239,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(FUNCTIONS),
     ...Object.entries(METHODS),
     ...Object.entries(RUN_METHODS),
+    ...Object.entries(PUSH_RUN_METHODS),
   ];
   for (const [name, call] of all) {
     survives(name, call);
@@ -188,6 +251,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   // Hostile constructor arguments are refused with a code as well.
   survives("new Planner", () => new wasm.Planner(EVIL, HUGE));
   survives("new PullRun", () => new wasm.PullRun({ metadataOnly: undefined, scope: 7 }));
+  survives("new PushRun", () => new wasm.PushRun({ dryRun: "yes", maxDeletePercent: "x" }));
 });
 
 Deno.test("the check itself fails on a trap and on an error without a code", () => {
