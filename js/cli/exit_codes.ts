@@ -25,6 +25,14 @@ export const ERROR_EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   "not-evidence": EXIT.usage,
   "namespace-*": EXIT.usage,
   "path-*": EXIT.usage,
+  "invalid-bucket-name": EXIT.usage,
+  // The bucket or the credentials are not what the command needs: a failure (exit 1), listed
+  // here so the table names every code a person may meet; the message says what to do.
+  "no-such-bucket": EXIT.failed,
+  "bad-credentials": EXIT.failed,
+  "no-credentials": EXIT.failed,
+  "access-denied": EXIT.failed,
+  "endpoint-unreachable": EXIT.failed,
   // The command stopped before it could go on, on purpose: a person decides what next.
   "plan-stale": EXIT.attention,
   "symlink-in-path": EXIT.attention,
