@@ -176,3 +176,31 @@ Deno.test('usage errors: --endpoint without a scheme, --namespace "", --json wit
   assertEquals(help.code, 0);
   assert(help.stdout.includes("(default: pull 50; push, migrate 25)"), help.stdout);
 });
+
+Deno.test("folder markers (zero-byte keys ending in /, as the S3 console makes) are skipped and counted: pull exits 0", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("console-folders");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-msg-" });
+  const flags = commonFlags(server, "console-folders", cache, { namespace: "ns" });
+  try {
+    const rels = datastoreRels(5);
+    const markers = ["ns/", "ns/workflow-runs/", "ns/data/"];
+    await putAll(store, [
+      ...rels.map((rel): [string, Uint8Array] => [`ns/${rel}`, contentOf(rel)]),
+      ...markers.map((key): [string, Uint8Array] => [key, new Uint8Array()]),
+    ]);
+    const dry = await runCliJson(["rebuild-index", ...flags]);
+    assertEquals(dry.code, 0, dry.stdout);
+    const report = dry.json.report as { skippedFolderMarkers: number; skippedUnsafe: number };
+    assertEquals(report.skippedFolderMarkers, markers.length);
+    assertEquals(report.skippedUnsafe, 0);
+    const pulled = await runCli(["pull", ...flags]);
+    assertEquals(pulled.code, 0, pulled.stdout + pulled.stderr);
+    assert(pulled.stdout.includes("0 unsafe, 3 folder markers"), pulled.stdout);
+    assert(!pulled.stdout.includes("unsafe-keys"), pulled.stdout);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
