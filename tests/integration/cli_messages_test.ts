@@ -204,3 +204,23 @@ Deno.test("folder markers (zero-byte keys ending in /, as the S3 console makes) 
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("a cache path that is a file is cache-not-a-folder (exit 2) naming it, for plan and pull alike (never `push failed`)", async () => {
+  const file = await Deno.makeTempFile({ prefix: "s3sync-msg-" });
+  try {
+    for (const command of ["plan", "pull"]) {
+      const args = [command, "--bucket", "real-bucket", "--cache", file];
+      const human = await runCli([...args, "--endpoint", closedEndpoint(), "--force-path-style"]);
+      assertEquals(human.code, 2, human.stderr);
+      assert(
+        human.stderr.includes(
+          `error [cache-not-a-folder]: ${file} is a file where a folder is needed`,
+        ),
+        human.stderr,
+      );
+      assert(!human.stderr.includes("push failed"), human.stderr);
+    }
+  } finally {
+    await Deno.remove(file);
+  }
+});
