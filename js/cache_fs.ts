@@ -8,6 +8,7 @@
 import { dirname, join, sep } from "node:path";
 import type { LocalFile } from "./core.ts";
 import { describe, SyncError } from "./errors.ts";
+import { localFailure } from "./local_errors.ts";
 
 /** Prefix of this project's temporary files; the walk never reports them as payload. */
 export const TEMP_PREFIX = ".s3sync-tmp-";
@@ -157,6 +158,40 @@ export class DenoCacheFs implements CacheStore {
     return join(this.root, ...checkCachePath(path).split("/"));
   }
 
+  /**
+   * Runs a file-system call about `path`, turning a local failure (a file where a folder is
+   * needed, a full disk, a read-only cache) into its own `SyncError` naming the path.
+   *
+   * @param isFolder `path` is a folder to create (so it must not be a file either)
+   */
+  async #io<T>(path: string, run: () => Promise<T>, isFolder = false): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      const abs = path === "" ? this.root : join(this.root, ...path.split("/"));
+      throw localFailure(error, abs, this.#fileOnTheWay(path, isFolder)) ?? error;
+    }
+  }
+
+  /**
+   * The first of the cache root and the folders down to `path` (its parent, or itself when
+   * `isFolder`) that exists and is no folder: what an `ENOTDIR` is about.
+   */
+  #fileOnTheWay(path: string, isFolder: boolean): string | undefined {
+    const all = path === "" ? [] : path.split("/");
+    const segments = isFolder ? all : all.slice(0, -1);
+    let abs = this.root;
+    for (let i = 0; i <= segments.length; i++) {
+      if (i > 0) abs = join(abs, segments[i - 1]);
+      try {
+        if (!Deno.statSync(abs).isDirectory) return abs;
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
   /** @inheritdoc */
   async walk(signal?: AbortSignal): Promise<WalkResult> {
     const out: WalkResult = { files: [], errors: [], skipped: [], symlinkedFolders: [] };
@@ -222,16 +257,22 @@ export class DenoCacheFs implements CacheStore {
   async readFile(path: string): Promise<Uint8Array | null> {
     // Reads too: an upload must never carry bytes from outside the cache.
     refuseSymlinkedFolders(this.root, path);
-    try {
-      return await Deno.readFile(this.#abs(path));
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
+    return await this.#io(path, async () => {
+      try {
+        return await Deno.readFile(this.#abs(path));
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return null;
+        throw error;
+      }
+    });
   }
 
   /** @inheritdoc */
   async writeAtomic(path: string, data: Uint8Array): Promise<FileStat> {
+    return await this.#io(path, () => this.#writeAtomic(path, data));
+  }
+
+  async #writeAtomic(path: string, data: Uint8Array): Promise<FileStat> {
     const target = this.#abs(path);
     const folder = dirname(target);
     // Checked before each step that writes: `mkdir -p` follows a link in the path, so does
@@ -263,30 +304,34 @@ export class DenoCacheFs implements CacheStore {
 
   /** @inheritdoc */
   async stat(path: string): Promise<FileStat | null> {
-    try {
-      const stat = await Deno.lstat(this.#abs(path));
-      return stat.isFile ? { size: stat.size, mtimeMs: stat.mtime?.getTime() } : null;
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
+    return await this.#io(path, async () => {
+      try {
+        const stat = await Deno.lstat(this.#abs(path));
+        return stat.isFile ? { size: stat.size, mtimeMs: stat.mtime?.getTime() } : null;
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return null;
+        throw error;
+      }
+    });
   }
 
   /** @inheritdoc */
   async remove(path: string): Promise<void> {
     // Unlinking a link at `path` itself removes only the link; a link above it is refused.
     refuseSymlinkedFolders(this.root, path);
-    try {
-      await Deno.remove(this.#abs(path));
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
+    await this.#io(path, async () => {
+      try {
+        await Deno.remove(this.#abs(path));
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    });
   }
 
   /** @inheritdoc */
   async ensureDir(path: string): Promise<void> {
     refuseSymlinkedFolders(this.root, path, true);
-    await Deno.mkdir(this.#abs(path), { recursive: true });
+    await this.#io(path, () => Deno.mkdir(this.#abs(path), { recursive: true }), true);
     // `mkdir -p` succeeds on a link to a folder: the folder must be a real one.
     refuseSymlinkedFolders(this.root, path, true);
   }

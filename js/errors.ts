@@ -8,6 +8,7 @@
  */
 
 import { isSyncErrorCode, type SyncErrorCode } from "./codes.ts";
+import { classifyStoreFailure, isStoreFailureCode, type StoreTarget } from "./store_errors.ts";
 
 export type { SyncErrorCode } from "./codes.ts";
 
@@ -98,12 +99,38 @@ export function describe(error: unknown): string {
 }
 
 /**
- * Gives any failure that escaped the engine a stable code: `SyncError`s pass through, anything
- * else (an SDK or transport error that outlived its retries) becomes `s3-error`.
+ * The store failure (bad credentials, no such bucket, access denied, the endpoint out of
+ * reach...) `error` is, as a {@link SyncError} saying what to do; undefined when it is none.
+ * A `SyncError` that already carries such a code is returned as it is.
+ *
+ * @param error what a request threw
+ * @param target the bucket and endpoint, for the message
+ */
+export function storeFailure(error: unknown, target: StoreTarget = {}): SyncError | undefined {
+  if (error instanceof SyncError) return isStoreFailureCode(error.code) ? error : undefined;
+  const failure = classifyStoreFailure(error, target);
+  return failure && new SyncError(failure.code, failure.message, { cause: error });
+}
+
+/**
+ * The error for a failed read or write of the store: a `SyncError` passes through, a store
+ * failure gets its own code, anything else is `s3-error` with `context` before its description.
+ *
+ * @param context what was being done, e.g. `cannot read the remote index K`
+ */
+export function asStoreError(error: unknown, context: string): SyncError {
+  if (error instanceof SyncError) return error;
+  return storeFailure(error) ??
+    new SyncError("s3-error", `${context}: ${describe(error)}`, { cause: error });
+}
+
+/**
+ * Gives any failure that escaped the engine a stable code: `SyncError`s pass through, a store
+ * failure gets its own code, anything else (an SDK or transport error that outlived its
+ * retries) becomes `s3-error`.
  *
  * @param what the operation, for the message
  */
 export function asSyncError(error: unknown, what: string): SyncError {
-  if (error instanceof SyncError) return error;
-  return new SyncError("s3-error", `${what} failed: ${describe(error)}`, { cause: error });
+  return asStoreError(error, `${what} failed`);
 }

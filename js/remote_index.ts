@@ -11,7 +11,7 @@
 import { lockKeyFor, type Planner, type RebuildReport, shardMeta } from "./core.ts";
 import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
-import { describe, SyncError } from "./errors.ts";
+import { asStoreError, describe, storeFailure, SyncError } from "./errors.ts";
 import { withLock } from "./lock.ts";
 import {
   hasExtras,
@@ -68,9 +68,7 @@ export async function loadRemoteIndex(
   try {
     got = await readIndexObject(ctx, key);
   } catch (error) {
-    throw new SyncError("s3-error", `cannot read the remote index ${key}: ${describe(error)}`, {
-      cause: error,
-    });
+    throw asStoreError(error, `cannot read the remote index ${key}`);
   }
   if (got) {
     planner.loadIndex(got.data);
@@ -109,7 +107,7 @@ export async function readShardSet(
     meta = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
   } catch (error) {
     if (isNotFound(error)) return undefined;
-    throw new SyncError("s3-error", `cannot read ${metaKey}: ${describe(error)}`, { cause: error });
+    throw asStoreError(error, `cannot read ${metaKey}`);
   }
   // The core decides the layout and judges every partition name before any shard is read:
   // `_index/../../evil.json` would name an object outside `_index/`.
@@ -188,11 +186,9 @@ export async function rebuildIndex(
   const now = ctx.now?.() ?? new Date();
   const retry = ctx.retry ?? DEFAULT_RETRY;
   planner.beginRebuild(now);
-  ctx.log?.(
-    `remote index missing: rebuilding it from a listing of ${
-      planner.listingPrefix || "the bucket"
-    }`,
-  );
+  // Narrated once the first page is in: a bucket that does not exist (which some servers
+  // answer with a plain 404 for the index) fails the listing, and is not a missing index.
+  let narrated = false;
   try {
     for await (
       const page of listPages(
@@ -202,13 +198,22 @@ export async function rebuildIndex(
         ctx.signal,
       )
     ) {
+      if (!narrated) {
+        ctx.log?.(
+          `remote index missing: rebuilding it from a listing of ${
+            planner.listingPrefix || "the bucket"
+          }`,
+        );
+        narrated = true;
+      }
       planner.addListingPage(page);
     }
   } catch (error) {
     if (error instanceof SyncError) throw error;
-    throw new SyncError("listing-failed", `listing the bucket failed: ${describe(error)}`, {
-      cause: error,
-    });
+    throw storeFailure(error) ??
+      new SyncError("listing-failed", `listing the bucket failed: ${describe(error)}`, {
+        cause: error,
+      });
   }
   const report = planner.finishRebuild(now);
   const rebuilt = { ...report, published: false, adoptedPeerIndex: false };

@@ -17,6 +17,7 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import type { ListedObject } from "./core.ts";
+import { storeFailure } from "./errors.ts";
 import { type HeadResult, isNotFound, isPreconditionFailed, type ObjectStore } from "./store.ts";
 
 export {
@@ -45,6 +46,13 @@ export interface S3StoreOptions {
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
+/** True for an SDK error from an answer without a body: a 400 or 403 with no S3 error code. */
+function isBodilessRefusal(error: unknown): boolean {
+  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+  return error instanceof Error && (status === 400 || status === 403) &&
+    ["Unknown", "BadRequest", "Forbidden", "400", "403"].includes(error.name);
+}
+
 /** Object-store adapter over `@aws-sdk/client-s3`. */
 export class S3Store implements ObjectStore {
   /** The SDK client (retries off: the engine owns the retry policy). */
@@ -56,12 +64,14 @@ export class S3Store implements ObjectStore {
   /** HTTP requests sent so far (each attempt counts). */
   requests = 0;
   readonly #timeoutMs: number;
+  readonly #endpoint?: string;
 
   /** @param options bucket, prefix, endpoint and the rest */
   constructor(options: S3StoreOptions) {
     this.bucket = options.bucket;
     this.prefix = (options.prefix ?? "").replace(/^\/+|\/+$/g, "");
     this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.#endpoint = options.endpoint;
     this.client = new S3Client({
       region: options.region ?? Deno.env.get("AWS_REGION") ?? Deno.env.get("AWS_DEFAULT_REGION") ??
         "us-east-1",
@@ -89,22 +99,48 @@ export class S3Store implements ObjectStore {
     return { abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout };
   }
 
+  /**
+   * Sends `command`. A failure that no retry fixes and a person must act on (bad credentials,
+   * no such bucket, an invalid bucket name, access denied) is thrown as its `SyncError`, so a
+   * `NoSuchBucket` 404 is never read as a missing object. Anything else is thrown as the SDK
+   * threw it: the engine retries a refused connection like any transport error, and the code
+   * `endpoint-unreachable` is given where the run ends (`asSyncError`).
+   */
+  async #send<T>(
+    signal: AbortSignal | undefined,
+    send: (options: { abortSignal: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await send(this.#options(signal));
+    } catch (error) {
+      throw this.#failure(error);
+    }
+  }
+
+  /** `error` as its store failure when it is one no retry fixes, else as it was. */
+  #failure(error: unknown): unknown {
+    const failure = storeFailure(error, { bucket: this.bucket, endpoint: this.#endpoint });
+    return failure && failure.code !== "endpoint-unreachable" ? failure : error;
+  }
+
   /** @inheritdoc */
   async getObject(key: string, signal?: AbortSignal): Promise<{ data: Uint8Array; etag?: string }> {
-    const out = await this.client.send(
-      new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
-      this.#options(signal),
-    );
+    const out = await this.#send(signal, (o) =>
+      this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
+        o,
+      ));
     const data = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
     return { data, etag: out.ETag };
   }
 
   /** @inheritdoc */
   async putObject(key: string, body: Uint8Array, signal?: AbortSignal): Promise<{ etag?: string }> {
-    const out = await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body }),
-      this.#options(signal),
-    );
+    const out = await this.#send(signal, (o) =>
+      this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body }),
+        o,
+      ));
     return { etag: out.ETag };
   }
 
@@ -125,15 +161,16 @@ export class S3Store implements ObjectStore {
     signal?: AbortSignal,
   ): Promise<{ etag?: string } | null> {
     try {
-      const out = await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: this.fullKey(key),
-          Body: body,
-          ...(etag === null ? { IfNoneMatch: "*" } : { IfMatch: etag }),
-        }),
-        this.#options(signal),
-      );
+      const out = await this.#send(signal, (o) =>
+        this.client.send(
+          new PutObjectCommand({
+            Bucket: this.bucket,
+            Key: this.fullKey(key),
+            Body: body,
+            ...(etag === null ? { IfNoneMatch: "*" } : { IfMatch: etag }),
+          }),
+          o,
+        ));
       return { etag: out.ETag };
     } catch (error) {
       if (isPreconditionFailed(error)) return null;
@@ -143,11 +180,9 @@ export class S3Store implements ObjectStore {
 
   /** @inheritdoc */
   async headObject(key: string, signal?: AbortSignal): Promise<HeadResult> {
+    const command = new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) });
     try {
-      const out = await this.client.send(
-        new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
-        this.#options(signal),
-      );
+      const out = await this.client.send(command, this.#options(signal));
       return {
         exists: true,
         size: out.ContentLength,
@@ -156,30 +191,52 @@ export class S3Store implements ObjectStore {
       };
     } catch (error) {
       if (isNotFound(error)) return { exists: false };
-      throw error;
+      if (isBodilessRefusal(error)) await this.#diagnose(key, signal);
+      throw this.#failure(error);
+    }
+  }
+
+  /**
+   * A HEAD's answer has no body, so a 400 or 403 says neither why nor what to fix (the SDK's
+   * `Unknown: UnknownError`). A GET of the first byte of the same key is refused for the same
+   * reason with S3's error code in its body (`SignatureDoesNotMatch`, `InvalidBucketName`...):
+   * throws that as its store failure. Returns when the GET does not fail that way.
+   */
+  async #diagnose(key: string, signal?: AbortSignal): Promise<void> {
+    try {
+      const out = await this.#send(signal, (o) =>
+        this.client.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Range: "bytes=0-0" }),
+          o,
+        ));
+      await out.Body?.transformToByteArray();
+    } catch (error) {
+      if (storeFailure(error) !== undefined) throw error;
     }
   }
 
   /** @inheritdoc */
   async deleteObject(key: string, signal?: AbortSignal): Promise<void> {
-    await this.client.send(
-      new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
-      this.#options(signal),
-    );
+    await this.#send(signal, (o) =>
+      this.client.send(
+        new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
+        o,
+      ));
   }
 
   /** @inheritdoc */
   async copyObject(sourceKey: string, destinationKey: string, signal?: AbortSignal): Promise<void> {
     const source = `${this.bucket}/${this.fullKey(sourceKey)}`.split("/").map(encodeURIComponent)
       .join("/");
-    await this.client.send(
-      new CopyObjectCommand({
-        Bucket: this.bucket,
-        Key: this.fullKey(destinationKey),
-        CopySource: source,
-      }),
-      this.#options(signal),
-    );
+    await this.#send(signal, (o) =>
+      this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: this.fullKey(destinationKey),
+          CopySource: source,
+        }),
+        o,
+      ));
   }
 
   /** @inheritdoc */
@@ -190,15 +247,16 @@ export class S3Store implements ObjectStore {
     const base = this.prefix ? `${this.prefix}/` : "";
     let token: string | undefined;
     do {
-      const out = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: base + subPrefix,
-          ContinuationToken: token,
-          MaxKeys: options.pageSize ?? 1000,
-        }),
-        this.#options(options.signal),
-      );
+      const out = await this.#send(options.signal, (o) =>
+        this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: base + subPrefix,
+            ContinuationToken: token,
+            MaxKeys: options.pageSize ?? 1000,
+          }),
+          o,
+        ));
       const page: ListedObject[] = [];
       for (const item of out.Contents ?? []) {
         if (!item.Key || !item.Key.startsWith(base)) continue;

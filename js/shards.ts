@@ -9,7 +9,7 @@
 import { Planner, shardMeta } from "./core.ts";
 import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
-import { describe, SyncError } from "./errors.ts";
+import { asStoreError, describe, storeFailure, SyncError } from "./errors.ts";
 import { loadRemoteIndex, publishConditionally, readShardSet } from "./remote_index.ts";
 import { isNotFound } from "./store.ts";
 
@@ -117,7 +117,7 @@ export async function findShardIndex(
     got = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
   } catch (error) {
     if (isNotFound(error)) return undefined;
-    throw new SyncError("s3-error", `cannot read ${metaKey}: ${describe(error)}`, { cause: error });
+    throw asStoreError(error, `cannot read ${metaKey}`);
   }
   let meta: ReturnType<typeof shardMeta>;
   try {
@@ -148,7 +148,8 @@ export async function findShardIndex(
     }
   } catch (error) {
     if (!(error instanceof SyncError)) throw error;
-    if (error.code === "s3-error" || error.code === "aborted") throw error;
+    // A failed request says nothing of the index: only what was read can be judged corrupt.
+    if (error.code === "s3-error" || error.code === "aborted" || storeFailure(error)) throw error;
     found.state = "corrupt";
     found.problem = describe(error);
   }

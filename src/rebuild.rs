@@ -53,6 +53,9 @@ pub struct RebuildReport {
     pub skipped_outside_namespace: u64,
     /// Refused as unsafe (path rules, sizes out of range).
     pub skipped_unsafe: u64,
+    /// Skipped as folder markers: zero-byte keys ending in `/`, which the S3 console (and
+    /// other tools) create for a "folder". They hold no file, so there is nothing to index.
+    pub skipped_folder_markers: u64,
     /// Listed again under a key already kept (a repeated page or a server listing a key
     /// twice); the later listing wins, and the index holds one entry.
     pub skipped_duplicate: u64,
@@ -76,6 +79,12 @@ pub struct RebuildBuilder {
     /// because a marker can sort after the folder's other keys (`other/-x` < `other/.namespace.json`).
     foreign: BTreeSet<String>,
     report: RebuildReport,
+}
+
+/// True for a folder marker: a key ending in `/` with no bytes. A key ending in `/` that holds
+/// data is not one: it stays refused (`path-trailing-slash`), since its bytes would be lost.
+fn is_folder_marker(listed: &RemoteListed<'_>) -> bool {
+    listed.key.ends_with('/') && listed.checked().is_ok_and(|object| object.size == 0)
 }
 
 impl RebuildBuilder {
@@ -110,6 +119,10 @@ impl RebuildBuilder {
                     self.foreign.insert(folder.to_string());
                 }
             }
+        }
+        if is_folder_marker(listed) {
+            self.report.skipped_folder_markers += 1;
+            return;
         }
         let rel = match self.model.rel_from_remote_key(key) {
             Ok(rel) => rel,

@@ -69,6 +69,7 @@ fn listing_rebuild_accounts_for_keys_listed_twice() {
             + report.skipped_foreign
             + report.skipped_outside_namespace
             + report.skipped_unsafe
+            + report.skipped_folder_markers
             + report.skipped_duplicate
     );
 }

@@ -36,6 +36,7 @@ fn assert_adds_up(index: &Index, report: &RebuildReport) {
             + report.skipped_foreign
             + report.skipped_outside_namespace
             + report.skipped_unsafe
+            + report.skipped_folder_markers
             + report.skipped_duplicate,
         "{report:#?}"
     );
@@ -119,6 +120,7 @@ fn namespaced_rebuild_keeps_only_the_namespace_payload() {
             skipped_foreign: 0,
             skipped_outside_namespace: 5,
             skipped_unsafe: 0,
+            skipped_folder_markers: 0,
             skipped_duplicate: 0,
             unsafe_examples: vec![],
             foreign_namespaces: vec![],
@@ -212,8 +214,9 @@ fn unsafe_keys_are_counted_with_their_codes() {
             ("ns/a//b", 1, None, None),
             ("ns/a\\b", 1, None, None),
             ("ns/a\u{1}b", 1, None, None),
-            ("ns/a/", 0, None, None),
-            ("ns/", 0, None, None),
+            // With bytes: a zero-byte key ending in `/` is a folder marker (see below).
+            ("ns/a/", 1, None, None),
+            ("ns/", 1, None, None),
             ("ns//etc/passwd", 1, None, None),
             ("ns/C:/x", 1, None, None),
             ("ns/data/CON", 1, None, None),
@@ -463,4 +466,42 @@ fn an_existing_index_is_judged_by_the_parser() {
         ExistingIndex::of(Some(br#"{"version":99,"entries":{}}"#)),
         ExistingIndex::Corrupt
     );
+}
+
+/// The S3 console's folders (issue 17): zero-byte keys ending in `/` are skipped and counted,
+/// not refused as unsafe, so a pull does not stop for them; a key ending in `/` that holds
+/// bytes is still refused, in both modes.
+#[test]
+fn folder_markers_are_skipped_and_counted_not_refused() {
+    let (index, report) = rebuild(
+        Some("ns"),
+        &[&[
+            ("ns/", 0, None, None),
+            ("ns/data/", 0, None, None),
+            ("ns/workflow-runs/", 0, None, None),
+            ("ns/workflow-runs/wf/run.yaml", 4, None, None),
+            ("ns/data/x/", 2, None, None),
+            ("swamp/", 0, None, None),
+        ]],
+    );
+    assert_eq!(rels(&index), vec!["workflow-runs/wf/run.yaml"]);
+    assert_eq!(report.skipped_folder_markers, 4);
+    assert_eq!(report.skipped_unsafe, 1);
+    assert_eq!(
+        report.unsafe_examples,
+        vec![refused("ns/data/x/", "path-trailing-slash")]
+    );
+    let (index, report) = rebuild(
+        None,
+        &[&[
+            ("swamp/", 0, None, None),
+            ("workflow-runs/", 0, None, None),
+            ("workflow-runs/wf/run.yaml", 4, None, None),
+        ]],
+    );
+    assert_eq!(rels(&index), vec!["workflow-runs/wf/run.yaml"]);
+    assert_eq!(report.skipped_folder_markers, 2);
+    assert_eq!(report.skipped_unsafe, 0);
+    let value = serde_json::to_value(&report).unwrap();
+    assert_eq!(value["skippedFolderMarkers"], 2);
 }

@@ -34,6 +34,7 @@ fuzz_target!(|data: &[u8]| {
         + report.skipped_foreign
         + report.skipped_outside_namespace
         + report.skipped_unsafe
+        + report.skipped_folder_markers
         + report.skipped_duplicate;
     assert_eq!(
         report.objects_seen,

@@ -25,6 +25,18 @@ export const ERROR_EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   "not-evidence": EXIT.usage,
   "namespace-*": EXIT.usage,
   "path-*": EXIT.usage,
+  "invalid-bucket-name": EXIT.usage,
+  "cache-not-a-folder": EXIT.usage,
+  // The bucket or the credentials are not what the command needs: a failure (exit 1), listed
+  // here so the table names every code a person may meet; the message says what to do.
+  "no-such-bucket": EXIT.failed,
+  "bad-credentials": EXIT.failed,
+  "no-credentials": EXIT.failed,
+  "access-denied": EXIT.failed,
+  "endpoint-unreachable": EXIT.failed,
+  // The cache's disk is full or may not be written: a failure; the message names the path.
+  "disk-full": EXIT.failed,
+  "cache-not-writable": EXIT.failed,
   // The command stopped before it could go on, on purpose: a person decides what next.
   "plan-stale": EXIT.attention,
   "symlink-in-path": EXIT.attention,

@@ -38,6 +38,11 @@ export async function main(args: string[]): Promise<number> {
       return EXIT.ok;
     }
     if (line.kind === "overview") {
+      if (!line.asked && json) {
+        // A script asked for JSON: it gets its one object, not the overview's text.
+        printError(undefined, { code: "usage", message: "no command given" }, json);
+        return EXIT.usage;
+      }
       (line.asked ? console.log : console.error)(overview());
       return line.asked ? EXIT.ok : EXIT.usage;
     }

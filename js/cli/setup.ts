@@ -11,7 +11,15 @@ import { SyncError } from "../errors.ts";
 import { progressPrinter } from "../progress.ts";
 import { S3Store } from "../s3.ts";
 import type { FlagValues } from "./spec.ts";
-import { flag, nonNegative, positiveInt, text } from "./values.ts";
+import {
+  bucketName,
+  endpointUrl,
+  flag,
+  nonEmptyText,
+  nonNegative,
+  positiveInt,
+  text,
+} from "./values.ts";
 
 /** A context and how to let go of it. */
 export interface Setup {
@@ -25,22 +33,26 @@ export interface Setup {
  * Checks the flags shared by every command, then builds the context. Sends no request.
  *
  * @param values the parsed flags
- * @throws SyncError `usage` for a bad number, or the core's code for a bad namespace or prefix
+ * @throws SyncError `usage` for a bad number, an empty namespace or an endpoint without a
+ *   scheme; the core's code for a bad namespace or prefix; `invalid-bucket-name` for a bucket
+ *   name no server can hold
  */
 export function setUp(values: FlagValues): Setup {
   const json = flag(values, "json");
-  const namespace = text(values, "namespace");
+  const namespace = nonEmptyText(values, "namespace", "a solo (un-namespaced) datastore");
   const prefix = text(values, "prefix");
   const concurrency = positiveInt(values, "concurrency");
   const listPageSize = positiveInt(values, "page-size");
   const lockWait = flag(values, "no-lock") ? undefined : nonNegative(values, "lock-wait") ?? 60;
   // Validate the binding before any request: a bad namespace is a usage error, not a fault.
   new Planner(namespace, prefix).free();
+  const bucket = bucketName(values);
+  const endpoint = endpointUrl(values);
   const store = new S3Store({
-    bucket: text(values, "bucket")!,
+    bucket,
     prefix,
     region: text(values, "region"),
-    endpoint: text(values, "endpoint"),
+    endpoint,
     forcePathStyle: flag(values, "force-path-style"),
   });
   const controller = new AbortController();

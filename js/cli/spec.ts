@@ -61,7 +61,11 @@ export const COMMON_FLAGS: Readonly<Record<string, FlagSpec>> = {
     type: "boolean",
     help: "path-style addressing (most S3-compatible servers need it)",
   },
-  concurrency: { type: "string", value: "N", help: "transfers in flight (default 50)" },
+  concurrency: {
+    type: "string",
+    value: "N",
+    help: "transfers in flight (default: pull 50; push, migrate 25)",
+  },
   "page-size": { type: "string", value: "N", help: "keys per listing request (default 1000)" },
   json: { type: "boolean", help: "print one JSON object on stdout" },
   "no-lock": {

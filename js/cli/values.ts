@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { SyncError } from "../errors.ts";
+import { BUCKET_NAME_RULE, bucketNameImpossible } from "../store_errors.ts";
 import { type FlagValues, usageError } from "./spec.ts";
 
 /** The string flag `name`, if given. */
@@ -48,4 +50,60 @@ export function percent(values: FlagValues, name: string): number | undefined {
     usageError(`--${name} takes a number from 0 to 100, not ${JSON.stringify(value)}`);
   }
   return n;
+}
+
+/**
+ * The flag `name`, if given, refused when empty: `--namespace ""` would silently mean "no
+ * namespace", a different datastore from the one a person meant to name.
+ */
+export function nonEmptyText(
+  values: FlagValues,
+  name: string,
+  absentMeans: string,
+): string | undefined {
+  const value = text(values, name);
+  if (value === "") {
+    usageError(`--${name} is empty: give a value, or leave the flag out for ${absentMeans}`);
+  }
+  return value;
+}
+
+/**
+ * `--endpoint`, if given, as an http(s) URL. Without a scheme (`127.0.0.1:9000`) the SDK fails
+ * later with a bare "Invalid URL"; this says what to add, before any request.
+ */
+export function endpointUrl(values: FlagValues): string | undefined {
+  const value = text(values, "endpoint");
+  if (value === undefined) return undefined;
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    usageError(
+      `--endpoint ${JSON.stringify(value)} has no scheme: add http:// or https://, ` +
+        `e.g. --endpoint http://${value}`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    usageError(`--endpoint ${JSON.stringify(value)} is not a URL, e.g. http://127.0.0.1:9000`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    usageError(`--endpoint ${JSON.stringify(value)} must start with http:// or https://`);
+  }
+  return value;
+}
+
+/**
+ * `--bucket`, refused before any request when no S3 server could hold a bucket of that name
+ * (`--bucket b`: too short). Exit 2, as a usage error, with its own code.
+ */
+export function bucketName(values: FlagValues): string {
+  const bucket = text(values, "bucket") ?? "";
+  if (bucketNameImpossible(bucket)) {
+    throw new SyncError(
+      "invalid-bucket-name",
+      `${JSON.stringify(bucket)} is not a valid bucket name: ${BUCKET_NAME_RULE}`,
+    );
+  }
+  return bucket;
 }

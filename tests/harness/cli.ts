@@ -52,20 +52,24 @@ export function commonFlags(
   ];
 }
 
-/** Starts the CLI; the caller waits for or kills it. */
-export function spawnCli(args: string[]): Deno.ChildProcess {
+/**
+ * Starts the CLI; the caller waits for or kills it.
+ *
+ * @param env variables set over {@link cliEnv} (a wrong secret, say)
+ */
+export function spawnCli(args: string[], env: Record<string, string> = {}): Deno.ChildProcess {
   return new Deno.Command(BIN, {
     args,
-    env: cliEnv(),
+    env: { ...cliEnv(), ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
 }
 
-/** Runs the CLI to completion. */
-export async function runCli(args: string[]): Promise<CliResult> {
-  const out = await spawnCli(args).output();
+/** Runs the CLI to completion (`env` as {@link spawnCli} takes it). */
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const out = await spawnCli(args, env).output();
   const decoder = new TextDecoder();
   return {
     code: out.code,
@@ -77,8 +81,9 @@ export async function runCli(args: string[]): Promise<CliResult> {
 /** Runs the CLI with `--json` and parses its one JSON object. */
 export async function runCliJson(
   args: string[],
+  env: Record<string, string> = {},
 ): Promise<CliResult & { json: Record<string, unknown> }> {
-  const result = await runCli([...args, "--json"]);
+  const result = await runCli([...args, "--json"], env);
   let json: Record<string, unknown>;
   try {
     json = JSON.parse(result.stdout);

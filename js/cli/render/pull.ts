@@ -27,7 +27,7 @@ export function pullLines({ report, blocked }: PullOutcome): string[] {
         `Index rebuilt from a listing: ${r.kept} of ${r.objectsSeen} objects kept; skipped ${r.skippedInternal} internal, ` +
           `${
             r.skippedForeign + r.skippedOutsideNamespace
-          } of other namespaces, ${r.skippedUnsafe} unsafe` +
+          } of other namespaces, ${r.skippedUnsafe} unsafe, ${r.skippedFolderMarkers} folder markers` +
           (r.published
             ? "; published."
             : r.adoptedPeerIndex

@@ -11,7 +11,8 @@ function reportLines(rebuilt: RebuildReport): string[] {
   return [
     `Rebuild from a listing: ${rebuilt.objectsSeen} objects seen, ${rebuilt.kept} kept (${rebuilt.bytesKept} bytes); ` +
     `skipped ${rebuilt.skippedInternal} internal, ${rebuilt.skippedForeign} in other namespaces' folders, ` +
-    `${rebuilt.skippedOutsideNamespace} outside the namespace, ${rebuilt.skippedUnsafe} unsafe.`,
+    `${rebuilt.skippedOutsideNamespace} outside the namespace, ${rebuilt.skippedUnsafe} unsafe, ` +
+    `${rebuilt.skippedFolderMarkers} folder markers (empty keys ending in /, nothing to sync).`,
     ...rebuilt.unsafeExamples.map((u) => `  unsafe key ${JSON.stringify(u.key)} [${u.code}]`),
     ...rebuilt.collisions.map((c) => `  collision (${c.kind}): ${c.paths.join(", ")}`),
   ];
