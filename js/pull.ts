@@ -246,7 +246,7 @@ function logRebuilt(ctx: SyncContext, r: RebuiltIndex): void {
     `rebuilt index: ${r.kept} kept of ${r.objectsSeen} listed (${r.skippedInternal} internal, ` +
       `${
         r.skippedForeign + r.skippedOutsideNamespace
-      } other namespaces, ${r.skippedUnsafe} unsafe)` +
+      } other namespaces, ${r.skippedUnsafe} unsafe, ${r.skippedFolderMarkers} folder markers)` +
       (r.published ? ", published" : r.adoptedPeerIndex ? ", a peer's index adopted" : ""),
   );
 }
