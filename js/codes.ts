@@ -106,6 +106,7 @@ export const SHIM_CODES = [
   "no-conflict-copy",
   "no-credentials",
   "no-such-bucket",
+  "not-attempted",
   "not-evidence",
   "publish-conflict",
   "repair-conflict",

@@ -106,11 +106,16 @@ export interface Progress {
   phase: string;
   /** Items finished (done or failed). */
   done: number;
+  /** Of those, items that failed. */
+  failed: number;
   /** Items in all. */
   total: number;
   /** Bytes moved so far. */
   bytes: number;
 }
+
+/** Failures in a row after which a pool starts no new item (see {@link runPool}). */
+export const BREAKER = 10;
 
 /** A failed item. */
 export interface ItemFailure {
@@ -146,25 +151,35 @@ export async function runPool<T>(
   let next = 0;
   let done = 0;
   let bytes = 0;
+  // Failures in a row with no success between: past the breaker, the endpoint is taken as
+  // down and no new item starts (a dead server made 3,000 files retry for minutes).
+  let failingInARow = 0;
+  let lastFailure: ItemFailure | undefined;
   const report = () =>
-    options.onProgress?.({ phase: options.phase, done, total: items.length, bytes });
+    options.onProgress?.({
+      phase: options.phase,
+      done,
+      failed: failures.length,
+      total: items.length,
+      bytes,
+    });
   const worker = async () => {
-    while (next < items.length && !options.signal?.aborted) {
+    while (next < items.length && !options.signal?.aborted && failingInARow < BREAKER) {
       const index = next++;
       const item = items[index];
       try {
         await work(item);
         bytes += options.sizeOf?.(item) ?? 0;
+        failingInARow = 0;
       } catch (error) {
         if (options.signal?.aborted) break;
-        failures.push({
-          index,
-          failure: {
-            item: options.name(item),
-            code: error instanceof SyncError ? error.code : options.failureCode,
-            message: describe(error),
-          },
-        });
+        lastFailure = {
+          item: options.name(item),
+          code: error instanceof SyncError ? error.code : options.failureCode,
+          message: describe(error),
+        };
+        failures.push({ index, failure: lastFailure });
+        failingInARow++;
       }
       done++;
       report();
@@ -176,6 +191,20 @@ export async function runPool<T>(
   );
   if (options.signal?.aborted) {
     throw abortError(options.signal.reason);
+  }
+  // Items never started because the breaker opened: failures too, named, so the run says what
+  // did not happen and nothing counts them as done.
+  for (let index = next; index < items.length; index++) {
+    failures.push({
+      index,
+      failure: {
+        item: options.name(items[index]),
+        code: "not-attempted",
+        message: `not attempted: the ${BREAKER} requests before it failed in a row (last: ${
+          lastFailure?.message ?? "unknown"
+        })`,
+      },
+    });
   }
   return failures.sort((a, b) => a.index - b.index).map((f) => f.failure);
 }

@@ -142,6 +142,7 @@ export async function acquireLock(
   // Set after deleting a stale lock (clients without If-Match): the create that follows is
   // the takeover.
   let deletedStale: string | undefined;
+  let toldWaiting = false;
   for (;;) {
     options.signal?.throwIfAborted();
     const retry = <T>(call: () => Promise<T>) => withRetry(call, DEFAULT_RETRY, options.signal);
@@ -185,6 +186,17 @@ export async function acquireLock(
         options.retryMs ?? DEFAULTS.retryMs,
       )
     );
+    if (decision.action === "retry" && !toldWaiting && state.state === "held") {
+      // Say so once: a wait with no word looks like a hang until the timeout.
+      toldWaiting = true;
+      options.log?.(
+        `the datastore lock ${key} is held by ${state.holder}${
+          state.hostname ? ` (host ${state.hostname}, pid ${state.pid})` : ""
+        }, taken ${Math.round(state.ageMs / 1000)} s ago: waiting up to ${
+          Math.round((options.maxWaitMs ?? DEFAULTS.maxWaitMs) / 1000)
+        } s for it`,
+      );
+    }
     if (decision.action === "giveUp") {
       const b = current?.body;
       throw new SyncError(

@@ -56,7 +56,14 @@ export function setUp(values: FlagValues): Setup {
     forcePathStyle: flag(values, "force-path-style"),
   });
   const controller = new AbortController();
-  const onSignal = () => controller.abort(new SyncError("aborted", "interrupted"));
+  const onSignal = () =>
+    controller.abort(
+      new SyncError(
+        "aborted",
+        "interrupted: what finished stays (downloads in place, uploads in the bucket, indexed " +
+          "only once a push publishes); run the same command again to finish",
+      ),
+    );
   Deno.addSignalListener("SIGINT", onSignal);
   Deno.addSignalListener("SIGTERM", onSignal);
   const ctx: SyncContext = {

@@ -121,6 +121,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "download what the remote index names into the cache",
     flags: {
       "metadata-only": { type: "boolean", help: "lazy hydration: leave data/**/raw bytes remote" },
+      verify: {
+        type: "boolean",
+        help: "skip the fast path: walk and compare every file (brings back files deleted here)",
+      },
     },
     maxArgs: 0,
     needsCache: true,

@@ -1,5 +1,5 @@
 /** The engine's retry and pool, with fakes: what is retried, what is final, what an abort does. */
-import { isTransient, runPool, withRetry } from "../../js/engine.ts";
+import { BREAKER, isTransient, runPool, withRetry } from "../../js/engine.ts";
 import { SyncError } from "../../js/errors.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 
@@ -99,4 +99,40 @@ Deno.test("runPool stops taking work on abort and throws aborted", async () => {
     }), SyncError);
   assertEquals((error as SyncError).code, "aborted");
   assert(started < 10, `${started} items started after the abort`);
+});
+
+Deno.test("a pool stops after BREAKER failures in a row and names what it did not attempt", async () => {
+  const seen: number[] = [];
+  const progress: { done: number; failed: number }[] = [];
+  const items = Array.from({ length: 50 }, (_, i) => i);
+  const failures = await runPool(items, {
+    concurrency: 1,
+    phase: "upload",
+    name: (i) => `f${i}`,
+    failureCode: "upload-failed",
+    onProgress: (p) => progress.push({ done: p.done, failed: p.failed }),
+  }, (i) => {
+    seen.push(i);
+    return i < 3 ? Promise.resolve() : Promise.reject(new Error("ECONNREFUSED"));
+  });
+  assertEquals(seen.length, 3 + BREAKER);
+  assertEquals(failures.length, 50 - 3);
+  const skipped = failures.filter((f) => f.code === "not-attempted");
+  assertEquals(skipped.length, 50 - 3 - BREAKER);
+  assertEquals(skipped[0].item, `f${3 + BREAKER}`);
+  assert(skipped[0].message.includes("ECONNREFUSED"), skipped[0].message);
+  // Progress counts the failures as they happen.
+  assertEquals(progress.at(-1), { done: 3 + BREAKER, failed: BREAKER });
+});
+
+Deno.test("a success resets the breaker: alternating failures never open it", async () => {
+  const items = Array.from({ length: 40 }, (_, i) => i);
+  const failures = await runPool(items, {
+    concurrency: 1,
+    phase: "download",
+    name: (i) => `f${i}`,
+    failureCode: "download-failed",
+  }, (i) => i % 2 ? Promise.reject(new Error("flaky")) : Promise.resolve());
+  assertEquals(failures.length, 20);
+  assert(failures.every((f) => f.code === "download-failed"));
 });

@@ -13,7 +13,10 @@ import { realFailures, symlinkRefusals } from "./refusals.ts";
 
 /** Runs `pull`. */
 export async function runPull({ ctx, values }: CommandInput): Promise<PullOutcome> {
-  const report = await pull(ctx, { metadataOnly: flag(values, "metadata-only") });
+  const report = await pull(ctx, {
+    metadataOnly: flag(values, "metadata-only"),
+    verify: flag(values, "verify"),
+  });
   const blocked = blockedOfPull(report);
   const code = exitCodeOfRun(realFailures(report.failures).length > 0, blocked.length > 0);
   return { kind: "pull", code, report, blocked };

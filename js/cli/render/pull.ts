@@ -6,11 +6,20 @@
 import { isSymlinkRefusal } from "../../cache_fs.ts";
 import type { PullOutcome } from "../outcome.ts";
 
+/** ` (N of them not attempted)` when the downloads stopped after failures in a row. */
+function notAttempted(failures: { code: string }[]): string {
+  const skipped = failures.filter((f) => f.code === "not-attempted").length;
+  return skipped ? ` (${skipped} of them not attempted: the endpoint kept failing)` : "";
+}
+
 /** One summary line, the rebuild if there was one, failures, then what is blocked. */
 export function pullLines({ report, blocked }: PullOutcome): string[] {
   const lines: string[] = [];
   if (report.noop) {
-    lines.push("Pull: nothing to do (the remote index is unchanged since the last verified pull).");
+    lines.push(
+      "Pull: nothing to do (the remote index is unchanged since the last verified pull; " +
+        "`s3sync pull --verify` checks every file).",
+    );
   } else {
     lines.push(
       `Pull: ${report.downloaded} downloaded (${report.bytes} bytes), ${
@@ -19,7 +28,7 @@ export function pullLines({ report, blocked }: PullOutcome): string[] {
         `${
           report.plan?.summary.lazy ?? 0
         } left remote, ${report.notFound.length} gone remotely (pruned), ` +
-        `${report.failures.length} failed.`,
+        `${report.failures.length} failed${notAttempted(report.failures)}.`,
     );
     if (report.rebuilt) {
       const r = report.rebuilt;

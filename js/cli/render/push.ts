@@ -33,6 +33,12 @@ export function describePlan(plan: PushPlan, limit = 20): string[] {
   if (plan.deletes.length > limit) {
     lines.push(`  ... and ${count(plan.deletes.length - limit)} more deletes`);
   }
+  // Indexed files absent here without evidence: named, since a person must decide (restore,
+  // pull, or delete with a tombstone); the JSON lists all of them.
+  for (const rel of plan.missing.slice(0, limit)) lines.push(`  missing ${rel} (not deleted)`);
+  if (plan.missing.length > limit) {
+    lines.push(`  ... and ${count(plan.missing.length - limit)} more missing`);
+  }
   // Older saved plans (`push --plan`) carry no `refused`.
   const refused = plan.refused ?? [];
   if (refused.length > 0) {
@@ -45,6 +51,12 @@ export function describePlan(plan: PushPlan, limit = 20): string[] {
   }
   for (const b of plan.blocked) lines.push(`guard [${b.code}]: ${b.message}`);
   return lines;
+}
+
+/** ` (N of them not attempted)` when a pool stopped after failures in a row. */
+function notAttempted(failures: { code: string }[]): string {
+  const skipped = failures.filter((f) => f.code === "not-attempted").length;
+  return skipped ? ` (${count(skipped)} of them not attempted: the endpoint kept failing)` : "";
 }
 
 /** The plan, then what the push did (or that nothing changed), then its failures. */
@@ -60,7 +72,7 @@ export function pushLines({ report, savedTo }: PushOutcome): string[] {
         `index ${report.published ? "published" : "unchanged"}${
           report.conflicts ? ` after ${report.conflicts} re-merges` : ""
         }, ` +
-        `${report.failures.length} failed.`,
+        `${report.failures.length} failed${notAttempted(report.failures)}.`,
     );
   }
   for (const f of report.failures.slice(0, 20)) lines.push(`  failed ${f.item}: ${f.message}`);
