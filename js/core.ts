@@ -795,6 +795,11 @@ export function rebuildStep(
   return core(() => wasm.rebuildStep(apply, force, existing));
 }
 
+/** Names among `candidates` that look like a typo of `wanted` (case, or two edits). */
+export function nearNames(wanted: string, candidates: string[]): string[] {
+  return core(() => wasm.nearNames(wanted, candidates));
+}
+
 /** The three names of a file a caller names by cache path (`<ns>/<rel>`) or bare rel. */
 export function mapCallerPath(path: string, namespace?: string, prefix?: string): FileNames {
   return core(() => wasm.mapCallerPath(namespace || undefined, prefix || undefined, path));

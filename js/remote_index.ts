@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { lockKeyFor, type Planner, type RebuildReport, shardMeta } from "./core.ts";
+import { lockKeyFor, nearNames, type Planner, type RebuildReport, shardMeta } from "./core.ts";
 import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "./errors.ts";
@@ -25,7 +25,12 @@ import {
 export const PUBLISH_ATTEMPTS = 10;
 
 /** What a rebuild from a listing found, and what became of it. */
-export type RebuiltIndex = RebuildReport & { published: boolean; adoptedPeerIndex: boolean };
+export type RebuiltIndex = RebuildReport & {
+  published: boolean;
+  adoptedPeerIndex: boolean;
+  /** When the listing held nothing: what to check (and near names that do hold data). */
+  hint?: string;
+};
 
 /**
  * Reads the index object at `key` (retrying transient failures).
@@ -216,7 +221,9 @@ export async function rebuildIndex(
       });
   }
   const report = planner.finishRebuild(now);
-  const rebuilt = { ...report, published: false, adoptedPeerIndex: false };
+  const hint = report.objectsSeen === 0 ? await emptyHint(ctx) : undefined;
+  if (hint) ctx.log?.(`warning: ${hint}`);
+  const rebuilt = { ...report, published: false, adoptedPeerIndex: false, hint };
   if (!publish || report.kept === 0) return { rebuilt };
   const key = planner.remoteIndexKey;
   const body = planner.indexJson(false);
@@ -227,6 +234,35 @@ export async function rebuildIndex(
   const theirs = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
   planner.loadIndex(theirs.data);
   return { etag: theirs.etag, rebuilt: { ...rebuilt, adoptedPeerIndex: true } };
+}
+
+/**
+ * What to say when the bound tree holds nothing: a new datastore, or a typo in `--namespace` or
+ * `--prefix` (`Prod` for `prod`). For a namespace, one page of the bucket's top level is read
+ * for folders whose names are near it.
+ */
+async function emptyHint(ctx: SyncContext): Promise<string> {
+  const where = ctx.namespace
+    ? `namespace ${ctx.namespace}${ctx.prefix ? ` under prefix ${ctx.prefix}` : ""}`
+    : ctx.prefix
+    ? `prefix ${ctx.prefix}`
+    : "the bucket";
+  let near: string[] = [];
+  if (ctx.namespace) {
+    try {
+      for await (const page of listPages(ctx.store, "", 1000, ctx.signal)) {
+        const folders = new Set(page.map((o) => o.key.split("/")[0]));
+        near = nearNames(ctx.namespace, [...folders]);
+        break;
+      }
+    } catch {
+      // Only a hint: a listing that fails here leaves the plain warning.
+    }
+  }
+  return `nothing is stored under ${where} yet (a new datastore?)` +
+    (near.length > 0
+      ? `; names are case-sensitive: did you mean --namespace ${near.join(" or ")}?`
+      : `; if you expected data there, check ${ctx.namespace ? "--namespace and " : ""}--prefix`);
 }
 
 /**

@@ -46,6 +46,52 @@ pub fn model_scope<'a>(models: impl IntoIterator<Item = (&'a str, &'a str)>) -> 
         .collect()
 }
 
+/// Names among `candidates` that look like a typo of `wanted`: equal but for case, or within
+/// two single-character edits (a namespace `Prod` for `prod`, `prdo` for `prod`), nearest
+/// first; `wanted` itself is never suggested.
+pub fn near_names<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let folded = wanted.to_lowercase();
+    let mut near: Vec<(usize, String)> = candidates
+        .into_iter()
+        .filter(|c| *c != wanted)
+        .filter_map(|c| {
+            let distance = if c.to_lowercase() == folded {
+                0
+            } else {
+                edit_distance(&folded, &c.to_lowercase())
+            };
+            (distance <= 2).then(|| (distance, c.to_string()))
+        })
+        .collect();
+    near.sort();
+    near.dedup();
+    near.into_iter().map(|(_, name)| name).collect()
+}
+
+/// Levenshtein distance over chars, stopping early past 2 (only near names matter).
+fn edit_distance(a: &str, b: &str) -> usize {
+    // Folder names are single segments (at most 255 bytes); anything longer is no typo of one,
+    // and the quadratic table must stay small on hostile input.
+    if a.len() > MAX_SEGMENT_BYTES || b.len() > MAX_SEGMENT_BYTES {
+        return 3;
+    }
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > 2 {
+        return 3;
+    }
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
 /// Top-level folders swamp keeps in the cache that never sync, in either direction.
 ///
 /// The datastore reference names `secrets` and bundle folders; only `secrets` has a fixed name,

@@ -1565,3 +1565,10 @@ impl PushRun {
             .map_err(to_js_error)
     }
 }
+
+/// Names among `candidates` that look like a typo of `wanted` (case, or two edits), nearest
+/// first.
+#[wasm_bindgen(js_name = nearNames)]
+pub fn near_names(wanted: &str, candidates: Vec<String>) -> Vec<String> {
+    crate::paths::near_names(wanted, candidates.iter().map(String::as_str))
+}

@@ -263,3 +263,15 @@ fn a_scoped_sync_of_a_model_covers_its_three_trees() {
         ]
     );
 }
+
+#[test]
+fn near_names_suggest_a_typo_s_intended_name() {
+    use s3sync_core::paths::near_names;
+    let folders = ["prod", "staging", "dev", "Prod-old", "production"];
+    assert_eq!(near_names("Prod", folders), ["prod"]);
+    assert_eq!(near_names("prdo", folders), ["prod"]);
+    assert_eq!(near_names("stagin", folders), ["staging"]);
+    assert!(near_names("qa", folders).is_empty());
+    // The name itself is no suggestion.
+    assert!(near_names("dev", ["dev"]).is_empty());
+}

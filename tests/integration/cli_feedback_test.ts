@@ -133,3 +133,38 @@ Deno.test("a push whose uploads keep failing stops after 10 in a row and says wh
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("a namespace typo (Prod for prod) warns that nothing is stored there and names prod", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("typo");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-fb-" });
+  try {
+    const rels = datastoreRels(3);
+    await putAll(store, rels.map((rel) => [`prod/${rel}`, contentOf(rel)]));
+    await Deno.mkdir(`${cache}/Prod/data`, { recursive: true });
+    await Deno.writeTextFile(`${cache}/Prod/data/local.json`, "{}");
+    const flags = commonFlags(server, "typo", cache, { namespace: "Prod" });
+    const planned = await runCli(["plan", ...flags]);
+    assertEquals(planned.code, 0, planned.stderr);
+    assert(
+      planned.stderr.includes(
+        "warning: nothing is stored under namespace Prod yet (a new datastore?); names are case-sensitive: did you mean --namespace prod?",
+      ),
+      planned.stderr,
+    );
+    const pulled = await runCliJson(["pull", ...flags]);
+    assertEquals(pulled.code, 0, pulled.stderr);
+    const rebuilt = (pulled.json.report as { rebuilt: { hint: string } }).rebuilt;
+    assert(rebuilt.hint.includes("did you mean --namespace prod?"), JSON.stringify(rebuilt));
+    // A real namespace with data gets no warning.
+    const right = await runCli([
+      "pull",
+      ...commonFlags(server, "typo", cache, { namespace: "prod" }),
+    ]);
+    assert(!right.stderr.includes("warning: nothing is stored"), right.stderr);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});

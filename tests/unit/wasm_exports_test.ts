@@ -51,6 +51,7 @@ const FUNCTIONS: Record<string, () => unknown> = {
   mapRel: () => wasm.mapRel(EVIL, EVIL, EVIL),
   mapCallerPath: () => wasm.mapCallerPath("ns", EVIL, `ns/${EVIL}`),
   scopeForModels: () => wasm.scopeForModels([{ modelType: 7 }, EVIL]),
+  nearNames: () => wasm.nearNames(HUGE, [EVIL, HUGE, "", "\u0000"]),
   partitionKey: () => wasm.partitionKey(EVIL),
   planMigrate: () => wasm.planMigrate(EVIL, EVIL, JUNK, DEEP, JUNK, "not a time"),
   pullIsNoop: () => wasm.pullIsNoop(JUNK, EVIL, true, false),
