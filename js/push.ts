@@ -344,17 +344,41 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         break;
       }
       case "writeLocalIndex":
-        await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPush());
+        await recording(
+          report,
+          () => ctx.cache.writeAtomic(action.path, planner.localIndexAfterPush()),
+        );
         // Read again: swamp core may have marked files dirty since the push began.
         run.onWritten((await ctx.cache.readFile(SIDECAR)) ?? undefined, now());
         break;
       case "writeSidecar":
-        await ctx.cache.writeAtomic(action.path, run.sidecar());
+        await recording(report, () => ctx.cache.writeAtomic(action.path, run.sidecar()));
         run.onWritten(undefined, now());
         break;
       case "done":
         return push;
     }
+  }
+}
+
+/**
+ * Runs a write of the push's local records. Its failure (a read-only cache, a full disk) comes
+ * after the uploads and the publish landed: the error keeps its code and says so, so nobody
+ * takes the push for lost and nobody re-does it by hand.
+ */
+async function recording<T>(report: PushReport, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    const cause = asSyncError(error, "push");
+    throw new SyncError(
+      cause.code,
+      `the push landed (${report.uploaded} uploaded, ${report.deleted} deleted, index ${
+        report.published ? "published" : "unchanged"
+      }) but recording it in the cache failed: ${cause.message}; once that is fixed, run ` +
+        "push again: it finds what landed",
+      { cause: error },
+    );
   }
 }
 

@@ -187,6 +187,7 @@ export async function rebuildIndex(
   ctx: SyncContext,
   planner: Planner,
   publish: boolean,
+  reason: "missing" | "asked" = "missing",
 ): Promise<{ etag?: string; rebuilt: RebuiltIndex }> {
   const now = ctx.now?.() ?? new Date();
   const retry = ctx.retry ?? DEFAULT_RETRY;
@@ -205,9 +206,10 @@ export async function rebuildIndex(
     ) {
       if (!narrated) {
         ctx.log?.(
-          `remote index missing: rebuilding it from a listing of ${
-            planner.listingPrefix || "the bucket"
-          }`,
+          `${
+            reason === "missing" ? "remote index missing: rebuilding it" : "rebuilding the index"
+          }` +
+            ` from a listing of ${planner.listingPrefix || "the bucket"}`,
         );
         narrated = true;
       }

@@ -261,6 +261,9 @@ pub struct RepairSummary {
     pub remove_redundant: u64,
     /// Files moved to the backup folder (a different copy is kept).
     pub backup: u64,
+    /// Of those, root-level copies whose equality with the remote copy could not be proven
+    /// (same size, but the index records no hash): they may well be identical.
+    pub unproven: u64,
 }
 
 /// The repair plan.
@@ -368,7 +371,11 @@ pub fn plan_repair(
                             })
                         }
                         (Some(_), None) => plan.needs_hash.push(root_path.clone()),
-                        // Differs, or no hash recorded to prove it equal: keep it aside.
+                        // No hash recorded to prove it equal: kept aside, and said so.
+                        (None, _) => {
+                            to_backup = true;
+                            plan.summary.unproven += 1;
+                        }
                         _ => to_backup = true,
                     },
                 },
@@ -408,6 +415,7 @@ pub fn plan_repair(
         move_into_namespace: plan.move_into_namespace.len() as u64,
         remove_redundant: plan.remove_redundant.len() as u64,
         backup: plan.backup.len() as u64,
+        unproven: plan.summary.unproven,
     };
     plan
 }

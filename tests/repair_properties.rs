@@ -215,3 +215,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_same_size_copy_the_index_cannot_prove_equal_is_backed_up_and_counted_as_unproven() {
+    // A rebuilt index records no hash: a root-level copy of the same size may be identical to
+    // the remote one, or not. It is kept aside, and the plan says equality was not proven.
+    let model = PathModel::new(Some("ns"), "").unwrap();
+    let index = Index::parse(
+        br#"{"version":1,"entries":{"logs/a.log":{"key":"logs/a.log","size":5,"lastModified":"2026-11-01T00:00:00.000Z"},
+        "logs/b.log":{"key":"logs/b.log","size":9,"lastModified":"2026-11-01T00:00:00.000Z"}}}"#,
+    )
+    .unwrap();
+    let files = vec![
+        LocalFile {
+            path: "logs/a.log",
+            size: 5,
+            mtime_ms: Some(1),
+        },
+        LocalFile {
+            path: "logs/b.log",
+            size: 3,
+            mtime_ms: Some(1),
+        },
+    ];
+    let surveyed = survey(&model, &files);
+    let plan = plan_repair(&model, &surveyed, &files, &index, &BTreeMap::new());
+    assert_eq!(plan.summary.backup, 2, "{plan:?}");
+    assert_eq!(plan.summary.unproven, 1, "only a.log could be equal");
+}

@@ -168,3 +168,23 @@ Deno.test("a namespace typo (Prod for prod) warns that nothing is stored there a
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("rebuild-index on a bucket whose index exists never says the index is missing", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("present");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-fb-" });
+  const flags = commonFlags(server, "present", cache);
+  try {
+    const rels = datastoreRels(3);
+    await putAll(store, rels.map((rel) => [rel, contentOf(rel)]));
+    assertEquals((await runCli(["pull", ...flags])).code, 0); // publishes a rebuilt index
+    const rebuilt = await runCli(["rebuild-index", ...flags]);
+    assertEquals(rebuilt.code, 0, rebuilt.stderr);
+    assert(!rebuilt.stderr.includes("remote index missing"), rebuilt.stderr);
+    assert(rebuilt.stderr.includes("rebuilding the index from a listing"), rebuilt.stderr);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});

@@ -57,7 +57,12 @@ Deno.test("repair on an in-memory cache: root-level copies moved, removed or bac
 
   const dry = await repair(ctx, false);
   assertEquals(dry.applied, false);
-  assertEquals(dry.plan.summary, { moveIntoNamespace: 1, removeRedundant: 1, backup: 1 });
+  assertEquals(dry.plan.summary, {
+    moveIntoNamespace: 1,
+    removeRedundant: 1,
+    backup: 1,
+    unproven: 0,
+  });
   assertEquals(cache.snapshot(), before, "a dry repair changes nothing");
 
   const report = await repair(ctx, true);

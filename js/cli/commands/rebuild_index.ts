@@ -26,7 +26,7 @@ export async function runRebuildIndex({ ctx, values }: CommandInput): Promise<Re
   const existing: ExistingIndex = existingIndex(
     head.exists ? (await ctx.store.getObject(planner.remoteIndexKey, ctx.signal)).data : undefined,
   );
-  const { rebuilt } = await rebuildIndex(ctx, planner, false);
+  const { rebuilt } = await rebuildIndex(ctx, planner, false, "asked");
   const decided = rebuildStep(apply, force, existing);
   let step: RebuildStep;
   if (decided === "publish") {
@@ -73,7 +73,7 @@ async function rebuildShards(
   force: boolean,
   found: ShardIndexFound,
 ): Promise<RebuildOutcome> {
-  const { rebuilt } = await rebuildIndex(ctx, planner, false);
+  const { rebuilt } = await rebuildIndex(ctx, planner, false, "asked");
   const decided = rebuildStep(apply, force, found.state);
   let step: RebuildStep;
   if (decided === "publish") {

@@ -25,11 +25,21 @@ export function repairLines(
       count(p.summary.moveIntoNamespace)
     } root-level files moved into the namespace folder (the only copy), ` +
     `${count(p.summary.removeRedundant)} removed as byte-identical to the kept copy, ` +
-    `${count(p.summary.backup)} moved to .s3sync-repair/backup/ (a different copy is kept)` +
+    `${count(p.summary.backup)} moved to .s3sync-repair/backup/ (${
+      p.summary.unproven
+        ? `${count(p.summary.backup - p.summary.unproven)} differ from the kept copy, ${
+          count(p.summary.unproven)
+        } could not be proven equal: the index records no hash`
+        : "a different copy is kept"
+    })` +
     (p.removeTrees.length
       ? `; then the root-level trees ${p.removeTrees.join(", ")} are removed`
       : "") +
     ".",
+    ...p.moveIntoNamespace.slice(0, 20).map((m) => `  move ${m.from} -> ${m.to} (the only copy)`),
+    ...(p.moveIntoNamespace.length > 20
+      ? [`  ... and ${count(p.moveIntoNamespace.length - 20)} more moves`]
+      : []),
     ...p.backup.slice(0, 20).map((m) => `  back up ${m.from} -> ${m.to}`),
     ...(p.backup.length > 20 ? [`  ... and ${count(p.backup.length - 20)} more backups`] : []),
   ];
