@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { dirname, join, sep } from "node:path";
 import type { LocalFile } from "./core.ts";
 import { describe, SyncError } from "./errors.ts";
@@ -36,6 +37,50 @@ export interface FileStat {
   size: number;
   /** Modification time in epoch ms. */
   mtimeMs?: number;
+}
+
+/**
+ * A file written to a temporary name beside its destination, not yet in place: nothing at the
+ * destination has changed until {@link StagedFile.commit}.
+ */
+export interface StagedFile {
+  /** Bytes written. */
+  size: number;
+  /** SHA-256 of the bytes (lowercase hex), when it was asked for. */
+  sha256?: string;
+  /** Renames the temporary file over the destination (one atomic rename); returns its stat. */
+  commit(): Promise<FileStat>;
+  /** Removes the temporary file. */
+  discard(): Promise<void>;
+}
+
+/**
+ * What a cache that streams offers (the real folder does): file bodies read and written chunk
+ * by chunk, so memory does not grow with the file. Optional: without them a file is read or
+ * written whole (`transfer.ts` falls back).
+ */
+export interface StreamingCache {
+  /**
+   * The bytes `[start, end)` of a file (the whole file without them), chunk by chunk; null when
+   * it does not exist. Refused like `readFile` when a folder on the way is a symlink.
+   */
+  readRange(path: string, start?: number, end?: number): Promise<AsyncIterable<Uint8Array> | null>;
+  /**
+   * Writes `chunks` to a temporary file beside `path` (flushed, symlinks refused as for
+   * `writeAtomic`), hashing them on the way when `hash` is set. A failure removes the
+   * temporary file and leaves `path` as it was.
+   */
+  stage(
+    path: string,
+    chunks: AsyncIterable<Uint8Array>,
+    options?: { hash?: boolean },
+  ): Promise<StagedFile>;
+}
+
+/** True when the cache streams (see {@link StreamingCache}). */
+export function cacheStreams(cache: object): cache is StreamingCache {
+  return typeof (cache as StreamingCache).readRange === "function" &&
+    typeof (cache as StreamingCache).stage === "function";
 }
 
 /** The cache operations the engine needs; tests swap in an in-memory fake. */
@@ -138,8 +183,11 @@ function randomSuffix(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Bytes read from a file per chunk when streaming it. */
+const READ_CHUNK = 256 * 1024;
+
 /** The real cache folder on disk. */
-export class DenoCacheFs implements CacheStore {
+export class DenoCacheFs implements CacheStore, StreamingCache {
   /** Absolute cache folder. */
   readonly root: string;
   /** Stats in flight at once during a walk. */
@@ -265,6 +313,106 @@ export class DenoCacheFs implements CacheStore {
         throw error;
       }
     });
+  }
+
+  /** @inheritdoc */
+  async readRange(
+    path: string,
+    start = 0,
+    end = Number.POSITIVE_INFINITY,
+  ): Promise<AsyncIterable<Uint8Array> | null> {
+    refuseSymlinkedFolders(this.root, path);
+    const file = await this.#io(path, async () => {
+      try {
+        return await Deno.open(this.#abs(path), { read: true });
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return null;
+        throw error;
+      }
+    });
+    if (file === null) return null;
+    const io = <T>(run: () => Promise<T>) => this.#io(path, run);
+    return (async function* () {
+      try {
+        if (start > 0) await io(() => file.seek(start, Deno.SeekMode.Start));
+        let at = start;
+        while (at < end) {
+          const buffer = new Uint8Array(Math.min(READ_CHUNK, end - at));
+          const n = await io(() => file.read(buffer));
+          if (n === null) return;
+          at += n;
+          yield buffer.subarray(0, n);
+        }
+      } finally {
+        file.close();
+      }
+    })();
+  }
+
+  /** @inheritdoc */
+  async stage(
+    path: string,
+    chunks: AsyncIterable<Uint8Array>,
+    options: { hash?: boolean } = {},
+  ): Promise<StagedFile> {
+    return await this.#io(path, () => this.#stage(path, chunks, options.hash ?? false));
+  }
+
+  async #stage(
+    path: string,
+    chunks: AsyncIterable<Uint8Array>,
+    hash: boolean,
+  ): Promise<StagedFile> {
+    const target = this.#abs(path);
+    const folder = dirname(target);
+    // The same checks, at the same steps, as `writeAtomic` (see there).
+    refuseSymlinkedFolders(this.root, path);
+    await Deno.mkdir(folder, { recursive: true });
+    refuseSymlinkedFolders(this.root, path);
+    const temp = `${folder}${sep}${TEMP_PREFIX}${randomSuffix()}`;
+    const digest = hash ? createHash("sha256") : undefined;
+    let size = 0;
+    try {
+      const file = await Deno.open(temp, { createNew: true, write: true });
+      try {
+        for await (const chunk of chunks) {
+          let written = 0;
+          while (written < chunk.length) written += await file.write(chunk.subarray(written));
+          digest?.update(chunk);
+          size += chunk.length;
+        }
+        await file.syncData();
+      } finally {
+        file.close();
+      }
+    } catch (error) {
+      await Deno.remove(temp).catch(() => {});
+      throw error;
+    }
+    let settled = false;
+    return {
+      size,
+      sha256: digest?.digest("hex"),
+      commit: () =>
+        this.#io(path, async () => {
+          if (settled) throw new Error(`${path}: staged file already committed or discarded`);
+          settled = true;
+          try {
+            refuseSymlinkedFolders(this.root, path);
+            await Deno.rename(temp, target);
+          } catch (error) {
+            await Deno.remove(temp).catch(() => {});
+            throw error;
+          }
+          const stat = await Deno.stat(target);
+          return { size: stat.size, mtimeMs: stat.mtime?.getTime() };
+        }),
+      discard: async () => {
+        if (settled) return;
+        settled = true;
+        await Deno.remove(temp).catch(() => {});
+      },
+    };
   }
 
   /** @inheritdoc */

@@ -112,6 +112,7 @@ export const SHIM_CODES = [
   "repair-conflict",
   "repair-failed",
   "s3-error",
+  "timeout",
   "unsafe-local-path",
   "upload-failed",
   "usage",

@@ -25,6 +25,12 @@ export interface SyncContext {
   retry?: RetryPolicy;
   /** Keys per listing request (default 1,000). */
   listPageSize?: number;
+  /**
+   * Milliseconds without a byte before a transfer fails with `timeout` (default: the store's,
+   * 30 s). Applies where the store streams (this project's S3 adapter); the extension's client
+   * keeps its own timeouts.
+   */
+  timeoutMs?: number;
   /** Aborts the operation. */
   signal?: AbortSignal;
   /** Progress of transfers. */

@@ -49,11 +49,12 @@ const PERMANENT = new Set([
 export function isTransient(error: unknown, signal?: AbortSignal): boolean {
   if (signal?.aborted) return false;
   if (!(error instanceof Error)) return false;
-  if (error instanceof SyncError) return false;
+  // A stall (no bytes for the stall timeout) is worth another try; other coded errors are final.
+  if (error instanceof SyncError) return error.code === "timeout";
   if (PERMANENT.has(error.name)) return false;
   const status = httpStatusOf(error);
   if (status !== undefined) return status === 429 || status >= 500;
-  // Our per-request timeout aborts the SDK call: a timeout, so transient.
+  // An SDK call aborted by a timer (not the caller): a timeout, so transient.
   if (error.name === "TimeoutError" || error.name === "AbortError") return true;
   // No HTTP status: the request never got an answer (reset, refused, truncated body).
   return true;
@@ -110,12 +111,22 @@ export interface Progress {
   failed: number;
   /** Items in all. */
   total: number;
-  /** Bytes moved so far. */
+  /** Bytes of the items finished so far. */
   bytes: number;
+  /**
+   * Bytes moved so far of the items still running (a large file's progress before it is done);
+   * 0 for work that reports none.
+   */
+  inFlightBytes: number;
+  /** Bytes of all the items, when their sizes are known. */
+  totalBytes?: number;
 }
 
 /** Failures in a row after which a pool starts no new item (see {@link runPool}). */
 export const BREAKER = 10;
+
+/** Least time between two progress reports of bytes inside running items. */
+const IN_FLIGHT_REPORT_MS = 200;
 
 /** A failed item. */
 export interface ItemFailure {
@@ -145,7 +156,7 @@ export async function runPool<T>(
     failureCode: string;
     sizeOf?: (item: T) => number;
   },
-  work: (item: T) => Promise<void>,
+  work: (item: T, onBytes: (bytes: number) => void) => Promise<void>,
 ): Promise<ItemFailure[]> {
   const failures: { index: number; failure: ItemFailure }[] = [];
   let next = 0;
@@ -155,20 +166,35 @@ export async function runPool<T>(
   // down and no new item starts (a dead server made 3,000 files retry for minutes).
   let failingInARow = 0;
   let lastFailure: ItemFailure | undefined;
-  const report = () =>
+  let inFlightBytes = 0;
+  let lastReport = 0;
+  const totalBytes = options.sizeOf
+    ? items.reduce((sum, item) => sum + options.sizeOf!(item), 0)
+    : undefined;
+  const report = () => {
+    lastReport = Date.now();
     options.onProgress?.({
       phase: options.phase,
       done,
       failed: failures.length,
       total: items.length,
       bytes,
+      inFlightBytes,
+      ...(totalBytes === undefined ? {} : { totalBytes }),
     });
+  };
   const worker = async () => {
     while (next < items.length && !options.signal?.aborted && failingInARow < BREAKER) {
       const index = next++;
       const item = items[index];
+      let moved = 0;
+      const onBytes = (n: number) => {
+        moved += n;
+        inFlightBytes += n;
+        if (Date.now() - lastReport >= IN_FLIGHT_REPORT_MS) report();
+      };
       try {
-        await work(item);
+        await work(item, onBytes);
         bytes += options.sizeOf?.(item) ?? 0;
         failingInARow = 0;
       } catch (error) {
@@ -181,6 +207,7 @@ export async function runPool<T>(
         failures.push({ index, failure: lastFailure });
         failingInARow++;
       }
+      inFlightBytes -= moved;
       done++;
       report();
     }

@@ -27,7 +27,9 @@ export function progressPrinter(
   return (p) => {
     if (p.total === 0) return;
     const text = `${p.phase}: ${p.done}/${p.total} files` +
-      (p.failed ? ` (${p.failed} failed)` : "") + `, ${(p.bytes / 1024).toFixed(0)} KiB`;
+      (p.failed ? ` (${p.failed} failed)` : "") +
+      `, ${((p.bytes + p.inFlightBytes) / 1024).toFixed(0)} KiB` +
+      (p.totalBytes ? ` of ${(p.totalBytes / 1024).toFixed(0)} KiB` : "");
     if (tty) {
       const last = p.done === p.total;
       // A redraw per file is ~50 bytes each: 6,000 files wrote ~300 KB to the terminal.

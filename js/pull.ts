@@ -22,8 +22,8 @@ import {
 } from "./core.ts";
 import { LOCAL_INDEX, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
-import { asSyncError, describe } from "./errors.ts";
-import { isSymlinkRefusal } from "./cache_fs.ts";
+import { asSyncError, describe, SyncError } from "./errors.ts";
+import { isSymlinkRefusal, type StagedFile } from "./cache_fs.ts";
 import {
   type LoadedIndex,
   loadRemoteIndex,
@@ -31,7 +31,7 @@ import {
   type RebuiltIndex,
 } from "./remote_index.ts";
 import { isNotFound } from "./store.ts";
-import { sha256Hex } from "./hash.ts";
+import { downloadToStage, hashFile, readChunks, stageFile } from "./transfer.ts";
 
 /** Options of a pull (the core's `PullRequest`; every field optional). */
 export type { PullRequest } from "./core.ts";
@@ -323,19 +323,25 @@ async function transfer(
     name: (t) => t.rel,
     failureCode: "download-failed",
     sizeOf: (t) => t.size,
-  }, async (t) => {
+  }, async (t, onBytes) => {
+    // A conflict's incoming version is hashed on the way, to tell whether the local one differs.
+    const hash = setAside.has(t.rel);
     const get = (key: string) =>
-      withRetry(async () => (await ctx.store.getObject(key, ctx.signal)).data, retry, ctx.signal);
-    let data: Uint8Array;
+      withRetry(
+        () => downloadToStage(ctx, key, t.cachePath, { hash, onBytes }),
+        retry,
+        ctx.signal,
+      );
+    let staged: StagedFile;
     try {
-      data = await get(t.remoteKey);
+      staged = await get(t.remoteKey);
     } catch (error) {
       if (!isNotFound(error)) throw error;
       // The extension's bug #1250 wrote some namespaced objects at the bare key while indexing
       // them under the namespace: the index is right about the file, wrong about where it sits.
       const bare = ctx.namespace ? await getIfExists(() => get(t.rel)) : undefined;
       if (bare) {
-        data = bare;
+        staged = bare;
         moved.atBareKey.push(t.rel);
       } else {
         // Absence prunes the entry from the shared index, so one 404 is not proof: a second
@@ -345,46 +351,59 @@ async function transfer(
           moved.notFound.push(t.rel);
           return;
         }
-        data = again;
+        staged = again;
       }
     }
-    if (setAside.has(t.rel)) {
-      const kept = await keepAside(ctx, planner, t.cachePath, data);
-      if (kept) moved.keptAside.push({ rel: t.rel, copy: kept });
+    try {
+      // The bucket's version is on disk under a temporary name; the local file is untouched
+      // until the rename, and kept aside first when it differs.
+      if (hash) {
+        const kept = await keepAside(ctx, planner, t.cachePath, staged);
+        if (kept) moved.keptAside.push({ rel: t.rel, copy: kept });
+      }
+      const stat = await staged.commit();
+      moved.bytes += staged.size;
+      moved.downloaded.push({ path: t.rel, size: stat.size, mtimeMs: stat.mtimeMs });
+    } finally {
+      await staged.discard();
     }
-    const stat = await ctx.cache.writeAtomic(t.cachePath, data);
-    moved.bytes += data.length;
-    moved.downloaded.push({ path: t.rel, size: stat.size, mtimeMs: stat.mtimeMs });
   });
   moved.failures = [...failures, ...folderRefusals];
   return moved;
 }
 
 /**
- * Keeps the local file at `cachePath` aside before `incoming` (the bucket's version) replaces
- * it: written to its conflict copy (named by content: the same version kept twice is one
- * file). Returns the copy's path, or undefined when there was nothing to keep (no local file,
- * or the same bytes as the bucket's).
+ * Keeps the local file at `cachePath` aside before `incoming` (the bucket's version, staged and
+ * hashed) replaces it: copied to its conflict copy (named by content: the same version kept
+ * twice is one file), streamed, never held whole. Returns the copy's path, or undefined when
+ * there was nothing to keep (no local file, or the same bytes as the bucket's).
  */
 async function keepAside(
   ctx: SyncContext,
   planner: Planner,
   cachePath: string,
-  incoming: Uint8Array,
+  incoming: StagedFile,
 ): Promise<string | undefined> {
-  const local = await ctx.cache.readFile(cachePath);
-  if (local === null || sameBytes(local, incoming)) return undefined;
-  const copy = planner.conflictCopyPath(cachePath, await sha256Hex(local));
-  if ((await ctx.cache.stat(copy))?.size !== local.length) {
-    await ctx.cache.writeAtomic(copy, local);
+  const local = await hashFile(ctx.cache, cachePath);
+  if (local === null || (local.size === incoming.size && local.sha256 === incoming.sha256)) {
+    return undefined;
+  }
+  const copy = planner.conflictCopyPath(cachePath, local.sha256);
+  if ((await ctx.cache.stat(copy))?.size !== local.size) {
+    const chunks = await readChunks(ctx.cache, cachePath);
+    if (chunks === null) return undefined;
+    const kept = await stageFile(ctx.cache, copy, chunks, true);
+    if (kept.sha256 !== local.sha256) {
+      // Written to while being copied: the copy would not be what its name says.
+      await kept.discard();
+      throw new SyncError(
+        "download-failed",
+        `${cachePath} changed while it was being kept aside; nothing replaced it, pull again`,
+      );
+    }
+    await kept.commit();
   }
   return copy;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** The value of `read`, or undefined when the object does not exist. */

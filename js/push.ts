@@ -38,6 +38,7 @@ import {
   type ShardIndexState,
 } from "./remote_index.ts";
 import { hasExtras, type ObjectStore } from "./store.ts";
+import { hashFile, uploadFile } from "./transfer.ts";
 
 /** Options of a push. */
 export interface PushRequest extends
@@ -289,10 +290,10 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
       case "hash": {
         const hashes = new Map<string, string>();
         for (const path of action.paths) {
-          const data = await ctx.cache.readFile(path);
-          // A file that vanished since the walk gets an impossible hash: it plans as changed
-          // and its upload then fails visibly, instead of being silently skipped.
-          hashes.set(path, data ? await sha256Hex(data) : "vanished");
+          // Streamed: a large file is never held whole. A file that vanished since the walk
+          // gets an impossible hash: it plans as changed and its upload then fails visibly,
+          // instead of being silently skipped.
+          hashes.set(path, (await hashFile(ctx.cache, path))?.sha256 ?? "vanished");
         }
         report.plan = run.onHashes(hashes);
         announce(ctx, report.plan);
@@ -403,7 +404,6 @@ function must<T>(value: T | undefined): T {
 
 /** Uploads the plan's files; returns what landed (failures go into the report). */
 async function upload(ctx: SyncContext, report: PushReport): Promise<Uploaded[]> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
   const uploaded: Uploaded[] = [];
   report.failures.push(
     ...(await runPool(report.plan.uploads, {
@@ -414,14 +414,32 @@ async function upload(ctx: SyncContext, report: PushReport): Promise<Uploaded[]>
       name: (u) => u.rel,
       failureCode: "upload-failed",
       sizeOf: (u) => u.size,
-    }, async (u) => {
-      const data = await ctx.cache.readFile(u.cachePath);
-      if (data === null) throw new SyncError("upload-failed", "the file vanished after the walk");
-      const sha256 = await sha256Hex(data);
-      await withRetry(() => ctx.store.putObject(u.remoteKey, data, ctx.signal), retry, ctx.signal);
-      const stat = await ctx.cache.stat(u.cachePath);
-      uploaded.push({ rel: u.rel, size: data.length, mtimeMs: stat?.mtimeMs, sha256 });
-      report.bytes += data.length;
+    }, async (u, onBytes) => {
+      // Hashed first (streamed), then sent from the file: the recorded SHA-256 is the bytes
+      // sent as long as the file did not change in between, which its stat then tells.
+      const before = await ctx.cache.stat(u.cachePath);
+      const hashed = await hashFile(ctx.cache, u.cachePath);
+      if (before === null || hashed === null) {
+        throw new SyncError("upload-failed", "the file vanished after the walk");
+      }
+      await uploadFile(ctx, u.remoteKey, u.cachePath, hashed.size, onBytes);
+      const after = await ctx.cache.stat(u.cachePath);
+      if (
+        after === null || after.size !== hashed.size || after.size !== before.size ||
+        after.mtimeMs !== before.mtimeMs
+      ) {
+        throw new SyncError(
+          "upload-failed",
+          "the file changed while it was uploaded; it is not indexed, push again",
+        );
+      }
+      uploaded.push({
+        rel: u.rel,
+        size: hashed.size,
+        mtimeMs: after.mtimeMs,
+        sha256: hashed.sha256,
+      });
+      report.bytes += hashed.size;
     })),
   );
   report.uploaded = uploaded.length;

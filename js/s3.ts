@@ -8,17 +8,35 @@
  * @module
  */
 import {
+  AbortMultipartUploadCommand,
+  type CompletedPart,
+  CompleteMultipartUploadCommand,
   CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
+  UploadPartCommand,
 } from "@aws-sdk/client-s3";
+import { Readable } from "node:stream";
 import type { ListedObject } from "./core.ts";
+import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { storeFailure } from "./errors.ts";
-import { type HeadResult, isNotFound, isPreconditionFailed, type ObjectStore } from "./store.ts";
+import { DEFAULT_STALL_TIMEOUT_MS, StallTimer, watchedChunks } from "./stall.ts";
+import {
+  type HeadResult,
+  isNotFound,
+  isPreconditionFailed,
+  type ObjectStore,
+  type ObjectStream,
+  type RetryPolicyLike,
+  type StreamingStore,
+  type StreamOptions,
+  type UploadSource,
+} from "./store.ts";
 
 export {
   type HeadResult,
@@ -40,8 +58,22 @@ export interface S3StoreOptions {
   endpoint?: string;
   /** Path-style addressing (most S3-compatible servers need it). */
   forcePathStyle?: boolean;
-  /** Per-request timeout in ms (default 30,000). */
+  /**
+   * Milliseconds without a byte before a request fails with code `timeout` (default 30,000): a
+   * stall timeout, so a large file on a slow link may take as long as it needs while bytes move.
+   */
+  timeoutMs?: number;
+  /** @deprecated The same as `timeoutMs` (it used to limit each request's total time). */
   requestTimeoutMs?: number;
+  /** Uploads of at least this many bytes go in parts (default 64 MiB). */
+  multipartThresholdBytes?: number;
+  /**
+   * Bytes per part of a multipart upload (default 16 MiB). At least 5 MiB (S3's minimum for all
+   * parts but the last), and raised for files that would need more than 10,000 parts.
+   */
+  partSizeBytes?: number;
+  /** Parts of one upload in flight at once (default 4). */
+  partConcurrency?: number;
   /** Static credentials (tests); otherwise the standard AWS chain. */
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
@@ -53,8 +85,19 @@ function isBodilessRefusal(error: unknown): boolean {
     ["Unknown", "BadRequest", "Forbidden", "400", "403"].includes(error.name);
 }
 
+/** Default size from which an upload goes in parts. */
+export const DEFAULT_MULTIPART_THRESHOLD = 64 * 1024 * 1024;
+/** Default part size. */
+export const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
+/** S3's smallest part (all parts but the last). */
+const MIN_PART_SIZE = 5 * 1024 * 1024;
+/** S3's most parts per upload. */
+const MAX_PARTS = 10_000;
+/** Bytes read from the file per chunk of an upload body. */
+const READ_CHUNK = 256 * 1024;
+
 /** Object-store adapter over `@aws-sdk/client-s3`. */
-export class S3Store implements ObjectStore {
+export class S3Store implements ObjectStore, StreamingStore {
   /** The SDK client (retries off: the engine owns the retry policy). */
   readonly client: S3Client;
   /** Bucket name. */
@@ -65,12 +108,18 @@ export class S3Store implements ObjectStore {
   requests = 0;
   readonly #timeoutMs: number;
   readonly #endpoint?: string;
+  readonly #multipartThreshold: number;
+  readonly #partSize: number;
+  readonly #partConcurrency: number;
 
   /** @param options bucket, prefix, endpoint and the rest */
   constructor(options: S3StoreOptions) {
     this.bucket = options.bucket;
     this.prefix = (options.prefix ?? "").replace(/^\/+|\/+$/g, "");
-    this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.#timeoutMs = options.timeoutMs ?? options.requestTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+    this.#multipartThreshold = options.multipartThresholdBytes ?? DEFAULT_MULTIPART_THRESHOLD;
+    this.#partSize = Math.max(MIN_PART_SIZE, options.partSizeBytes ?? DEFAULT_PART_SIZE);
+    this.#partConcurrency = Math.max(1, options.partConcurrency ?? 4);
     this.#endpoint = options.endpoint;
     this.client = new S3Client({
       region: options.region ?? Deno.env.get("AWS_REGION") ?? Deno.env.get("AWS_DEFAULT_REGION") ??
@@ -94,11 +143,6 @@ export class S3Store implements ObjectStore {
     return this.prefix ? `${this.prefix}/${key}` : key;
   }
 
-  #options(signal?: AbortSignal): { abortSignal: AbortSignal } {
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
-    return { abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout };
-  }
-
   /**
    * Sends `command`. A failure that no retry fixes and a person must act on (bad credentials,
    * no such bucket, an invalid bucket name, access denied) is thrown as its `SyncError`, so a
@@ -109,11 +153,61 @@ export class S3Store implements ObjectStore {
   async #send<T>(
     signal: AbortSignal | undefined,
     send: (options: { abortSignal: AbortSignal }) => Promise<T>,
+    timeoutMs = this.#timeoutMs,
   ): Promise<T> {
+    using timer = new StallTimer(timeoutMs, signal);
     try {
-      return await send(this.#options(signal));
+      return await timer.race(send({ abortSignal: timer.signal }));
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failure(timer.cause(error));
+    }
+  }
+
+  /**
+   * Sends a request whose answer has a body, and hands the body over watched by the request's
+   * stall timer (which then lives until the body is read, fails, or is dropped).
+   */
+  async #open<T>(
+    options: StreamOptions,
+    send: (o: { abortSignal: AbortSignal }) => Promise<T>,
+  ): Promise<{ out: T; timer: StallTimer }> {
+    const timer = new StallTimer(options.timeoutMs ?? this.#timeoutMs, options.signal);
+    try {
+      return { out: await timer.race(send({ abortSignal: timer.signal })), timer };
+    } catch (error) {
+      timer[Symbol.dispose]();
+      throw this.#failure(timer.cause(error));
+    }
+  }
+
+  /**
+   * Sends a request whose body is `source`'s bytes `[start, end)`, read from the file as the
+   * connection takes them; each chunk resets the stall timer and is reported to `onBytes`. A
+   * failed attempt takes back what it reported, so a retry's progress does not count twice.
+   */
+  async #sendBody<T>(
+    options: StreamOptions,
+    source: UploadSource,
+    start: number,
+    end: number,
+    send: (body: Readable, o: { abortSignal: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
+    using timer = new StallTimer(options.timeoutMs ?? this.#timeoutMs, options.signal);
+    let sent = 0;
+    const onBytes = (n: number) => {
+      sent += n;
+      options.onBytes?.(n);
+    };
+    const body = Readable.from(watchedChunks(source.read(start, end), timer, onBytes), {
+      objectMode: false,
+      highWaterMark: READ_CHUNK,
+    });
+    try {
+      return await timer.race(send(body, { abortSignal: timer.signal }));
+    } catch (error) {
+      body.destroy();
+      if (sent > 0) options.onBytes?.(-sent);
+      throw this.#failure(timer.cause(error));
     }
   }
 
@@ -125,13 +219,177 @@ export class S3Store implements ObjectStore {
 
   /** @inheritdoc */
   async getObject(key: string, signal?: AbortSignal): Promise<{ data: Uint8Array; etag?: string }> {
-    const out = await this.#send(signal, (o) =>
+    const stream = await this.getObjectStream(key, { signal });
+    const chunks: Uint8Array[] = [];
+    let length = 0;
+    for await (const chunk of stream.body) {
+      chunks.push(chunk);
+      length += chunk.length;
+    }
+    const data = new Uint8Array(length);
+    let at = 0;
+    for (const chunk of chunks) {
+      data.set(chunk, at);
+      at += chunk.length;
+    }
+    return { data, etag: stream.etag };
+  }
+
+  /**
+   * @inheritdoc
+   *
+   * The stall timer runs from the request to the body's last byte: a body that stops
+   * arriving fails the iteration with `timeout`.
+   */
+  async getObjectStream(key: string, options: StreamOptions = {}): Promise<ObjectStream> {
+    const { out, timer } = await this.#open(options, (o) =>
       this.client.send(
         new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
         o,
       ));
-    const data = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
-    return { data, etag: out.ETag };
+    const body = out.Body as AsyncIterable<Uint8Array> | undefined;
+    const chunks = body ?? (async function* () {})();
+    return {
+      body: watchedChunks(chunks, timer, options.onBytes),
+      size: out.ContentLength,
+      etag: out.ETag,
+    };
+  }
+
+  /**
+   * @inheritdoc
+   *
+   * Below the multipart threshold, one PUT with the file as its streamed body (retried whole);
+   * from it, a multipart upload whose parts are streamed from the file and retried one by one.
+   */
+  async putObjectStream(
+    key: string,
+    source: UploadSource,
+    options: StreamOptions & { retry?: RetryPolicyLike } = {},
+  ): Promise<{ etag?: string }> {
+    const retry = options.retry ?? DEFAULT_RETRY;
+    if (source.size < this.#multipartThreshold) {
+      const out = await withRetry(
+        () =>
+          this.#sendBody(options, source, 0, source.size, (body, o) =>
+            this.client.send(
+              new PutObjectCommand({
+                Bucket: this.bucket,
+                Key: this.fullKey(key),
+                Body: body,
+                ContentLength: source.size,
+              }),
+              o,
+            )),
+        retry,
+        options.signal,
+      );
+      return { etag: out.ETag };
+    }
+    return await this.#multipart(key, source, options, retry);
+  }
+
+  /**
+   * A multipart upload: create, parts (a few at a time, each retried on its own), complete. Any
+   * failure, or an abort, aborts the upload on the server so no unfinished parts are left to be
+   * billed, and is rethrown.
+   */
+  async #multipart(
+    key: string,
+    source: UploadSource,
+    options: StreamOptions,
+    retry: RetryPolicyLike,
+  ): Promise<{ etag?: string }> {
+    const Bucket = this.bucket;
+    const Key = this.fullKey(key);
+    const partSize = Math.max(this.#partSize, Math.ceil(source.size / MAX_PARTS));
+    const count = Math.max(1, Math.ceil(source.size / partSize));
+    const created = await withRetry(
+      () =>
+        this.#send(
+          options.signal,
+          (o) => this.client.send(new CreateMultipartUploadCommand({ Bucket, Key }), o),
+          options.timeoutMs,
+        ),
+      retry,
+      options.signal,
+    );
+    const UploadId = created.UploadId;
+    if (!UploadId) throw new Error(`the server started no multipart upload for ${key}`);
+    // A failed part stops the others at once; the caller's abort stops them too.
+    const stop = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+    const partOptions = { ...options, signal };
+    try {
+      const parts: CompletedPart[] = new Array(count);
+      let next = 0;
+      const worker = async () => {
+        while (next < count) {
+          signal.throwIfAborted();
+          const n = next++;
+          const start = n * partSize;
+          const end = Math.min(source.size, start + partSize);
+          const out = await withRetry(
+            () =>
+              this.#sendBody(partOptions, source, start, end, (body, o) =>
+                this.client.send(
+                  new UploadPartCommand({
+                    Bucket,
+                    Key,
+                    UploadId,
+                    PartNumber: n + 1,
+                    Body: body,
+                    ContentLength: end - start,
+                  }),
+                  o,
+                )),
+            retry,
+            signal,
+          );
+          parts[n] = { PartNumber: n + 1, ETag: out.ETag };
+        }
+      };
+      const failures: unknown[] = [];
+      await Promise.all(
+        Array.from(
+          { length: Math.min(this.#partConcurrency, count) },
+          () =>
+            worker().catch((error) => {
+              failures.push(error);
+              stop.abort(error);
+            }),
+        ),
+      );
+      // The first failure is the cause; the others were stopped because of it.
+      if (failures.length > 0) throw failures[0];
+      const done = await withRetry(
+        () =>
+          this.#send(
+            options.signal,
+            (o) =>
+              this.client.send(
+                new CompleteMultipartUploadCommand({
+                  Bucket,
+                  Key,
+                  UploadId,
+                  MultipartUpload: { Parts: parts },
+                }),
+                o,
+              ),
+            options.timeoutMs,
+          ),
+        retry,
+        options.signal,
+      );
+      return { etag: done.ETag };
+    } catch (error) {
+      // Not under the caller's signal: an interrupted push must still clean up its parts.
+      await this.#send(
+        undefined,
+        (o) => this.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId }), o),
+      ).catch(() => {});
+      throw error;
+    }
   }
 
   /** @inheritdoc */
@@ -181,8 +439,9 @@ export class S3Store implements ObjectStore {
   /** @inheritdoc */
   async headObject(key: string, signal?: AbortSignal): Promise<HeadResult> {
     const command = new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) });
+    using timer = new StallTimer(this.#timeoutMs, signal);
     try {
-      const out = await this.client.send(command, this.#options(signal));
+      const out = await timer.race(this.client.send(command, { abortSignal: timer.signal }));
       return {
         exists: true,
         size: out.ContentLength,
@@ -192,7 +451,7 @@ export class S3Store implements ObjectStore {
     } catch (error) {
       if (isNotFound(error)) return { exists: false };
       if (isBodilessRefusal(error)) await this.#diagnose(key, signal);
-      throw this.#failure(error);
+      throw this.#failure(timer.cause(error));
     }
   }
 

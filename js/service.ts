@@ -89,6 +89,11 @@ export interface SyncServiceOptions {
   maxDeletePercent?: number;
   /** Retry policy for transient failures. */
   retry?: RetryPolicy;
+  /**
+   * Milliseconds without a byte before a transfer fails with `timeout` (default 30 s). Applies
+   * when the client streams (this project's `S3Store`); the extension's client keeps its own.
+   */
+  timeoutMs?: number;
   /** A cache adapter (tests); defaults to the real folder at `cachePath`. */
   cache?: CacheStore;
   /** Narration. */
@@ -185,6 +190,7 @@ export class S3SyncService {
       prefix: this.#options.prefix,
       concurrency,
       retry: this.#options.retry,
+      timeoutMs: this.#options.timeoutMs,
       signal,
       log: this.#options.log,
       lock: this.#options.lock ?? false,

@@ -61,6 +61,72 @@ export interface ObjectStore extends ObjectStoreClient {
   ): Promise<{ etag?: string } | null>;
 }
 
+/** Where an upload's bytes come from: read again from the start on every attempt. */
+export interface UploadSource {
+  /** Bytes in all. */
+  size: number;
+  /** The bytes `[start, end)`, as chunks read as they are sent (never all at once). */
+  read(start: number, end: number): AsyncIterable<Uint8Array>;
+}
+
+/** Settings of one streaming transfer. */
+export interface StreamOptions {
+  /** Aborts the transfer (and a multipart upload under way is aborted on the server). */
+  signal?: AbortSignal;
+  /** Milliseconds without a byte before the request fails with `timeout` (the store's default). */
+  timeoutMs?: number;
+  /** Called with the length of each chunk as it moves (progress inside a file). */
+  onBytes?: (bytes: number) => void;
+}
+
+/** An object's body as it arrives. */
+export interface ObjectStream {
+  /** The bytes, chunk by chunk; a stall fails the iteration with `timeout`. */
+  body: AsyncIterable<Uint8Array>;
+  /** Size in bytes, when the server said. */
+  size?: number;
+  /** ETag, quoted as S3 sends it. */
+  etag?: string;
+}
+
+/**
+ * What a store that streams offers: bodies read and sent chunk by chunk, so memory does not
+ * grow with the file, and uploads split into parts above a threshold. Optional: the extension's
+ * client has none of it and gets whole-body requests (see {@link canStream}).
+ */
+export interface StreamingStore {
+  /** Reads an object as a stream; missing objects throw as `getObject` does. */
+  getObjectStream(key: string, options?: StreamOptions): Promise<ObjectStream>;
+  /**
+   * Writes an object from `source` unconditionally (multipart above the store's threshold, an
+   * unfinished multipart upload aborted on failure). Retries are the store's (each part's, or
+   * the single request's) under `retry`.
+   */
+  putObjectStream(
+    key: string,
+    source: UploadSource,
+    options?: StreamOptions & { retry?: RetryPolicyLike },
+  ): Promise<{ etag?: string }>;
+}
+
+/** The retry policy's shape (the engine's `RetryPolicy`), restated to keep this file SDK- and engine-free. */
+export interface RetryPolicyLike {
+  /** Attempts in all, including the first. */
+  attempts: number;
+  /** Delay before the second attempt, in ms. */
+  baseDelayMs: number;
+  /** Growth of the delay per attempt. */
+  factor: number;
+  /** Random spread of each delay, as a fraction. */
+  jitter: number;
+}
+
+/** True when the store streams bodies (this project's S3 adapter does; the extension's does not). */
+export function canStream(store: object): store is StreamingStore {
+  return typeof (store as StreamingStore).getObjectStream === "function" &&
+    typeof (store as StreamingStore).putObjectStream === "function";
+}
+
 /**
  * The HTTP status an object-store error carries: the AWS SDK puts it in
  * `$metadata.httpStatusCode`, the extension's client in `httpStatusCode`.

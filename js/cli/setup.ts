@@ -18,6 +18,7 @@ import {
   nonEmptyText,
   nonNegative,
   positiveInt,
+  positiveNumber,
   text,
 } from "./values.ts";
 
@@ -43,6 +44,7 @@ export function setUp(values: FlagValues): Setup {
   const prefix = text(values, "prefix");
   const concurrency = positiveInt(values, "concurrency");
   const listPageSize = positiveInt(values, "page-size");
+  const timeout = positiveNumber(values, "timeout");
   const lockWait = flag(values, "no-lock") ? undefined : nonNegative(values, "lock-wait") ?? 60;
   // Validate the binding before any request: a bad namespace is a usage error, not a fault.
   new Planner(namespace, prefix).free();
@@ -54,6 +56,7 @@ export function setUp(values: FlagValues): Setup {
     region: text(values, "region"),
     endpoint,
     forcePathStyle: flag(values, "force-path-style"),
+    timeoutMs: timeout === undefined ? undefined : timeout * 1000,
   });
   const controller = new AbortController();
   const onSignal = () =>

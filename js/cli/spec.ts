@@ -67,6 +67,12 @@ export const COMMON_FLAGS: Readonly<Record<string, FlagSpec>> = {
     help: "transfers in flight (default: pull 50; push, migrate 25)",
   },
   "page-size": { type: "string", value: "N", help: "keys per listing request (default 1000)" },
+  timeout: {
+    type: "string",
+    value: "S",
+    help:
+      "give up a request after S seconds without data (default 30; a slow link may take longer)",
+  },
   json: { type: "boolean", help: "print one JSON object on stdout" },
   "no-lock": {
     type: "boolean",

@@ -30,6 +30,17 @@ export function positiveInt(values: FlagValues, name: string): number | undefine
   return n;
 }
 
+/** The flag `name` as a number > 0 (fractions allowed: `--timeout 0.5`), if given. */
+export function positiveNumber(values: FlagValues, name: string): number | undefined {
+  const value = text(values, name);
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) {
+    usageError(`--${name} takes a number > 0, not ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
 /** The flag `name` as a whole number ≥ 0, if given. */
 export function nonNegative(values: FlagValues, name: string): number | undefined {
   const value = text(values, name);

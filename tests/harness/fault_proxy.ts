@@ -46,6 +46,21 @@ export interface FaultPlan {
    * forwarded.
    */
   transientNotFound?: string[];
+  /**
+   * Write answers' bodies at this many bytes per second (a slow link), in 16 KiB steps, to the
+   * eligible requests.
+   */
+  throttleBytesPerSecond?: number;
+  /**
+   * A GET answer whose body is longer than this sends only this many bytes, then nothing more
+   * until the client hangs up (a connection that stalls mid-body).
+   */
+  stallBodyAfterBytes?: number;
+  /**
+   * Answer the first `times` arrivals of each distinct request (method and target) that
+   * `match` with a 500, before forwarding (`Infinity`: always). Deterministic, unlike the rates.
+   */
+  failRequests?: { match: (method: string, target: string) => boolean; times: number };
 }
 
 /** Counts of what the proxy did. */
@@ -241,6 +256,10 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
       const stable = `${method} ${target.replace(UUID, "<uuid>")}`;
       const nth = (seen.get(stable) ?? 0) + 1;
       seen.set(stable, nth);
+      if (plan.failRequests) {
+        const exact = `${method} ${target}`;
+        if (exact !== stable) seen.set(exact, (seen.get(exact) ?? 0) + 1);
+      }
       const roll = unit(plan.seed, `${stable} #${nth}`);
       const eligible = !plan.methods || plan.methods.includes(method);
       const isList = method === "GET" && /[?&]list-type=2/.test(target);
@@ -257,6 +276,14 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
       ) {
         count("transient-404");
         await writeAll(conn, errorResponse(404));
+        return;
+      }
+      if (
+        plan.failRequests?.match(method, target) &&
+        (seen.get(`${method} ${target}`) ?? 0) <= plan.failRequests.times
+      ) {
+        count("fail-request");
+        await writeAll(conn, errorResponse(500));
         return;
       }
       let edge = 0;
@@ -329,6 +356,26 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
       if (truncate && body.length > 1) {
         count("truncate");
         await writeAll(conn, body.subarray(0, Math.floor(body.length / 2)));
+        return;
+      }
+      if (
+        eligible && method === "GET" && !isList && plan.stallBodyAfterBytes !== undefined &&
+        body.length > plan.stallBodyAfterBytes
+      ) {
+        count("stall");
+        await writeAll(conn, body.subarray(0, plan.stallBodyAfterBytes));
+        // Silent from here; the client's own timeout has to notice and hang up.
+        const sink = new Uint8Array(1024);
+        while ((await conn.read(sink)) !== null) { /* until the client closes */ }
+        return;
+      }
+      if (eligible && plan.throttleBytesPerSecond !== undefined) {
+        count("throttled");
+        const step = 16 * 1024;
+        for (let at = 0; at < body.length; at += step) {
+          await writeAll(conn, body.subarray(at, Math.min(body.length, at + step)));
+          await new Promise((r) => setTimeout(r, (step / plan.throttleBytesPerSecond!) * 1000));
+        }
         return;
       }
       await writeAll(conn, body);

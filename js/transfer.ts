@@ -1,0 +1,155 @@
+/**
+ * One file's bytes between the store and the cache, streamed when both sides can (this
+ * project's S3 adapter and the real cache folder): memory then stays a few chunks whatever the
+ * file's size. With the extension's client, or a cache without streams, the same calls move
+ * whole bodies, as before.
+ *
+ * @module
+ */
+import { type CacheStore, cacheStreams, type FileStat, type StagedFile } from "./cache_fs.ts";
+import type { SyncContext } from "./context.ts";
+import { DEFAULT_RETRY, withRetry } from "./engine.ts";
+import { SyncError } from "./errors.ts";
+import { sha256Hex, sha256OfChunks } from "./hash.ts";
+import { canStream, type UploadSource } from "./store.ts";
+
+/** Progress of one file: called with the bytes moved since the last call (negative: taken back). */
+export type OnBytes = (bytes: number) => void;
+
+/** `data` as a one-chunk stream. */
+async function* once(data: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield data;
+}
+
+/** All of `chunks` in one array (the fallback for a side that cannot stream). */
+async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of chunks) {
+    parts.push(chunk);
+    length += chunk.length;
+  }
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/**
+ * Writes `chunks` to a temporary file for `path` (see `StreamingCache.stage`); with a cache
+ * that does not stream, holds them in memory and writes them with `writeAtomic` on commit.
+ */
+export async function stageFile(
+  cache: CacheStore,
+  path: string,
+  chunks: AsyncIterable<Uint8Array>,
+  hash: boolean,
+): Promise<StagedFile> {
+  if (cacheStreams(cache)) return await cache.stage(path, chunks, { hash });
+  const data = await collect(chunks);
+  return {
+    size: data.length,
+    sha256: hash ? await sha256Hex(data) : undefined,
+    commit: (): Promise<FileStat> => cache.writeAtomic(path, data),
+    discard: () => Promise.resolve(),
+  };
+}
+
+/** The bytes `[start, end)` of a cache file (all without them), chunk by chunk; null if absent. */
+export async function readChunks(
+  cache: CacheStore,
+  path: string,
+  start?: number,
+  end?: number,
+): Promise<AsyncIterable<Uint8Array> | null> {
+  if (cacheStreams(cache)) return await cache.readRange(path, start, end);
+  const data = await cache.readFile(path);
+  return data === null ? null : once(data.subarray(start ?? 0, end ?? data.length));
+}
+
+/** SHA-256 and size of a cache file, read as a stream; null when it does not exist. */
+export async function hashFile(
+  cache: CacheStore,
+  path: string,
+): Promise<{ sha256: string; size: number } | null> {
+  const chunks = await readChunks(cache, path);
+  return chunks === null ? null : await sha256OfChunks(chunks);
+}
+
+/**
+ * One attempt at downloading `key` into a staged file for `cachePath`, hashed on the way when
+ * `hash` is set. Progress counts as bytes arrive; a failed attempt takes its bytes back. A
+ * missing object throws as the store's `getObject` does; a stall throws `timeout`.
+ */
+export async function downloadToStage(
+  ctx: SyncContext,
+  key: string,
+  cachePath: string,
+  options: { hash: boolean; onBytes?: OnBytes },
+): Promise<StagedFile> {
+  let moved = 0;
+  const onBytes = (n: number) => {
+    moved += n;
+    options.onBytes?.(n);
+  };
+  try {
+    if (canStream(ctx.store)) {
+      const object = await ctx.store.getObjectStream(key, {
+        signal: ctx.signal,
+        timeoutMs: ctx.timeoutMs,
+        onBytes,
+      });
+      return await stageFile(ctx.cache, cachePath, object.body, options.hash);
+    }
+    const { data } = await ctx.store.getObject(key, ctx.signal);
+    onBytes(data.length);
+    return await stageFile(ctx.cache, cachePath, once(data), options.hash);
+  } catch (error) {
+    if (moved !== 0) options.onBytes?.(-moved);
+    throw error;
+  }
+}
+
+/**
+ * Uploads the cache file `cachePath` (of `size` bytes, as hashed) to `key`: streamed from the
+ * file (in parts above the store's threshold) with a store that streams, else read whole and
+ * sent with `putObject`. Retries are included.
+ */
+export async function uploadFile(
+  ctx: SyncContext,
+  key: string,
+  cachePath: string,
+  size: number,
+  onBytes?: OnBytes,
+): Promise<void> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const cache = ctx.cache;
+  const source: UploadSource = {
+    size,
+    read: (start, end) => ({
+      async *[Symbol.asyncIterator]() {
+        const chunks = await readChunks(cache, cachePath, start, end);
+        if (chunks === null) {
+          throw new SyncError("upload-failed", "the file vanished while it was uploaded");
+        }
+        yield* chunks;
+      },
+    }),
+  };
+  if (canStream(ctx.store)) {
+    const store = ctx.store;
+    await store.putObjectStream(key, source, {
+      signal: ctx.signal,
+      timeoutMs: ctx.timeoutMs,
+      onBytes,
+      retry,
+    });
+    return;
+  }
+  const data = await collect(source.read(0, size));
+  await withRetry(() => ctx.store.putObject(key, data, ctx.signal), retry, ctx.signal);
+  onBytes?.(data.length);
+}
