@@ -143,11 +143,14 @@ Deno.test(`kill -9 during push at ${15 * SCALE} seeded points: every re-run conv
     seedStore.destroy();
     await writeCacheFiles(template, fresh.map((rel) => [`ns/${rel}`, contentOf(rel)]));
     for (const rel of doomed) await Deno.remove(`${template}/ns/${rel}`);
-    await runCli([
+    // The tombstones this test is about: a mark-deleted that failed would leave the doomed
+    // files merely missing, and the test would check nothing about deletes.
+    const marked = await runCli([
       "mark-deleted",
-      ...commonFlags(server, "x", template, { namespace: "ns" }),
+      ...commonFlags(server, "crash-push-template", template, { namespace: "ns" }),
       ...doomed.map((r) => `ns/${r}`),
     ]);
+    assertEquals(marked.code, 0, marked.stderr);
 
     /** A bucket with the template's objects and index bytes (so the ETag its sidecar recorded)
      * and a copy of the template cache. Killed lock holders are the lock tests' subject; here
