@@ -9,7 +9,9 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Serialize;
 
 use crate::listing::LocalFile;
-use crate::paths::{foreign_namespaces_in, is_internal, CachePlace, PathModel, NAMESPACE_MARKER};
+use crate::paths::{
+    foreign_namespaces_in, is_internal, PathHash, PathModel, PlaceRef, NAMESPACE_MARKER,
+};
 
 /// How many example paths a survey keeps per finding (counts are always complete).
 const EXAMPLES_KEPT: usize = 20;
@@ -23,11 +25,29 @@ pub struct LocalStat {
     pub mtime_ms: Option<i64>,
 }
 
-/// The classified cache.
+/// A local payload file of the bound tree, borrowed from the listing buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PayloadFile<'a> {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in epoch milliseconds, when known.
+    pub mtime_ms: Option<i64>,
+    /// The cache-relative path as walked: always [`PathModel::cache_path`] of its rel (the rel
+    /// is this path with the namespace folder cut off), kept so plans need not build it again.
+    pub cache_path: &'a str,
+    /// Its position in the walk (below [`Survey::walked`]), so a plan can mark the files it
+    /// has met in a flat table instead of a second map.
+    pub slot: usize,
+}
+
+/// The classified cache. Payload rels borrow from the listing buffer: a walk of 10^6 files
+/// costs no allocation per file.
 #[derive(Debug, Clone, Default)]
-pub struct Survey {
+pub struct Survey<'a> {
     /// Payload of the bound tree by rel.
-    pub payload: HashMap<String, LocalStat>,
+    pub payload: HashMap<&'a str, PayloadFile<'a>, PathHash>,
+    /// Files in the walk (every [`PayloadFile::slot`] is below it).
+    pub walked: usize,
     /// Namespaced mode: files of data trees at the cache root, by the rel they would have in
     /// the namespace folder.
     pub root_layout: HashMap<String, LocalStat>,
@@ -56,40 +76,50 @@ pub struct LayoutFindings {
 }
 
 /// Classifies every file of a cache walk.
-pub fn survey(model: &PathModel, files: &[LocalFile<'_>]) -> Survey {
+pub fn survey<'a>(model: &PathModel, files: &[LocalFile<'a>]) -> Survey<'a> {
     let foreign = foreign_namespaces_in(files.iter().map(|f| f.path), model.namespace());
     let mut out = Survey::default();
+    out.payload.reserve(files.len());
+    out.walked = files.len();
     let mut root_trees = BTreeSet::new();
     let mut foreign_dirs = BTreeSet::new();
-    for file in files {
+    for (slot, file) in files.iter().enumerate() {
         let stat = LocalStat {
             size: file.size,
             mtime_ms: file.mtime_ms,
         };
-        match model.classify_cache_path(file.path, &foreign) {
-            CachePlace::Payload(rel) => {
-                out.payload.insert(rel.into_string(), stat);
+        match model.place_of(file.path, &foreign) {
+            PlaceRef::Payload(rel) => {
+                out.payload.insert(
+                    rel,
+                    PayloadFile {
+                        size: file.size,
+                        mtime_ms: file.mtime_ms,
+                        cache_path: file.path,
+                        slot,
+                    },
+                );
             }
-            CachePlace::RootLayout(rel) => {
-                root_trees.insert(rel.first_segment().to_string());
-                out.root_layout.insert(rel.into_string(), stat);
+            PlaceRef::RootLayout(rel) => {
+                root_trees.insert(rel.split('/').next().unwrap_or("").to_string());
+                out.root_layout.insert(rel.to_string(), stat);
             }
-            CachePlace::ForeignNamespace(ns) => {
-                foreign_dirs.insert(ns);
+            PlaceRef::ForeignNamespace(ns) => {
+                foreign_dirs.insert(ns.to_string());
             }
-            CachePlace::Internal(rel) => {
+            PlaceRef::Internal(rel) => {
                 // Namespaced, the root's own `.datastore-index.json` and sidecar also classify
                 // as `Internal` with the same rel as a stray copy inside `<ns>/`; they live at
                 // the cache root by design, so only files inside the bound tree are findings.
-                if in_bound_tree(model, file.path) && is_stray_bookkeeping(model, &rel) {
+                if in_bound_tree(model, file.path) && is_stray_bookkeeping(model, rel) {
                     push_example(&mut out.findings.internal_in_tree, file.path);
                 }
             }
-            CachePlace::Unsafe(_) => {
+            PlaceRef::Unsafe(_) => {
                 out.findings.unsafe_count += 1;
                 push_example(&mut out.findings.unsafe_paths, file.path);
             }
-            CachePlace::Other => {}
+            PlaceRef::Other => {}
         }
     }
     out.findings.payload_files = out.payload.len() as u64;
