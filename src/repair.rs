@@ -126,7 +126,7 @@ pub fn diagnose(
             format!("the sync-state file {SYNC_STATE_FILE} cannot be read, so pushes withhold deletes; run `s3sync pull` to rewrite it"),
         ));
     }
-    for collision in find_collisions(survey.payload.keys().copied()) {
+    for collision in find_collisions(survey.payload.keys()) {
         if collision.kind == CollisionKind::CaseFold {
             problems.push(problem(
                 ProblemCode::CaseCollision,

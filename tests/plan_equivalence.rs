@@ -53,3 +53,45 @@ proptest! {
         prop_assert_eq!(fast, plain);
     }
 }
+
+/// The survey's payload table answers as a map from rel to the last file walked under it.
+#[test]
+fn payload_table_answers_as_a_map_of_the_last_file_per_rel() {
+    use std::collections::HashMap;
+
+    use s3sync_core::layout::survey;
+    use s3sync_core::listing::LocalFile;
+    use s3sync_core::paths::PathModel;
+
+    let model = PathModel::new(Some("ns"), "").expect("namespace is valid");
+    let paths: Vec<String> = (0..5_000)
+        .map(|i| format!("ns/data/m-{}/raw", (i * 7_919) % 3_000))
+        .collect();
+    let files: Vec<LocalFile<'_>> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, path)| LocalFile {
+            path,
+            size: i as u64,
+            mtime_ms: Some(i as i64),
+        })
+        .collect();
+    let mut want: HashMap<&str, u64> = HashMap::new();
+    for file in &files {
+        want.insert(&file.path[3..], file.size);
+    }
+    let surveyed = survey(&model, &files);
+    assert_eq!(surveyed.payload.len(), want.len());
+    assert_eq!(want.len(), 3_000, "rels walked twice are in the case");
+    for (rel, size) in &want {
+        let file = surveyed.payload.get(rel).expect("walked rel is found");
+        assert_eq!((file.rel, file.size), (*rel, *size));
+        assert_eq!(file.cache_path, format!("ns/{rel}"));
+        assert_eq!(
+            files[file.slot].size, *size,
+            "slot is the last walk position"
+        );
+    }
+    assert!(!surveyed.payload.contains_key("data/m-3000/raw"));
+    assert_eq!(surveyed.payload.keys().count(), want.len());
+}
