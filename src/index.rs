@@ -7,6 +7,7 @@
 //! entry. It is lenient where old writers differ: unknown fields are kept and written back,
 //! optional fields may be absent.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -412,16 +413,28 @@ impl<'de> Visitor<'de> for EntriesVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut entries = BTreeMap::new();
+        // Writers (this core, the extension) write entries in key order: while they come
+        // strictly ascending they cannot repeat, and are kept in a list that becomes the map in
+        // one bulk build (inserting 10^6 keys one by one compared each with a path of the
+        // tree). The first key out of order moves them into a map, checked one by one from
+        // there, so a repeated key is refused at the same entry as before.
+        let mut sorted: Vec<(String, IndexEntry)> = Vec::new();
+        let mut entries: Option<BTreeMap<String, IndexEntry>> = None;
         while let Some(rel) = map.next_key::<String>()? {
             let entry = map.next_value_seed(EntryFieldsSeed { rel: &rel })?;
-            if entries.insert(rel.clone(), entry).is_some() {
+            if entries.is_none() && sorted.last().is_none_or(|(last, _)| *last < rel) {
+                sorted.push((rel, entry));
+                continue;
+            }
+            let map =
+                entries.get_or_insert_with(|| std::mem::take(&mut sorted).into_iter().collect());
+            if map.insert(rel.clone(), entry).is_some() {
                 return Err(de::Error::custom(format_args!(
                     "entry {rel:?} appears twice"
                 )));
             }
         }
-        Ok(entries)
+        Ok(entries.unwrap_or_else(|| sorted.into_iter().collect()))
     }
 }
 
@@ -488,14 +501,14 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
         let mut seen_key = false;
         let mut size: Option<u64> = None;
         let mut entry = IndexEntry::default();
-        let text = |slot: &mut Option<String>, name: &str, value: Value| -> Result<(), A::Error> {
+        let text = |slot: &mut Option<String>, name: &str, value: Scalar| -> Result<(), A::Error> {
             if slot.is_some() {
                 return Err(twice(name));
             }
             match value {
-                Value::Null => Ok(()),
-                Value::String(s) => {
-                    *slot = Some(s);
+                Scalar::Null => Ok(()),
+                Scalar::Str(s) => {
+                    *slot = Some(s.into_owned());
                     Ok(())
                 }
                 _ => Err(fail(&format!("{name:?} must be a string"))),
@@ -507,9 +520,9 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
                     if std::mem::replace(&mut seen_key, true) {
                         return Err(twice("key"));
                     }
-                    match map.next_value::<Value>()? {
-                        Value::String(key) if key == rel => {}
-                        Value::String(key) => {
+                    match map.next_value_seed(ScalarSeed)? {
+                        Scalar::Str(key) if key == rel => {}
+                        Scalar::Str(key) => {
                             return Err(fail(&format!("\"key\" is {key:?}, not its map key")))
                         }
                         _ => return Err(fail("\"key\" must be a string")),
@@ -519,23 +532,28 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
                     if size.is_some() {
                         return Err(twice("size"));
                     }
-                    size = Some(match map.next_value::<Value>()? {
-                        Value::Number(n) => match n.as_u64() {
-                            Some(v) if v <= MAX_SAFE_INTEGER => v,
-                            Some(_) => return Err(fail("\"size\" is larger than 2^53-1")),
-                            None if n.as_i64().is_some() => {
-                                return Err(fail("\"size\" is negative"))
-                            }
-                            None => return Err(fail("\"size\" must be a non-negative integer")),
-                        },
+                    size = Some(match map.next_value_seed(ScalarSeed)? {
+                        Scalar::Unsigned(v) if v <= MAX_SAFE_INTEGER => v,
+                        Scalar::Unsigned(_) => return Err(fail("\"size\" is larger than 2^53-1")),
+                        Scalar::Negative => return Err(fail("\"size\" is negative")),
                         _ => return Err(fail("\"size\" must be a non-negative integer")),
                     });
                 }
-                Field::LastModified => {
-                    text(&mut entry.last_modified, "lastModified", map.next_value()?)?
-                }
-                Field::LocalMtime => text(&mut entry.local_mtime, "localMtime", map.next_value()?)?,
-                Field::Sha256 => text(&mut entry.sha256, "sha256", map.next_value()?)?,
+                Field::LastModified => text(
+                    &mut entry.last_modified,
+                    "lastModified",
+                    map.next_value_seed(ScalarSeed)?,
+                )?,
+                Field::LocalMtime => text(
+                    &mut entry.local_mtime,
+                    "localMtime",
+                    map.next_value_seed(ScalarSeed)?,
+                )?,
+                Field::Sha256 => text(
+                    &mut entry.sha256,
+                    "sha256",
+                    map.next_value_seed(ScalarSeed)?,
+                )?,
                 Field::Other(name) => {
                     let value = map.next_value::<Value>()?;
                     let extra = entry.extra.get_or_insert_with(Default::default);
@@ -547,6 +565,91 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
         }
         entry.size = size.ok_or_else(|| fail("missing \"size\""))?;
         Ok(entry)
+    }
+}
+
+/// A known field's value as far as the entry's checks need it, read without building a
+/// [`Value`]: a string borrowed from the input where it has no escapes (the `key` is compared,
+/// never kept), a number by its kind. Whatever else it is (an array, an object, a boolean) is
+/// read to its end as a [`Value`] would be and reported as [`Scalar::Other`], so the same
+/// documents are refused, with the same error at the same place, as when every value was
+/// parsed whole first.
+enum Scalar<'de> {
+    Null,
+    Str(Cow<'de, str>),
+    /// A non-negative integer (what `Number::as_u64` gave).
+    Unsigned(u64),
+    /// A negative integer (what `Number::as_i64` alone gave).
+    Negative,
+    Other,
+}
+
+struct ScalarSeed;
+
+impl<'de> DeserializeSeed<'de> for ScalarSeed {
+    type Value = Scalar<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ScalarSeed {
+    type Value = Scalar<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Scalar::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Scalar::Unsigned(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        // As `Number::from(i64)` does: a non-negative one is an unsigned number.
+        Ok(match u64::try_from(v) {
+            Ok(v) => Scalar::Unsigned(v),
+            Err(_) => Scalar::Negative,
+        })
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Scalar::Other)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(v.to_string())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(v)))
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        // Read as a whole value would be (same checks, same depth limit).
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(Scalar::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<String, Value>()?.is_some() {}
+        Ok(Scalar::Other)
     }
 }
 

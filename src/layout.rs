@@ -5,12 +5,15 @@
 //! other namespaces' folders, bookkeeping that must never travel, and paths that are unsafe.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::BuildHasher;
 use tsify_next::Tsify;
 
 use serde::Serialize;
 
 use crate::listing::LocalFile;
-use crate::paths::{foreign_namespaces_in, is_internal, CachePlace, PathModel, NAMESPACE_MARKER};
+use crate::paths::{
+    foreign_namespaces_in, is_internal, PathHash, PathModel, PlaceRef, NAMESPACE_MARKER,
+};
 
 /// How many example paths a survey keeps per finding (counts are always complete).
 const EXAMPLES_KEPT: usize = 20;
@@ -24,11 +27,111 @@ pub struct LocalStat {
     pub mtime_ms: Option<i64>,
 }
 
-/// The classified cache.
+/// A local payload file of the bound tree, borrowed from the listing buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PayloadFile<'a> {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in epoch milliseconds, when known.
+    pub mtime_ms: Option<i64>,
+    /// The cache-relative path as walked: always [`PathModel::cache_path`] of its rel (the rel
+    /// is this path with the namespace folder cut off), kept so plans need not build it again.
+    pub cache_path: &'a str,
+    /// Its position in the walk (below [`Survey::walked`]), so a plan can mark the files it
+    /// has met in a flat table instead of a second map.
+    pub slot: usize,
+    /// Its rel (the cache path without the namespace folder).
+    pub rel: &'a str,
+}
+
+/// The payload files of a walk by rel: the files in a list, found through a hash table of
+/// their positions (4 bytes a slot). A map from borrowed rels to their stats took 64 bytes a
+/// slot, and at 10^6 files its 128 MiB of slots made every look-up a cache and TLB miss.
+#[derive(Clone, Default)]
+pub struct Payload<'a> {
+    files: Vec<PayloadFile<'a>>,
+    by_rel: hashbrown::HashTable<u32>,
+    hasher: PathHash,
+}
+
+impl std::fmt::Debug for Payload<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.files).finish()
+    }
+}
+
+impl<'a> Payload<'a> {
+    fn with_capacity(n: usize) -> Payload<'a> {
+        Payload {
+            files: Vec::with_capacity(n),
+            by_rel: hashbrown::HashTable::with_capacity(n),
+            hasher: PathHash::default(),
+        }
+    }
+
+    /// Adds a file; a rel walked twice keeps its last file, as a map insert would.
+    fn insert(&mut self, file: PayloadFile<'a>) {
+        let hash = self.hasher.hash_one(file.rel);
+        let files = &self.files;
+        match self
+            .by_rel
+            .find(hash, |&at| files[at as usize].rel == file.rel)
+        {
+            Some(&at) => self.files[at as usize] = file,
+            None => {
+                // A walk of over 4 * 10^9 files cannot reach here: its listing buffer would
+                // exceed what one process holds.
+                let at = u32::try_from(self.files.len()).unwrap_or(u32::MAX);
+                self.files.push(file);
+                let files = &self.files;
+                self.by_rel
+                    .insert_unique(hash, at, |&i| self.hasher.hash_one(files[i as usize].rel));
+            }
+        }
+    }
+
+    /// The file of `rel`, if walked.
+    pub fn get(&self, rel: &str) -> Option<&PayloadFile<'a>> {
+        let hash = self.hasher.hash_one(rel);
+        self.by_rel
+            .find(hash, |&at| self.files[at as usize].rel == rel)
+            .map(|&at| &self.files[at as usize])
+    }
+
+    /// Whether `rel` was walked.
+    pub fn contains_key(&self, rel: &str) -> bool {
+        self.get(rel).is_some()
+    }
+
+    /// Payload files counted once per rel.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether the walk found no payload.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The rels, in walk order.
+    pub fn keys(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.files.iter().map(|f| f.rel)
+    }
+
+    /// The rels with their files, in walk order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &PayloadFile<'a>)> + '_ {
+        self.files.iter().map(|f| (f.rel, f))
+    }
+}
+
+/// The classified cache. Payload rels borrow from the listing buffer: a walk of 10^6 files
+/// costs no allocation per file.
 #[derive(Debug, Clone, Default)]
-pub struct Survey {
+pub struct Survey<'a> {
     /// Payload of the bound tree by rel.
-    pub payload: HashMap<String, LocalStat>,
+    pub payload: Payload<'a>,
+    /// Files in the walk (every [`PayloadFile::slot`] is below it).
+    pub walked: usize,
     /// Namespaced mode: files of data trees at the cache root, by the rel they would have in
     /// the namespace folder.
     pub root_layout: HashMap<String, LocalStat>,
@@ -58,40 +161,50 @@ pub struct LayoutFindings {
 }
 
 /// Classifies every file of a cache walk.
-pub fn survey(model: &PathModel, files: &[LocalFile<'_>]) -> Survey {
+pub fn survey<'a>(model: &PathModel, files: &[LocalFile<'a>]) -> Survey<'a> {
     let foreign = foreign_namespaces_in(files.iter().map(|f| f.path), model.namespace());
-    let mut out = Survey::default();
+    let mut out = Survey {
+        payload: Payload::with_capacity(files.len()),
+        walked: files.len(),
+        ..Survey::default()
+    };
     let mut root_trees = BTreeSet::new();
     let mut foreign_dirs = BTreeSet::new();
-    for file in files {
+    for (slot, file) in files.iter().enumerate() {
         let stat = LocalStat {
             size: file.size,
             mtime_ms: file.mtime_ms,
         };
-        match model.classify_cache_path(file.path, &foreign) {
-            CachePlace::Payload(rel) => {
-                out.payload.insert(rel.into_string(), stat);
+        match model.place_of(file.path, &foreign) {
+            PlaceRef::Payload(rel) => {
+                out.payload.insert(PayloadFile {
+                    size: file.size,
+                    mtime_ms: file.mtime_ms,
+                    cache_path: file.path,
+                    slot,
+                    rel,
+                });
             }
-            CachePlace::RootLayout(rel) => {
-                root_trees.insert(rel.first_segment().to_string());
-                out.root_layout.insert(rel.into_string(), stat);
+            PlaceRef::RootLayout(rel) => {
+                root_trees.insert(rel.split('/').next().unwrap_or("").to_string());
+                out.root_layout.insert(rel.to_string(), stat);
             }
-            CachePlace::ForeignNamespace(ns) => {
-                foreign_dirs.insert(ns);
+            PlaceRef::ForeignNamespace(ns) => {
+                foreign_dirs.insert(ns.to_string());
             }
-            CachePlace::Internal(rel) => {
+            PlaceRef::Internal(rel) => {
                 // Namespaced, the root's own `.datastore-index.json` and sidecar also classify
                 // as `Internal` with the same rel as a stray copy inside `<ns>/`; they live at
                 // the cache root by design, so only files inside the bound tree are findings.
-                if in_bound_tree(model, file.path) && is_stray_bookkeeping(model, &rel) {
+                if in_bound_tree(model, file.path) && is_stray_bookkeeping(model, rel) {
                     push_example(&mut out.findings.internal_in_tree, file.path);
                 }
             }
-            CachePlace::Unsafe(_) => {
+            PlaceRef::Unsafe(_) => {
                 out.findings.unsafe_count += 1;
                 push_example(&mut out.findings.unsafe_paths, file.path);
             }
-            CachePlace::Other => {}
+            PlaceRef::Other => {}
         }
     }
     out.findings.payload_files = out.payload.len() as u64;

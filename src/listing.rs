@@ -36,24 +36,41 @@ pub struct RemoteObject<'a> {
     pub last_modified: Option<&'a str>,
 }
 
-/// Splits a NUL-separated buffer into records of `width` fields.
-fn records<'a>(buffer: &'a [u8], width: usize, what: &str) -> CoreResult<Vec<Vec<&'a str>>> {
+/// Splits a NUL-separated buffer into records of `WIDTH` fields, borrowing every field. The
+/// whole buffer is checked (UTF-8, final separator, field count) before any record is handed
+/// out, so a bad buffer fails the same way wherever its fault lies.
+fn records<'a, const WIDTH: usize>(
+    buffer: &'a [u8],
+    what: &str,
+) -> CoreResult<impl Iterator<Item = [&'a str; WIDTH]>> {
     let text = std::str::from_utf8(buffer)
         .map_err(|e| CoreError::input(format!("{what} is not utf-8: {e}")))?;
-    if text.is_empty() {
-        return Ok(Vec::new());
+    let body =
+        if text.is_empty() {
+            None
+        } else {
+            Some(text.strip_suffix('\0').ok_or_else(|| {
+                CoreError::input(format!("{what} does not end with a nul separator"))
+            })?)
+        };
+    if let Some(body) = body {
+        let fields = body.bytes().filter(|&b| b == 0).count() + 1;
+        if !fields.is_multiple_of(WIDTH) {
+            return Err(CoreError::input(format!(
+                "{what} has {fields} fields, not a multiple of {WIDTH}"
+            )));
+        }
     }
-    let body = text
-        .strip_suffix('\0')
-        .ok_or_else(|| CoreError::input(format!("{what} does not end with a nul separator")))?;
-    let fields: Vec<&str> = body.split('\0').collect();
-    if !fields.len().is_multiple_of(width) {
-        return Err(CoreError::input(format!(
-            "{what} has {} fields, not a multiple of {width}",
-            fields.len()
-        )));
-    }
-    Ok(fields.chunks(width).map(<[&str]>::to_vec).collect())
+    let mut split = body.map(|b| b.split('\0'));
+    Ok(std::iter::from_fn(move || {
+        let split = split.as_mut()?;
+        let first = split.next()?;
+        let mut record = [first; WIDTH];
+        for field in record.iter_mut().skip(1) {
+            *field = split.next()?;
+        }
+        Some(record)
+    }))
 }
 
 fn parse_size(text: &str, what: &str, path: &str) -> CoreResult<u64> {
@@ -67,8 +84,7 @@ fn parse_size(text: &str, what: &str, path: &str) -> CoreResult<u64> {
 
 /// Decodes a local listing buffer.
 pub fn decode_local(buffer: &[u8]) -> CoreResult<Vec<LocalFile<'_>>> {
-    records(buffer, 3, "local listing")?
-        .into_iter()
+    records::<3>(buffer, "local listing")?
         .map(|r| {
             let mtime_ms = if r[2].is_empty() {
                 None
@@ -89,8 +105,7 @@ pub fn decode_local(buffer: &[u8]) -> CoreResult<Vec<LocalFile<'_>>> {
 /// Decodes one page of a remote listing. Sizes outside the safe range are not refused here:
 /// the rebuild reports such objects as unsafe instead of failing the whole listing.
 pub fn decode_remote(buffer: &[u8]) -> CoreResult<Vec<RemoteListed<'_>>> {
-    records(buffer, 4, "remote listing")?
-        .into_iter()
+    records::<4>(buffer, "remote listing")?
         .map(|r| {
             Ok(RemoteListed {
                 key: r[0],

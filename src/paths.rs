@@ -175,6 +175,23 @@ impl std::fmt::Display for RelPath {
     }
 }
 
+/// A [`RelPath`] borrowed from the text it was checked in (see [`PathModel::rel_ref`]): the
+/// planner checks every index key of a plan, and builds owned names only for what it transfers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RelRef<'a>(&'a str);
+
+impl<'a> RelRef<'a> {
+    /// The path as a string.
+    pub fn as_str(&self) -> &'a str {
+        self.0
+    }
+
+    /// The owned [`RelPath`] (already checked: nothing is checked again).
+    pub fn to_rel_path(&self) -> RelPath {
+        RelPath(self.0.to_string())
+    }
+}
+
 /// A validated namespace: one safe segment, not starting with `.` or `_`, and not the name of a
 /// data tree (a namespace called `data` would be indistinguishable from the root layout).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -212,6 +229,12 @@ impl Namespace {
 }
 
 /// Checks every rule of a relative path; shared by [`RelPath`] and [`Namespace`].
+///
+/// The rules are checked in a fixed order (whole-path rules first, then each segment in turn),
+/// so a path breaking several always reports the same one. This runs for every index key and
+/// every walked file of a plan (10^6 of each), so it is one pass over the bytes: the
+/// whole-path characters are noted, and the first segment fault is kept to be reported only
+/// if no whole-path rule is broken.
 fn check_relative(path: &str) -> Result<(), PathRefusal> {
     if path.is_empty() {
         return Err(PathRefusal::Empty);
@@ -219,22 +242,43 @@ fn check_relative(path: &str) -> Result<(), PathRefusal> {
     if path.len() > MAX_KEY_BYTES {
         return Err(PathRefusal::TooLong);
     }
-    if path.starts_with('/') {
+    let bytes = path.as_bytes();
+    if bytes[0] == b'/' {
         return Err(PathRefusal::Absolute);
     }
-    if path.contains('\\') {
+    let mut backslash = false;
+    let mut control = false;
+    let mut segment_fault = None;
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'/' {
+            if segment_fault.is_none() {
+                segment_fault = check_segment(&path[start..i]).err();
+            }
+            start = i + 1;
+        } else if b < 0x20 || b == 0x7f {
+            control = true;
+        } else if b == b'\\' {
+            backslash = true;
+        } else if b == 0xc2 && bytes.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)) {
+            // `U+0080`–`U+009F` (C1), which `char::is_control` also counts; in valid UTF-8
+            // `0xC2` only ever starts a character, so the pair is exactly one of them.
+            control = true;
+        }
+    }
+    if backslash {
         return Err(PathRefusal::Backslash);
     }
-    if path.chars().any(char::is_control) {
+    if control {
         return Err(PathRefusal::ControlCharacter);
     }
-    if path.ends_with('/') {
+    if bytes[bytes.len() - 1] == b'/' {
         return Err(PathRefusal::TrailingSlash);
     }
-    for segment in path.split('/') {
-        check_segment(segment)?;
+    if let Some(fault) = segment_fault {
+        return Err(fault);
     }
-    Ok(())
+    check_segment(&path[start..])
 }
 
 fn check_segment(segment: &str) -> Result<(), PathRefusal> {
@@ -259,11 +303,11 @@ fn check_segment(segment: &str) -> Result<(), PathRefusal> {
 
 /// Windows refuses these names with or without an extension (`CON`, `con.txt`, `LPT1.log`).
 fn is_windows_device_name(segment: &str) -> bool {
-    let stem = segment
-        .split('.')
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(' ');
+    let stem = match segment.as_bytes().iter().position(|&b| b == b'.') {
+        Some(dot) => &segment[..dot],
+        None => segment,
+    }
+    .trim_end_matches(' ');
     let b = stem.as_bytes();
     // Compared in place: this runs for every segment of every path of a plan.
     match b.len() {
@@ -283,11 +327,11 @@ pub fn is_internal(rel: &str) -> bool {
     if INTERNAL_EXACT.contains(&rel) {
         return true;
     }
-    let first = rel.split('/').next().unwrap_or("");
+    let first = first_segment_of(rel);
     if first == INDEX_DIR || first == CONTROL_DIR {
         return true;
     }
-    let base = rel.rsplit('/').next().unwrap_or("");
+    let base = last_segment_of(rel);
     base == ".lock"
         || base == NAMESPACE_MARKER
         || base == "_catalog.db"
@@ -298,8 +342,25 @@ pub fn is_internal(rel: &str) -> bool {
 /// walk, the rebuild, the pull and the push all skip such rels, so they can neither be
 /// downloaded, uploaded, nor counted as missing and deleted.
 pub fn is_never_synced(rel: &str) -> bool {
-    let first = rel.split('/').next().unwrap_or("");
-    rel.contains('/') && NEVER_SYNCED_TREES.contains(&first)
+    let first = first_segment_of(rel);
+    first.len() < rel.len() && NEVER_SYNCED_TREES.contains(&first)
+}
+
+/// The part of `path` before its first `/` (all of it when it has none). A byte search: these
+/// run for every path of a plan, where `str::split`'s searcher showed in the profile.
+fn first_segment_of(path: &str) -> &str {
+    match path.as_bytes().iter().position(|&b| b == b'/') {
+        Some(cut) => &path[..cut],
+        None => path,
+    }
+}
+
+/// The part of `path` after its last `/` (all of it when it has none).
+fn last_segment_of(path: &str) -> &str {
+    match path.as_bytes().iter().rposition(|&b| b == b'/') {
+        Some(cut) => &path[cut + 1..],
+        None => path,
+    }
 }
 
 /// True when a metadata-only (lazy) pull may skip the file's bytes: a `raw` payload under `data/`
@@ -450,15 +511,37 @@ impl PathModel {
     /// Validates `path` as a rel of this model: the rel rules, plus the full remote key
     /// (prefix, namespace and rel) fitting S3's key limit.
     pub fn rel(&self, path: &str) -> CoreResult<RelPath> {
-        let rel = RelPath::parse(path)?;
-        let ns_bytes = self.namespace.as_ref().map_or(0, |ns| ns.0.len() + 1);
-        if self.prefix_bytes + ns_bytes + rel.0.len() > MAX_KEY_BYTES {
+        self.check_rel(path)?;
+        Ok(RelPath(path.to_string()))
+    }
+
+    /// [`PathModel::rel`] without allocating: the same checks and the same error, the rel
+    /// borrowed from `path`.
+    pub fn rel_ref<'a>(&self, path: &'a str) -> CoreResult<RelRef<'a>> {
+        self.check_rel(path)?;
+        Ok(RelRef(path))
+    }
+
+    /// Checks `path` as [`PathModel::rel`] does, with the same error, without allocating: the
+    /// planner checks every index key of a plan and keeps only the few it transfers.
+    pub fn check_rel(&self, path: &str) -> CoreResult<()> {
+        check_relative(path).map_err(|reason| CoreError::UnsafePath {
+            path: path.to_string(),
+            reason,
+        })?;
+        if !self.fits_key_limit(path) {
             return Err(CoreError::UnsafePath {
                 path: path.to_string(),
                 reason: PathRefusal::TooLong,
             });
         }
-        Ok(rel)
+        Ok(())
+    }
+
+    /// Whether the full remote key of `rel` (prefix, namespace and rel) fits S3's key limit.
+    fn fits_key_limit(&self, rel: &str) -> bool {
+        let ns_bytes = self.namespace.as_ref().map_or(0, |ns| ns.0.len() + 1);
+        self.prefix_bytes + ns_bytes + rel.len() <= MAX_KEY_BYTES
     }
 
     /// The index key of a rel (always the bare rel).
@@ -544,63 +627,91 @@ impl PathModel {
     /// Classifies a cache-relative path. `foreign` names top-level folders that hold another
     /// namespace's marker (see [`foreign_namespaces_in`]).
     pub fn classify_cache_path(&self, path: &str, foreign: &ForeignNamespaces) -> CachePlace {
+        match self.place_of(path, foreign) {
+            PlaceRef::Payload(rel) => CachePlace::Payload(RelPath(rel.to_string())),
+            PlaceRef::Internal(rel) => CachePlace::Internal(rel.to_string()),
+            PlaceRef::RootLayout(rel) => CachePlace::RootLayout(RelPath(rel.to_string())),
+            PlaceRef::ForeignNamespace(ns) => CachePlace::ForeignNamespace(ns.to_string()),
+            PlaceRef::Other => CachePlace::Other,
+            PlaceRef::Unsafe(reason) => CachePlace::Unsafe(reason),
+        }
+    }
+
+    /// [`PathModel::classify_cache_path`] borrowing from `path`: the survey classifies every
+    /// walked file and keeps only slices of the listing buffer. The path rules are checked once,
+    /// on the whole path: a rel cut from a path that passed them (its segments after the
+    /// namespace folder) passes them too, so only the key length is left to check.
+    pub(crate) fn place_of<'a>(&self, path: &'a str, foreign: &ForeignNamespaces) -> PlaceRef<'a> {
         if let Err(reason) = check_relative(path) {
-            return CachePlace::Unsafe(reason);
+            return PlaceRef::Unsafe(reason);
         }
         if INTERNAL_EXACT.contains(&path) {
-            return CachePlace::Internal(path.to_string());
+            return PlaceRef::Internal(path);
         }
-        let first = path.split('/').next().unwrap_or("");
+        let first = first_segment_of(path);
+        let nested = first.len() < path.len();
         match &self.namespace {
             Some(ns) => {
                 if let Some(rest) = strip_first_segment(path, &ns.0) {
                     return self.place_in_bound_tree(rest);
                 }
                 if path == ns.0 {
-                    return CachePlace::Other;
+                    return PlaceRef::Other;
                 }
                 if foreign.contains(first) {
-                    return CachePlace::ForeignNamespace(first.to_string());
+                    return PlaceRef::ForeignNamespace(first);
                 }
-                if DATA_TREES.contains(&first) && path.contains('/') {
-                    return match self.rel(path) {
-                        Ok(rel) if !is_internal(path) => CachePlace::RootLayout(rel),
-                        Ok(_) => CachePlace::Internal(path.to_string()),
-                        Err(e) => CachePlace::Unsafe(refusal_of(&e)),
+                if DATA_TREES.contains(&first) && nested {
+                    return if !self.fits_key_limit(path) {
+                        PlaceRef::Unsafe(PathRefusal::TooLong)
+                    } else if is_internal(path) {
+                        PlaceRef::Internal(path)
+                    } else {
+                        PlaceRef::RootLayout(path)
                     };
                 }
-                CachePlace::Other
+                PlaceRef::Other
             }
             None => {
-                if foreign.contains(first) && path.contains('/') {
-                    return CachePlace::ForeignNamespace(first.to_string());
+                if foreign.contains(first) && nested {
+                    return PlaceRef::ForeignNamespace(first);
                 }
                 self.place_in_bound_tree(path)
             }
         }
     }
 
-    fn place_in_bound_tree(&self, rel: &str) -> CachePlace {
+    /// Places a rel of the bound tree whose path rules were already checked.
+    fn place_in_bound_tree<'a>(&self, rel: &'a str) -> PlaceRef<'a> {
         if is_internal(rel) {
-            return CachePlace::Internal(rel.to_string());
+            return PlaceRef::Internal(rel);
         }
         if is_never_synced(rel) {
-            return CachePlace::Other;
+            return PlaceRef::Other;
         }
-        match self.rel(rel) {
-            Ok(rel) => CachePlace::Payload(rel),
-            Err(e) => CachePlace::Unsafe(refusal_of(&e)),
+        if self.fits_key_limit(rel) {
+            PlaceRef::Payload(rel)
+        } else {
+            PlaceRef::Unsafe(PathRefusal::TooLong)
         }
     }
 }
 
-fn refusal_of(error: &CoreError) -> PathRefusal {
-    match error {
-        CoreError::UnsafePath { reason, .. } | CoreError::InvalidNamespace { reason, .. } => {
-            *reason
-        }
-        _ => PathRefusal::Empty,
-    }
+/// [`CachePlace`] borrowing from the classified path (see [`PathModel::place_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PlaceRef<'a> {
+    /// Payload inside the bound tree: its rel.
+    Payload(&'a str),
+    /// Bookkeeping inside the bound tree or at the cache root.
+    Internal(&'a str),
+    /// A data tree at the cache root (namespaced): the rel it would have in the namespace.
+    RootLayout(&'a str),
+    /// Inside another namespace's folder: that folder.
+    ForeignNamespace(&'a str),
+    /// Never synced.
+    Other,
+    /// Not a safe relative path.
+    Unsafe(PathRefusal),
 }
 
 /// `path` without its first segment when that segment is exactly `segment`.
@@ -667,6 +778,43 @@ pub fn find_file_folder_conflicts<'a>(paths: impl IntoIterator<Item = &'a str>) 
     collisions.sort_by(|a, b| a.paths.cmp(&b.paths));
     collisions
 }
+
+/// [`find_file_folder_conflicts`] for paths given in ascending byte order without repeats (the
+/// keys of an index): the same collisions, found in one pass with no hashing.
+///
+/// In sorted order every path that starts with `a` follows `a` in one run, so a stack of the
+/// paths that are string prefixes of the current one holds every file that may be its folder;
+/// each has a different length, so a `/` cut of the current path finds its file, if any, by
+/// length. The stack is popped as soon as a path no longer starts with its top.
+pub fn find_file_folder_conflicts_sorted<'a>(
+    paths: impl IntoIterator<Item = &'a str>,
+) -> Vec<Collision> {
+    let mut open: Vec<&'a str> = Vec::new();
+    let mut collisions = Vec::new();
+    for path in paths {
+        while open.last().is_some_and(|top| !path.starts_with(top)) {
+            open.pop();
+        }
+        if !open.is_empty() {
+            for (cut, _) in path.match_indices('/') {
+                if let Ok(found) = open.binary_search_by_key(&cut, |p| p.len()) {
+                    collisions.push(Collision {
+                        kind: CollisionKind::FileFolder,
+                        paths: vec![open[found].to_string(), path.to_string()],
+                    });
+                }
+            }
+        }
+        open.push(path);
+    }
+    collisions.sort_by(|a, b| a.paths.cmp(&b.paths));
+    collisions
+}
+
+/// The hasher of the planner's per-plan maps of borrowed paths (10^5–10^6 entries): foldhash,
+/// several times faster than std's SipHash on short keys, seeded per map so that crafted keys
+/// cannot be made to collide.
+pub type PathHash = foldhash::fast::RandomState;
 
 /// The key two paths share when a case-insensitive, normalisation-insensitive file system
 /// (APFS, NTFS) would store them as one.

@@ -16,8 +16,8 @@ use crate::conflicts::{pull_conflict_verdict, KeptAside};
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, Survey};
 use crate::paths::{
-    find_collisions, find_file_folder_conflicts, is_internal, is_lazy_skippable, is_never_synced,
-    CollisionKind, PathModel, RelPath,
+    find_collisions, find_file_folder_conflicts_sorted, is_internal, is_lazy_skippable,
+    is_never_synced, CollisionKind, PathModel, RelRef,
 };
 use crate::safety::Verdict;
 use crate::time::{format_iso_millis, parse_iso_millis};
@@ -186,11 +186,30 @@ pub fn plan_pull(
         layout: survey.findings.clone(),
         ..PullPlan::default()
     };
-    let blocked = collided_rels(model, index, options.case_insensitive, &mut plan.refused);
+    // Each key is judged once here (the collision search and the diff both need it).
+    let kinds: Vec<KeyKind<'_>> = index
+        .entries
+        .keys()
+        .map(|key| KeyKind::of(model, key))
+        .collect();
+    let blocked = collided_rels(index, &kinds, options.case_insensitive, &mut plan.refused);
     let tombstones: BTreeSet<String> = options.tombstones.iter().cloned().collect();
     let mut lazy_folders = BTreeSet::new();
-    for (key, entry) in &index.entries {
-        if is_internal(key) {
+    // The base is walked beside the index (both are sorted): its entry for each key without a
+    // look-up, and the keys only it holds on the way.
+    let mut base_entries = base.map(|b| b.entries.iter().peekable());
+    for ((key, entry), kind) in index.entries.iter().zip(&kinds) {
+        let mut base_entry = None;
+        if let Some(walk) = base_entries.as_mut() {
+            while let Some((base_key, b)) = walk.next_if(|(base_key, _)| *base_key <= key) {
+                if base_key == key {
+                    base_entry = Some(b);
+                } else {
+                    note_deleted_remotely(&mut plan, model, survey, base_key, b);
+                }
+            }
+        }
+        if *kind == KeyKind::Internal {
             plan.prune.push(key.clone());
             continue;
         }
@@ -202,9 +221,13 @@ pub fn plan_pull(
             plan.untouched.push(key.clone());
             continue;
         }
-        let rel = match model.rel(key) {
-            Ok(rel) => rel,
-            Err(error) => {
+        let rel = match kind {
+            KeyKind::Writable(rel) => *rel,
+            _ => {
+                // Judged unsafe above; checked again only to name the rule it breaks.
+                let Err(error) = model.check_rel(key) else {
+                    continue;
+                };
                 plan.refused.push(RefusedEntry {
                     rel: key.clone(),
                     code: RefusalCode::of_error(&error),
@@ -213,19 +236,18 @@ pub fn plan_pull(
                 continue;
             }
         };
-        if blocked.contains(key.as_str()) {
+        if !blocked.is_empty() && blocked.contains(key.as_str()) {
             plan.untouched.push(key.clone());
             continue;
         }
         let local = survey.payload.get(rel.as_str());
-        let base_entry = base.and_then(|b| b.entries.get(key));
         // Deleted here since the last sync, the delete not yet pushed: a local change
         // (downloading it again would undo the delete), or a conflict when the remote moved on
         // meanwhile. Only a file the base holds can have been deleted here: a file another
         // cache added under a tombstoned folder is downloaded (absent, it would read as
         // deleted here and its object would go with the next push).
         if let (None, Some(b)) = (local, base_entry) {
-            if deleted_here(&tombstones, &model.cache_path(&rel)) {
+            if deleted_here(&tombstones, &model.cache_path(&rel.to_rel_path())) {
                 if same_version(b, entry) {
                     plan.local_changes.push(key.clone());
                 } else {
@@ -245,19 +267,19 @@ pub fn plan_pull(
                 // the extension's rule: checking every file's bytes on first contact would
                 // download the whole cache again.
                 Against::NoBase if base.is_some() || local.size != entry.size => {
-                    set_aside(&mut plan, model, key, &rel, entry.size);
+                    set_aside(&mut plan, model, key, rel, entry.size);
                     continue;
                 }
                 Against::NoBase => {}
                 Against::LocalUnchanged { remote_moved: true } => {
-                    push_download(&mut plan, model, key, &rel, entry.size);
+                    push_download(&mut plan, model, key, rel, entry.size);
                     continue;
                 }
                 Against::LocalUnchanged {
                     remote_moved: false,
                 } => {}
                 Against::LocalChanged { remote_moved: true } => {
-                    set_aside(&mut plan, model, key, &rel, entry.size);
+                    set_aside(&mut plan, model, key, rel, entry.size);
                     continue;
                 }
                 Against::LocalChanged {
@@ -284,27 +306,17 @@ pub fn plan_pull(
             Some(_) if options.keep_existing => plan.summary.kept_local += 1,
             None if options.metadata_only && is_lazy_skippable(key) => {
                 plan.summary.lazy += 1;
-                let cache_path = model.cache_path(&rel);
+                let cache_path = model.cache_path(&rel.to_rel_path());
                 if let Some((folder, _)) = cache_path.rsplit_once('/') {
                     lazy_folders.insert(folder.to_string());
                 }
             }
-            _ => push_download(&mut plan, model, key, &rel, entry.size),
+            _ => push_download(&mut plan, model, key, rel, entry.size),
         }
     }
-    if let Some(base) = base {
-        for (key, base_entry) in &base.entries {
-            if index.entries.contains_key(key) {
-                continue;
-            }
-            let Ok(rel) = model.rel(key) else { continue };
-            if survey
-                .payload
-                .get(rel.as_str())
-                .is_some_and(|local| stat_matches(base_entry, local.size, local.mtime_ms))
-            {
-                plan.deleted_remotely.push(key.clone());
-            }
+    if let Some(walk) = base_entries {
+        for (base_key, b) in walk {
+            note_deleted_remotely(&mut plan, model, survey, base_key, b);
         }
     }
     plan.lazy_folders = lazy_folders.into_iter().collect();
@@ -314,19 +326,64 @@ pub fn plan_pull(
     plan
 }
 
+/// What the key of an index entry is, judged once per plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyKind<'a> {
+    /// Bookkeeping: pruned, never written.
+    Internal,
+    /// Breaks the path rules: refused, never written.
+    Unsafe,
+    /// A rel the plan could write.
+    Writable(RelRef<'a>),
+}
+
+impl<'a> KeyKind<'a> {
+    fn of(model: &PathModel, key: &'a str) -> KeyKind<'a> {
+        if is_internal(key) {
+            return KeyKind::Internal;
+        }
+        match model.rel_ref(key) {
+            Ok(rel) => KeyKind::Writable(rel),
+            Err(_) => KeyKind::Unsafe,
+        }
+    }
+}
+
+/// A base entry the remote index no longer names (`key` is only in the base): deleted
+/// remotely when this cache still holds the file as synced.
+fn note_deleted_remotely(
+    plan: &mut PullPlan,
+    model: &PathModel,
+    survey: &Survey,
+    key: &str,
+    base_entry: &IndexEntry,
+) {
+    if model.check_rel(key).is_err() {
+        return;
+    }
+    if survey
+        .payload
+        .get(key)
+        .is_some_and(|local| stat_matches(base_entry, local.size, local.mtime_ms))
+    {
+        plan.deleted_remotely.push(key.to_string());
+    }
+}
+
 /// Adds a download of `rel` (index key `key`, `size` bytes) to the plan.
-fn push_download(plan: &mut PullPlan, model: &PathModel, key: &str, rel: &RelPath, size: u64) {
+fn push_download(plan: &mut PullPlan, model: &PathModel, key: &str, rel: RelRef<'_>, size: u64) {
+    let rel = rel.to_rel_path();
     plan.summary.download_bytes += size;
     plan.downloads.push(Transfer {
         rel: key.to_string(),
-        remote_key: model.remote_key(rel),
-        cache_path: model.cache_path(rel),
+        remote_key: model.remote_key(&rel),
+        cache_path: model.cache_path(&rel),
         size,
     });
 }
 
 /// A conflict with a local file: the bucket's version comes down, this cache's goes aside.
-fn set_aside(plan: &mut PullPlan, model: &PathModel, key: &str, rel: &RelPath, size: u64) {
+fn set_aside(plan: &mut PullPlan, model: &PathModel, key: &str, rel: RelRef<'_>, size: u64) {
     plan.conflicts.push(key.to_string());
     plan.set_aside.push(key.to_string());
     push_download(plan, model, key, rel, size);
@@ -352,8 +409,8 @@ fn in_folder(rel: &str, folder: &str) -> bool {
 /// (refused with its path code) is never written, so it must not block a payload entry as a
 /// `path-conflict` (`data/x` beside `data/x/.lock`), nor be refused a second time.
 fn collided_rels(
-    model: &PathModel,
     index: &Index,
+    kinds: &[KeyKind<'_>],
     case_insensitive: bool,
     refused: &mut Vec<RefusedEntry>,
 ) -> HashSet<String> {
@@ -361,13 +418,15 @@ fn collided_rels(
     let writable = index
         .entries
         .keys()
-        .map(String::as_str)
-        .filter(|key| !is_internal(key) && model.rel(key).is_ok());
-    // Case folding costs an allocation per path: only where the file system folds case.
+        .zip(kinds)
+        .filter(|(_, kind)| matches!(kind, KeyKind::Writable(_)))
+        .map(|(key, _)| key.as_str());
+    // Case folding costs an allocation per path: only where the file system folds case. The
+    // keys come sorted and unique (a map's), so the exact search needs no hashing.
     let collisions = if case_insensitive {
         find_collisions(writable)
     } else {
-        find_file_folder_conflicts(writable)
+        find_file_folder_conflicts_sorted(writable)
     };
     for collision in collisions {
         let code = match collision.kind {

@@ -5,6 +5,7 @@
 //! file is hashed needlessly: [`plan_push`] returns the rels whose hash it needs, the shim hashes
 //! just those, and [`plan_push`] runs again with the hashes.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use tsify_next::Tsify;
 
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::codes::{GuardCode, RefusalCode};
 use crate::conflicts::CONFLICTS_DIR;
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
-use crate::layout::{LayoutFindings, Survey};
+use crate::layout::{LayoutFindings, PayloadFile, Survey};
 use crate::paths::{is_internal, is_never_synced, PathModel};
 use crate::pull::{MtimeUpdate, RefusedEntry, Transfer};
 use crate::safety::{
@@ -240,86 +241,34 @@ pub fn plan_push(
         layout: survey.findings.clone(),
         ..PushPlan::default()
     };
-    let mut payload: Vec<(&String, _)> = survey.payload.iter().collect();
-    payload.sort_by(|a, b| a.0.cmp(b.0));
-    for (rel_text, stat) in payload {
-        let Ok(rel) = model.rel(rel_text) else {
-            continue;
-        };
-        let cache_path = model.cache_path(&rel);
-        let entry = index.entries.get(rel_text);
-        let base_entry = base.and_then(|b| b.entries.get(rel_text));
-        let dirty = covering_tombstone(&input.tombstones, &cache_path).is_some();
-        let compared = compare(
-            entry,
-            base.is_some(),
-            base_entry,
-            stat.size,
-            stat.mtime_ms,
-            input.hashes.get(&cache_path),
-            dirty,
-        );
-        if let Some(b) = base_entry {
-            let kept = matches!(compared, Compared::Unchanged | Compared::HashMatched)
-                && stat_matches(b, stat.size, stat.mtime_ms);
-            if kept && entry.is_none_or(|r| !same_version(r, b)) {
-                plan.behind.push(rel_text.clone());
-            }
-        }
-        match compared {
-            Compared::Conflict => plan.conflicts.push(rel_text.clone()),
-            Compared::Unchanged => plan.summary.unchanged += 1,
-            Compared::HashMatched => {
-                plan.summary.unchanged += 1;
-                if let Some(mtime) = stat.mtime_ms {
-                    plan.mtime_updates.push(MtimeUpdate {
-                        rel: rel_text.clone(),
-                        local_mtime: format_iso_millis(mtime),
-                    });
-                }
-            }
-            Compared::NeedsHash => plan.needs_hash.push(cache_path),
-            Compared::Upload(reason) => {
-                let remote_size = entry.map_or(0, |e| e.size);
-                if rel_text == CATALOG_EXPORT
-                    && entry.is_some()
-                    && !input.policy.allow_catalog_shrink
-                    && catalog_shrinks(stat.size, remote_size)
-                {
-                    plan.summary.held_back += 1;
-                    plan.blocked.push(Verdict {
-                        code: GuardCode::CatalogShrink,
-                        message: format!(
-                            "{cache_path} would replace a remote copy of {remote_size} bytes with {} bytes; \
-                             it is held back (restore the catalog, or pass --allow-catalog-shrink if the removal is intended)",
-                            stat.size
-                        ),
-                    });
-                    continue;
-                }
-                plan.summary.upload_bytes += stat.size;
-                plan.uploads.push(Upload {
-                    transfer: Transfer {
-                        rel: rel_text.clone(),
-                        remote_key: model.remote_key(&rel),
-                        cache_path,
-                        size: stat.size,
-                    },
-                    reason,
-                });
-            }
-        }
-    }
-
-    refuse_file_folder_clashes(index, &mut plan);
-
+    // One walk over the index and the base together (both sorted): each key's remote and base
+    // entries without a look-up, and each key's local file from the survey. Keys with a local
+    // file are compared below in rel order; keys without one are delete candidates or missing.
+    let mut locals: Vec<Local<'_, '_>> = Vec::with_capacity(survey.payload.len());
+    let mut met = vec![false; survey.walked];
     let mut candidates = Vec::new();
-    for (key, remote_entry) in &index.entries {
-        if is_internal(key) {
+    let mut absent_conflicts = Vec::new();
+    let empty = BTreeMap::new();
+    let base_entries = base.map_or(&empty, |b| &b.entries);
+    for (key, remote, base_entry) in joined(&index.entries, base_entries) {
+        if remote.is_some() && is_internal(key) {
             plan.prune.push(key.clone());
             continue;
         }
-        if survey.payload.contains_key(key) || is_never_synced(key) {
+        if let Some(file) = survey.payload.get(key.as_str()) {
+            met[file.slot] = true;
+            locals.push(Local {
+                rel: key.as_str(),
+                file,
+                remote,
+                base: base_entry,
+            });
+            continue;
+        }
+        let Some(remote_entry) = remote else {
+            continue;
+        };
+        if is_never_synced(key) {
             continue;
         }
         // An entry whose key breaks the path rules cannot name a local file: never evidence.
@@ -352,8 +301,8 @@ pub fn plan_push(
                 continue;
             }
         };
-        if let Some(base) = base {
-            match base.entries.get(key) {
+        if base.is_some() {
+            match base_entry {
                 // Never here at the last sync (another cache added it, say under a folder
                 // tombstoned here): this cache cannot have deleted it.
                 None => {
@@ -363,7 +312,7 @@ pub fn plan_push(
                 // Deleted here, but changed remotely since: the newer version is not ours to
                 // delete.
                 Some(b) if !same_version(b, remote_entry) => {
-                    plan.conflicts.push(key.clone());
+                    absent_conflicts.push(key.clone());
                     continue;
                 }
                 Some(_) => {}
@@ -375,12 +324,106 @@ pub fn plan_push(
             evidence,
         });
     }
+    // Files neither index names (new here), in rel order, merged into the others.
+    let mut new_files: Vec<Local<'_, '_>> = survey
+        .payload
+        .iter()
+        .filter(|(_, file)| !met[file.slot])
+        .map(|(rel, file)| Local {
+            rel,
+            file,
+            remote: None,
+            base: None,
+        })
+        .collect();
+    new_files.sort_unstable_by(|a, b| a.rel.cmp(b.rel));
+    let in_order = merge_sorted(locals, new_files);
+
+    for Local {
+        rel: rel_text,
+        file: stat,
+        remote: entry,
+        base: base_entry,
+    } in in_order
+    {
+        let Ok(rel) = model.rel_ref(rel_text) else {
+            continue;
+        };
+        // The walked path is the cache path of its rel (see `PayloadFile::cache_path`).
+        let cache_path = stat.cache_path;
+        debug_assert_eq!(cache_path, model.under_binding(rel.as_str()));
+        let dirty = covering_tombstone(&input.tombstones, cache_path).is_some();
+        let compared = compare(
+            entry,
+            base.is_some(),
+            base_entry,
+            stat.size,
+            stat.mtime_ms,
+            input.hashes.get(cache_path),
+            dirty,
+        );
+        if let Some(b) = base_entry {
+            let kept = matches!(compared, Compared::Unchanged | Compared::HashMatched)
+                && stat_matches(b, stat.size, stat.mtime_ms);
+            if kept && entry.is_none_or(|r| !same_version(r, b)) {
+                plan.behind.push(rel_text.to_string());
+            }
+        }
+        match compared {
+            Compared::Conflict => plan.conflicts.push(rel_text.to_string()),
+            Compared::Unchanged => plan.summary.unchanged += 1,
+            Compared::HashMatched => {
+                plan.summary.unchanged += 1;
+                if let Some(mtime) = stat.mtime_ms {
+                    plan.mtime_updates.push(MtimeUpdate {
+                        rel: rel_text.to_string(),
+                        local_mtime: format_iso_millis(mtime),
+                    });
+                }
+            }
+            Compared::NeedsHash => plan.needs_hash.push(cache_path.to_string()),
+            Compared::Upload(reason) => {
+                let remote_size = entry.map_or(0, |e| e.size);
+                if rel_text == CATALOG_EXPORT
+                    && entry.is_some()
+                    && !input.policy.allow_catalog_shrink
+                    && catalog_shrinks(stat.size, remote_size)
+                {
+                    plan.summary.held_back += 1;
+                    plan.blocked.push(Verdict {
+                        code: GuardCode::CatalogShrink,
+                        message: format!(
+                            "{cache_path} would replace a remote copy of {remote_size} bytes with {} bytes; \
+                             it is held back (restore the catalog, or pass --allow-catalog-shrink if the removal is intended)",
+                            stat.size
+                        ),
+                    });
+                    continue;
+                }
+                let rel = rel.to_rel_path();
+                plan.summary.upload_bytes += stat.size;
+                plan.uploads.push(Upload {
+                    transfer: Transfer {
+                        rel: rel_text.to_string(),
+                        remote_key: model.remote_key(&rel),
+                        cache_path: model.cache_path(&rel),
+                        size: stat.size,
+                    },
+                    reason,
+                });
+            }
+        }
+    }
+
+    refuse_file_folder_clashes(index, &mut plan);
+    plan.conflicts.extend(absent_conflicts);
 
     let verdicts = delete_verdicts(&GuardInput {
         model,
         // Bookkeeping entries (the seed bug's `<ns>/_index/...`) are not datastore files: an
         // index of nothing else counts as empty for the guards.
-        index_entries: index.entries.keys().filter(|rel| !is_internal(rel)).count() as u64,
+        // Every internal entry was pruned above, so the rest is the count.
+        index_entries: (index.entries.len() - plan.prune.len()) as u64,
         payload_files: survey.payload.len() as u64,
         root_layout_trees: &survey.findings.root_layout_trees,
         root_layout_files: survey.findings.root_layout_files,
@@ -408,36 +451,76 @@ pub fn plan_push(
     plan
 }
 
+/// A local payload file with the remote and base entries of its rel.
+struct Local<'s, 'a> {
+    rel: &'s str,
+    file: &'s PayloadFile<'a>,
+    remote: Option<&'s IndexEntry>,
+    base: Option<&'s IndexEntry>,
+}
+
+/// The keys of two sorted maps in order, each with its entry in either map.
+fn joined<'m>(
+    remote: &'m BTreeMap<String, IndexEntry>,
+    base: &'m BTreeMap<String, IndexEntry>,
+) -> impl Iterator<Item = (&'m String, Option<&'m IndexEntry>, Option<&'m IndexEntry>)> {
+    let mut r = remote.iter().peekable();
+    let mut b = base.iter().peekable();
+    std::iter::from_fn(move || match (r.peek(), b.peek()) {
+        (None, None) => None,
+        (Some(_), None) => r.next().map(|(k, e)| (k, Some(e), None)),
+        (None, Some(_)) => b.next().map(|(k, e)| (k, None, Some(e))),
+        (Some((rk, _)), Some((bk, _))) => match rk.cmp(bk) {
+            Ordering::Less => r.next().map(|(k, e)| (k, Some(e), None)),
+            Ordering::Greater => b.next().map(|(k, e)| (k, None, Some(e))),
+            Ordering::Equal => {
+                let (k, e) = r.next()?;
+                let (_, be) = b.next()?;
+                Some((k, Some(e), Some(be)))
+            }
+        },
+    })
+}
+
+/// Two lists sorted by rel (with no rel in both) as one sorted list.
+fn merge_sorted<'s, 'a>(left: Vec<Local<'s, 'a>>, right: Vec<Local<'s, 'a>>) -> Vec<Local<'s, 'a>> {
+    if right.is_empty() {
+        return left;
+    }
+    let mut out = Vec::with_capacity(left.len() + right.len());
+    let mut l = left.into_iter().peekable();
+    let mut r = right.into_iter().peekable();
+    loop {
+        let take_left = match (l.peek(), r.peek()) {
+            (Some(a), Some(b)) => a.rel < b.rel,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        let next = if take_left { l.next() } else { r.next() };
+        out.extend(next);
+    }
+    out
+}
+
 /// Takes out of the plan every upload that would put a file where the index has a folder
 /// (`logs/x` while `logs/x/y` is indexed) or a folder where it has a file (`logs/x/y` while
 /// `logs/x` is indexed): the bucket holds both, but no cache can, so every later pull would
 /// fail on one of them. Reported with the `path-conflict` verdict.
 fn refuse_file_folder_clashes(index: &Index, plan: &mut PushPlan) {
-    let clashes = |rel: &str| -> Option<String> {
-        let mut prefix = rel;
-        while let Some(cut) = prefix.rfind('/') {
-            prefix = &prefix[..cut];
-            if index.entries.contains_key(prefix) {
-                return Some(prefix.to_string());
-            }
-        }
-        let folder = format!("{rel}/");
-        index
-            .entries
-            .range(folder.clone()..)
-            .next()
-            .filter(|(key, _)| key.starts_with(&folder))
-            .map(|(key, _)| key.clone())
-    };
+    let clashes = folder_clashes(index, &plan.uploads);
+    if clashes.iter().all(Option::is_none) {
+        return;
+    }
     let mut refused = Vec::new();
-    plan.uploads
-        .retain(|upload| match clashes(&upload.transfer.rel) {
-            Some(other) => {
-                refused.push(format!("{} (the bucket has {other})", upload.transfer.rel));
-                false
-            }
-            None => true,
-        });
+    let mut clash = clashes.into_iter();
+    plan.uploads.retain(|upload| match clash.next().flatten() {
+        Some(other) => {
+            refused.push(format!("{} (the bucket has {other})", upload.transfer.rel));
+            false
+        }
+        None => true,
+    });
     if refused.is_empty() {
         return;
     }
@@ -457,6 +540,77 @@ fn refuse_file_folder_clashes(index: &Index, plan: &mut PushPlan) {
             if more > 0 { format!(" and {more} more") } else { String::new() },
         ),
     });
+}
+
+/// For each upload (sorted by rel), the index key it clashes with, if any: the longest key
+/// that is a folder of it (`a` for `a/b`), else the first key inside it as a folder (`a/b` for
+/// `a`).
+///
+/// One walk over the index keys and the uploads merged in order, instead of a look-up per
+/// folder of every upload. In sorted order the strings starting with `p` follow `p` in one
+/// run, so a stack of the keys that are string prefixes of the current string holds every key
+/// that may be its folder (each of a different length: found by length at each `/` cut), and
+/// likewise a stack of uploads finds, for each key, the uploads that are its folders; the
+/// first such key met is the smallest, the one a range look-up from `{rel}/` finds.
+fn folder_clashes(index: &Index, uploads: &[Upload]) -> Vec<Option<String>> {
+    let mut found: Vec<Option<String>> = vec![None; uploads.len()];
+    if uploads.is_empty() {
+        return found;
+    }
+    let mut keys = index.entries.keys().map(String::as_str).peekable();
+    let mut next_upload = 0;
+    let mut open_keys: Vec<&str> = Vec::new();
+    let mut open_uploads: Vec<(&str, usize)> = Vec::new();
+    let mut inside: Vec<Option<&str>> = vec![None; uploads.len()];
+    loop {
+        let upload = uploads.get(next_upload).map(|u| u.transfer.rel.as_str());
+        let take_key = match (keys.peek(), upload) {
+            (Some(key), Some(rel)) => *key <= rel,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let current = if take_key { keys.next() } else { upload };
+        let Some(current) = current else { break };
+        while open_keys.last().is_some_and(|k| !current.starts_with(k)) {
+            open_keys.pop();
+        }
+        while open_uploads
+            .last()
+            .is_some_and(|(u, _)| !current.starts_with(u))
+        {
+            open_uploads.pop();
+        }
+        if take_key {
+            if !open_uploads.is_empty() {
+                for (cut, _) in current.match_indices('/') {
+                    if let Ok(at) = open_uploads.binary_search_by_key(&cut, |(u, _)| u.len()) {
+                        let slot = &mut inside[open_uploads[at].1];
+                        if slot.is_none() {
+                            *slot = Some(current);
+                        }
+                    }
+                }
+            }
+            open_keys.push(current);
+        } else {
+            if !open_keys.is_empty() {
+                found[next_upload] = current.rmatch_indices('/').find_map(|(cut, _)| {
+                    open_keys
+                        .binary_search_by_key(&cut, |k| k.len())
+                        .ok()
+                        .map(|at| open_keys[at].to_string())
+                });
+            }
+            open_uploads.push((current, next_upload));
+            next_upload += 1;
+        }
+    }
+    for (slot, inner) in found.iter_mut().zip(inside) {
+        if slot.is_none() {
+            *slot = inner.map(str::to_string);
+        }
+    }
+    found
 }
 
 /// The `unsafe-local-paths` verdict: local files whose names no bucket key may carry (or no
@@ -601,5 +755,95 @@ pub fn apply_changes(index: &mut Index, changes: &PushChanges) {
     }
     for rel in &changes.prune {
         index.entries.remove(rel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The look-up the one-pass [`folder_clashes`] replaced: the longest indexed folder of
+    /// `rel`, else the first indexed key inside `rel/`.
+    fn clash_by_lookups(index: &Index, rel: &str) -> Option<String> {
+        let mut prefix = rel;
+        while let Some(cut) = prefix.rfind('/') {
+            prefix = &prefix[..cut];
+            if index.entries.contains_key(prefix) {
+                return Some(prefix.to_string());
+            }
+        }
+        let folder = format!("{rel}/");
+        index
+            .entries
+            .range(folder.clone()..)
+            .next()
+            .filter(|(key, _)| key.starts_with(&folder))
+            .map(|(key, _)| key.clone())
+    }
+
+    /// A small deterministic generator (a 64-bit LCG, high bits used).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, m: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (self.0 >> 33) % m
+        }
+
+        /// A path from a tiny alphabet (`a`, `b`; mostly `/`, sometimes `-` or `.` between),
+        /// so that folders, prefixes and siblings sorting between a file and its folder are
+        /// common.
+        fn path(&mut self) -> String {
+            let mut out = String::new();
+            for depth in 0..=self.below(4) {
+                if depth > 0 {
+                    out.push(['/', '/', '/', '-', '.'][self.below(5) as usize]);
+                }
+                out.push(if self.below(2) == 0 { 'a' } else { 'b' });
+                if self.below(4) == 0 {
+                    out.push('a');
+                }
+            }
+            out
+        }
+    }
+
+    #[test]
+    fn folder_clashes_match_the_lookups_they_replaced() {
+        let mut rng = Lcg(15);
+        let mut clashing = 0;
+        for _ in 0..3_000 {
+            let mut index = Index::default();
+            for _ in 0..rng.below(25) {
+                index.entries.insert(rng.path(), IndexEntry::default());
+            }
+            let rels: BTreeSet<String> = (0..rng.below(20)).map(|_| rng.path()).collect();
+            let uploads: Vec<Upload> = rels
+                .iter()
+                .map(|rel| Upload {
+                    transfer: Transfer {
+                        rel: rel.clone(),
+                        remote_key: rel.clone(),
+                        cache_path: rel.clone(),
+                        size: 1,
+                    },
+                    reason: UploadReason::New,
+                })
+                .collect();
+            let want: Vec<Option<String>> = rels
+                .iter()
+                .map(|rel| clash_by_lookups(&index, rel))
+                .collect();
+            clashing += want.iter().flatten().count();
+            assert_eq!(
+                folder_clashes(&index, &uploads),
+                want,
+                "{rels:?} in {index:?}"
+            );
+        }
+        assert!(clashing > 1_000, "only {clashing} clashes exercised");
     }
 }

@@ -129,7 +129,7 @@ pub fn diagnose(
             format!("the sync-state file {SYNC_STATE_FILE} cannot be read, so pushes withhold deletes; run `s3sync pull` to rewrite it"),
         ));
     }
-    for collision in find_collisions(survey.payload.keys().map(String::as_str)) {
+    for collision in find_collisions(survey.payload.keys()) {
         if collision.kind == CollisionKind::CaseFold {
             problems.push(problem(
                 ProblemCode::CaseCollision,
@@ -169,7 +169,7 @@ pub fn diagnose(
             .keys()
             .filter(|rel| {
                 !unholdable.contains(rel.as_str())
-                    && !survey.payload.contains_key(*rel)
+                    && !survey.payload.contains_key(rel.as_str())
                     && model.rel(rel).is_ok()
                     && !crate::paths::is_internal(rel)
                     && !is_never_synced(rel)
@@ -344,7 +344,7 @@ pub fn plan_repair(
             let root_path = rel_text.clone();
             let ns_path = model.cache_path(&rel);
             let mut to_backup = false;
-            match survey.payload.get(rel_text) {
+            match survey.payload.get(rel_text.as_str()) {
                 Some(ns_stat) if ns_stat.size != root_stat.size => to_backup = true,
                 Some(_) => match (hashes.get(&root_path), hashes.get(&ns_path)) {
                     (Some(a), Some(b)) if a == b => plan.remove_redundant.push(Redundant {

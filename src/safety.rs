@@ -130,6 +130,10 @@ pub fn covering_tombstone<'a>(
     tombstones: &'a BTreeSet<String>,
     cache_path: &str,
 ) -> Option<&'a String> {
+    // Most plans have no tombstones; skip the walk up the folders of each of 10^6 paths.
+    if tombstones.is_empty() {
+        return None;
+    }
     if let Some(t) = tombstones.get(cache_path) {
         return Some(t);
     }

@@ -1,0 +1,78 @@
+//! The index parser's fast path (issue 15): entries in key order are bulk-built into the map,
+//! known fields are read without a `serde_json::Value`. These cases pin what it accepts and
+//! refuses, with which message, to what the parser before it did (they pass against both).
+
+use s3sync_core::index::Index;
+
+/// The index parser keeps entries that arrive in key order in a list built into the map at
+/// the end; entries out of order, and a key repeated after them, must read as before.
+#[test]
+fn entries_out_of_order_parse_and_repeats_are_refused() {
+    let entry = |rel: &str| format!(r#""{rel}":{{"key":"{rel}","size":1}}"#);
+    let doc = |rels: &[&str]| {
+        let body: Vec<String> = rels.iter().map(|r| entry(r)).collect();
+        format!(r#"{{"version":1,"entries":{{{}}}}}"#, body.join(","))
+    };
+    let sorted = Index::parse(doc(&["a", "b", "c"]).as_bytes()).expect("sorted parses");
+    let shuffled = Index::parse(doc(&["b", "c", "a"]).as_bytes()).expect("shuffled parses");
+    assert_eq!(sorted, shuffled);
+    assert_eq!(shuffled.entries.len(), 3);
+    for repeated in [
+        &["a", "a"][..],
+        &["a", "b", "a"],
+        &["b", "a", "b"],
+        &["c", "a", "b", "a"],
+    ] {
+        let error = Index::parse(doc(repeated).as_bytes()).expect_err("a repeat is refused");
+        assert!(
+            error.to_string().contains("appears twice"),
+            "{repeated:?}: {error}"
+        );
+    }
+}
+
+/// Known fields are read without building a `serde_json::Value`; their checks refuse the same
+/// values with the same messages (each case names the field's rule).
+#[test]
+fn known_field_values_are_judged_as_before() {
+    let with = |fields: &str| format!(r#"{{"version":1,"entries":{{"d/x":{{{fields}}}}}}}"#);
+    let accepted = [
+        r#""key":"d/x","size":0"#,
+        r#""key":"d\/x","size":0"#,
+        r#""size":9007199254740991,"lastModified":null,"localMtime":null,"sha256":null"#,
+        r#""size":1,"lastModified":"t","localMtime":"\u0074","sha256":"ab""#,
+    ];
+    for fields in accepted {
+        Index::parse(with(fields).as_bytes()).unwrap_or_else(|e| panic!("{fields}: {e}"));
+    }
+    let refused = [
+        (r#""key":["d/x"],"size":1"#, "\"key\" must be a string"),
+        (r#""key":{"a":[1]},"size":1"#, "\"key\" must be a string"),
+        (r#""key":"d/y","size":1"#, "not its map key"),
+        (r#""size":-1"#, "\"size\" is negative"),
+        (r#""size":-0"#, "\"size\" must be a non-negative integer"),
+        (r#""size":1.5"#, "\"size\" must be a non-negative integer"),
+        (r#""size":1e3"#, "\"size\" must be a non-negative integer"),
+        (r#""size":"1""#, "\"size\" must be a non-negative integer"),
+        (r#""size":9007199254740992"#, "larger than 2^53-1"),
+        (
+            r#""size":1,"lastModified":5"#,
+            "\"lastModified\" must be a string",
+        ),
+        (
+            r#""size":1,"localMtime":[true]"#,
+            "\"localMtime\" must be a string",
+        ),
+        (r#""size":1,"sha256":false"#, "\"sha256\" must be a string"),
+        (r#""size":1,"sha256":"a","sha256":"b""#, "appears twice"),
+        (r#""size":1,"size":1"#, "appears twice"),
+    ];
+    for (fields, message) in refused {
+        let error = Index::parse(with(fields).as_bytes()).expect_err(fields);
+        let text = error.to_string();
+        assert!(
+            text.contains(message) && text.contains("\"d/x\""),
+            "{fields}: {text}"
+        );
+    }
+}
