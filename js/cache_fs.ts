@@ -363,32 +363,8 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
     chunks: AsyncIterable<Uint8Array>,
     hash: boolean,
   ): Promise<StagedFile> {
-    const target = this.#abs(path);
-    const folder = dirname(target);
-    // The same checks, at the same steps, as `writeAtomic` (see there).
-    refuseSymlinkedFolders(this.root, path);
-    await Deno.mkdir(folder, { recursive: true });
-    refuseSymlinkedFolders(this.root, path);
-    const temp = `${folder}${sep}${TEMP_PREFIX}${randomSuffix()}`;
     const digest = hash ? createHash("sha256") : undefined;
-    let size = 0;
-    try {
-      const file = await Deno.open(temp, { createNew: true, write: true });
-      try {
-        for await (const chunk of chunks) {
-          let written = 0;
-          while (written < chunk.length) written += await file.write(chunk.subarray(written));
-          digest?.update(chunk);
-          size += chunk.length;
-        }
-        await file.syncData();
-      } finally {
-        file.close();
-      }
-    } catch (error) {
-      await Deno.remove(temp).catch(() => {});
-      throw error;
-    }
+    const { temp, size } = await this.#writeTemp(path, chunks, digest);
     let settled = false;
     return {
       size,
@@ -397,15 +373,7 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
         this.#io(path, async () => {
           if (settled) throw new Error(`${path}: staged file already committed or discarded`);
           settled = true;
-          try {
-            refuseSymlinkedFolders(this.root, path);
-            await Deno.rename(temp, target);
-          } catch (error) {
-            await Deno.remove(temp).catch(() => {});
-            throw error;
-          }
-          const stat = await Deno.stat(target);
-          return { size: stat.size, mtimeMs: stat.mtime?.getTime() };
+          return await this.#renameInto(path, temp);
         }),
       discard: async () => {
         if (settled) return;
@@ -417,29 +385,56 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
 
   /** @inheritdoc */
   async writeAtomic(path: string, data: Uint8Array): Promise<FileStat> {
-    return await this.#io(path, () => this.#writeAtomic(path, data));
+    return await this.#io(path, async () => {
+      const { temp } = await this.#writeTemp(path, oneChunk(data));
+      return await this.#renameInto(path, temp);
+    });
   }
 
-  async #writeAtomic(path: string, data: Uint8Array): Promise<FileStat> {
-    const target = this.#abs(path);
-    const folder = dirname(target);
+  /**
+   * Writes `chunks` to a new temporary file in `path`'s folder, flushed to disk, feeding
+   * `digest` on the way; a failure removes the temporary file.
+   */
+  async #writeTemp(
+    path: string,
+    chunks: AsyncIterable<Uint8Array>,
+    digest?: ReturnType<typeof createHash>,
+  ): Promise<{ temp: string; size: number }> {
+    const folder = dirname(this.#abs(path));
     // Checked before each step that writes: `mkdir -p` follows a link in the path, so does
-    // creating the temp file, and so does the rename. `createNew` never follows a link at the
-    // temp name itself, and the rename replaces a link at the target rather than writing through.
+    // creating the temp file, and so does the rename (see `#renameInto`). `createNew` never
+    // follows a link at the temp name itself, and the rename replaces a link at the target
+    // rather than writing through.
     refuseSymlinkedFolders(this.root, path);
     await Deno.mkdir(folder, { recursive: true });
     refuseSymlinkedFolders(this.root, path);
     const temp = `${folder}${sep}${TEMP_PREFIX}${randomSuffix()}`;
+    let size = 0;
     try {
       const file = await Deno.open(temp, { createNew: true, write: true });
       try {
-        let written = 0;
-        while (written < data.length) written += await file.write(data.subarray(written));
+        for await (const chunk of chunks) {
+          let written = 0;
+          while (written < chunk.length) written += await file.write(chunk.subarray(written));
+          digest?.update(chunk);
+          size += chunk.length;
+        }
         // Flush before the rename, so a crash can never leave a short file under the final name.
         await file.syncData();
       } finally {
         file.close();
       }
+    } catch (error) {
+      await Deno.remove(temp).catch(() => {});
+      throw error;
+    }
+    return { temp, size };
+  }
+
+  /** Renames `temp` over `path` (one atomic rename) and returns the result's stat. */
+  async #renameInto(path: string, temp: string): Promise<FileStat> {
+    const target = this.#abs(path);
+    try {
       refuseSymlinkedFolders(this.root, path);
       await Deno.rename(temp, target);
     } catch (error) {
@@ -534,4 +529,9 @@ async function removeEmptyFolders(folder: string): Promise<boolean> {
     throw new SyncError("repair-failed", `cannot remove ${folder}: ${describe(error)}`);
   }
   return empty;
+}
+
+/** `data` as a stream of one chunk, so a whole-buffer write takes the streaming write's path. */
+async function* oneChunk(data: Uint8Array): AsyncIterable<Uint8Array> {
+  yield data;
 }

@@ -48,13 +48,11 @@ export type {
   Problem,
   PullAction,
   PullApplied,
-  PullEnd,
   PullOptions,
   PullPlan,
   PullRequest,
   PullSummary,
   PushAction,
-  PushEnd,
   PushOptions,
   PushPlan,
   PushRunRequest,
@@ -94,12 +92,10 @@ import type {
   Problem,
   PullAction,
   PullApplied,
-  PullEnd,
   PullOptions,
   PullPlan,
   PullRequest,
   PushAction,
-  PushEnd,
   PushOptions,
   PushPlan,
   PushRunRequest,
@@ -237,40 +233,6 @@ export class Planner {
   /** The control-plane folder under the bound tree (`_control/`, `<ns>/_control/`). */
   get controlFolder(): string {
     return this.#inner.controlFolder();
-  }
-
-  /**
-   * Withholds the last push plan's deletes because nobody confirmed them (verdict
-   * `confirmation-required`).
-   *
-   * @returns the plan as it now stands
-   */
-  withholdUnconfirmedDeletes(): PushPlan {
-    return JSON.parse(core(() => this.#inner.withholdUnconfirmedDeletes()));
-  }
-
-  /**
-   * Throws `plan-stale` unless `saved` is the last push plan, made from the index with
-   * `remoteIndexEtag` and the walk with `listingDigest` (`invalid-input`: not a saved plan).
-   */
-  checkSavedPlan(saved: unknown, remoteIndexEtag: string | null, listingDigest: string): void {
-    const bytes = new TextEncoder().encode(JSON.stringify(saved));
-    core(() => this.#inner.checkSavedPlan(bytes, remoteIndexEtag ?? undefined, listingDigest));
-  }
-
-  /** The sidecar the last push leaves, or undefined to write nothing. */
-  sidecarAfterPush(sidecar: Uint8Array | undefined, end: PushEnd): Uint8Array | undefined {
-    return core(() => this.#inner.sidecarAfterPush(sidecar, end));
-  }
-
-  /** True when the last pull's pruned index must be published over the one read. */
-  pullPublishesPrunedIndex(indexExists: boolean): boolean {
-    return core(() => this.#inner.pullPublishesPrunedIndex(indexExists));
-  }
-
-  /** The sidecar the last pull leaves, or undefined to leave it alone. */
-  sidecarAfterPull(sidecar: Uint8Array | undefined, end: PullEnd): Uint8Array | undefined {
-    return core(() => this.#inner.sidecarAfterPull(sidecar, end));
   }
 
   /**
@@ -893,27 +855,9 @@ export function findCollisions(paths: string[]): Collision[] {
   return core(() => wasm.findCollisions(paths));
 }
 
-/**
- * True when a pull may skip everything: the remote index ETag is the one the cache was last
- * verified against.
- */
-export function pullIsNoop(
-  sidecar: Uint8Array | undefined,
-  headEtag: string | undefined,
-  localIndexExists: boolean,
-  metadataOnly: boolean,
-): boolean {
-  return wasm.pullIsNoop(sidecar, headEtag, localIndexExists, metadataOnly);
-}
-
 /** The sidecar after a `markDirty` (tombstone already normalised, or undefined for bulk). */
 export function sidecarMarkDirty(sidecar: Uint8Array | undefined, tombstone?: string): Uint8Array {
   return wasm.sidecarMarkDirty(sidecar, tombstone);
-}
-
-/** Tombstones recorded in a sidecar, with the extension's dirty paths. */
-export function sidecarTombstones(sidecar: Uint8Array | undefined): string[] {
-  return wasm.sidecarTombstones(sidecar);
 }
 
 /** True when the sidecar records a pending lazy (metadata-only) hydration. */

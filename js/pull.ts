@@ -68,15 +68,6 @@ export interface PullReport {
   attention: Verdict[];
 }
 
-/**
- * Loads the base (the local index: what this cache last synced) into `planner`, saying why
- * when there is none.
- */
-export async function loadBase(ctx: SyncContext, planner: Planner): Promise<void> {
-  const base = await ctx.cache.readFile(LOCAL_INDEX);
-  if (base) logBase(ctx, planner.loadBase(base));
-}
-
 /** Says why a local index is no base (every file is then compared with the remote index). */
 export function logBase(ctx: SyncContext, outcome: BaseLoad | undefined): void {
   if (outcome === "unreadable") {

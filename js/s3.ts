@@ -23,6 +23,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Readable } from "node:stream";
 import type { ListedObject } from "./core.ts";
+import { collectChunks } from "./chunks.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { storeFailure } from "./errors.ts";
 import { DEFAULT_STALL_TIMEOUT_MS, StallTimer, watchedChunks } from "./stall.ts";
@@ -220,18 +221,7 @@ export class S3Store implements ObjectStore, StreamingStore {
   /** @inheritdoc */
   async getObject(key: string, signal?: AbortSignal): Promise<{ data: Uint8Array; etag?: string }> {
     const stream = await this.getObjectStream(key, { signal });
-    const chunks: Uint8Array[] = [];
-    let length = 0;
-    for await (const chunk of stream.body) {
-      chunks.push(chunk);
-      length += chunk.length;
-    }
-    const data = new Uint8Array(length);
-    let at = 0;
-    for (const chunk of chunks) {
-      data.set(chunk, at);
-      at += chunk.length;
-    }
+    const data = await collectChunks(stream.body);
     return { data, etag: stream.etag };
   }
 

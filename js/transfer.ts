@@ -10,6 +10,7 @@ import { type CacheStore, cacheStreams, type FileStat, type StagedFile } from ".
 import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { SyncError } from "./errors.ts";
+import { collectChunks } from "./chunks.ts";
 import { sha256Hex, sha256OfChunks } from "./hash.ts";
 import { canStream, type UploadSource } from "./store.ts";
 
@@ -19,23 +20,6 @@ export type OnBytes = (bytes: number) => void;
 /** `data` as a one-chunk stream. */
 async function* once(data: Uint8Array): AsyncGenerator<Uint8Array> {
   yield data;
-}
-
-/** All of `chunks` in one array (the fallback for a side that cannot stream). */
-async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  let length = 0;
-  for await (const chunk of chunks) {
-    parts.push(chunk);
-    length += chunk.length;
-  }
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 /**
@@ -49,7 +33,7 @@ export async function stageFile(
   hash: boolean,
 ): Promise<StagedFile> {
   if (cacheStreams(cache)) return await cache.stage(path, chunks, { hash });
-  const data = await collect(chunks);
+  const data = await collectChunks(chunks);
   return {
     size: data.length,
     sha256: hash ? await sha256Hex(data) : undefined,
@@ -149,7 +133,7 @@ export async function uploadFile(
     });
     return;
   }
-  const data = await collect(source.read(0, size));
+  const data = await collectChunks(source.read(0, size));
   await withRetry(() => ctx.store.putObject(key, data, ctx.signal), retry, ctx.signal);
   onBytes?.(data.length);
 }

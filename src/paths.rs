@@ -609,6 +609,12 @@ impl PathModel {
         }
     }
 
+    /// The remote folder a rebuild lists, relative to the prefix: `{ns}/`, or empty solo (the
+    /// whole bucket).
+    pub fn listing_prefix(&self) -> String {
+        self.under_binding("")
+    }
+
     /// The rel of a remote key (relative to the prefix). Refuses keys outside the bound
     /// namespace and unsafe keys, saying which.
     pub fn rel_from_remote_key(&self, key: &str) -> CoreResult<RelPath> {

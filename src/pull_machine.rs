@@ -16,7 +16,7 @@ use crate::error::{CoreError, CoreResult};
 use crate::paths::{INDEX_FILE, SYNC_STATE_FILE};
 use crate::pull::{PullApplied, PullOptions, PullOutcome, PullPlan};
 use crate::pull_run::PullEnd;
-use crate::safety::normalize_tombstone;
+use crate::safety::tombstones_in_sidecar;
 use crate::session::{BaseLoad, Session};
 use crate::sync_state::SyncState;
 
@@ -329,11 +329,8 @@ impl PullRun {
         let tombstones = self
             .sidecar
             .as_deref()
-            .map(SyncState::tombstones_of)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|t| normalize_tombstone(session.model(), t))
-            .collect();
+            .map(|bytes| tombstones_in_sidecar(session.model(), bytes))
+            .unwrap_or_default();
         let options = PullOptions {
             scope: self.request.scope.clone(),
             metadata_only: self.request.metadata_only,

@@ -13,7 +13,7 @@ use crate::paths::{INDEX_FILE, SYNC_STATE_FILE};
 use crate::push::{PushInput, PushPlan, Uploaded};
 use crate::push_run::PushEnd;
 use crate::safety::{
-    normalize_tombstone, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
+    tombstones_in_sidecar, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
 };
 use crate::session::{BaseLoad, Session};
 use crate::sync_state::SyncState;
@@ -194,10 +194,7 @@ impl PushRun {
             matches!(p, PushAction::ReadLocalState { .. })
         })?;
         if let Some(bytes) = sidecar.as_deref() {
-            self.tombstones = SyncState::tombstones_of(bytes)
-                .iter()
-                .filter_map(|t| normalize_tombstone(session.model(), t))
-                .collect();
+            self.tombstones = tombstones_in_sidecar(session.model(), bytes);
             match SyncState::parse(bytes) {
                 Some(state) => self.lazy_pull_active = state.lazy_pull_active,
                 None => self.sidecar_unreadable = true,

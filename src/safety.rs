@@ -99,6 +99,15 @@ pub struct RunFacts {
     pub symlinked_folders: u64,
 }
 
+/// The tombstones a sidecar file records (with the extension's `dirtyPaths`), normalised to the
+/// bound tree; those that cannot be evidence are dropped (see [`normalize_tombstone`]).
+pub fn tombstones_in_sidecar(model: &PathModel, sidecar: &[u8]) -> Vec<String> {
+    crate::sync_state::SyncState::tombstones_of(sidecar)
+        .iter()
+        .filter_map(|t| normalize_tombstone(model, t))
+        .collect()
+}
+
 /// Normalises a `markDirty` path to a cache-relative path inside the bound tree, or `None` when
 /// it does not point into it (such a path can never be evidence). Namespaced callers pass
 /// `<ns>/<rel>`; a bare rel is read as inside the namespace, as the extension does.

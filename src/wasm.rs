@@ -15,9 +15,7 @@ use crate::listing::decode_local;
 use crate::lock;
 use crate::paths::{find_collisions, is_internal, partition_key, Namespace, PathModel, INDEX_FILE};
 use crate::pull::PullOutcome;
-use crate::pull_run::PullEnd;
 use crate::push::{PushInput, Uploaded};
-use crate::push_run::PushEnd;
 use crate::repair::DoctorFacts;
 use crate::safety::{
     self, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
@@ -522,10 +520,7 @@ impl Planner {
     /// rebuild lists.
     #[wasm_bindgen(js_name = listingPrefix)]
     pub fn listing_prefix(&self) -> String {
-        match self.inner.model().namespace() {
-            Some(ns) => format!("{}/", ns.as_str()),
-            None => String::new(),
-        }
+        self.inner.model().listing_prefix()
     }
 
     /// The local index to write after a pull (pretty JSON): the remote index with this cache's
@@ -555,21 +550,6 @@ impl Planner {
     }
 }
 
-/// True when a pull may skip everything (see `SyncState::pull_is_noop`). `sidecar` is the raw
-/// sidecar file, or absent.
-#[wasm_bindgen(js_name = pullIsNoop)]
-pub fn pull_is_noop(
-    sidecar: Option<Vec<u8>>,
-    head_etag: Option<String>,
-    local_index: bool,
-    metadata_only: bool,
-) -> bool {
-    sidecar
-        .as_deref()
-        .and_then(SyncState::parse)
-        .is_some_and(|s| s.pull_is_noop(head_etag.as_deref(), local_index, metadata_only))
-}
-
 /// The sidecar after a `markDirty` (`tombstone` already normalised, or absent for a bulk
 /// signal).
 #[wasm_bindgen(js_name = sidecarMarkDirty)]
@@ -594,16 +574,6 @@ pub fn sidecar_with_catalog_hash(sidecar: Option<Vec<u8>>, hash: String) -> Vec<
     let mut state = SyncState::for_update(sidecar.as_deref());
     state.last_catalog_hash = Some(hash);
     state.to_json()
-}
-
-/// The tombstones recorded in a sidecar (empty when absent or unreadable), merged with the
-/// extension's `dirtyPaths`, which are the same kind of evidence.
-#[wasm_bindgen(js_name = sidecarTombstones)]
-pub fn sidecar_tombstones(sidecar: Option<Vec<u8>>) -> Vec<String> {
-    sidecar
-        .as_deref()
-        .map(SyncState::tombstones_of)
-        .unwrap_or_default()
 }
 
 /// Every stable code the core uses, by kind: `{guard, problem, refusal, error}` (sorted). The
@@ -1067,76 +1037,9 @@ pub fn shard_meta(bytes: &[u8], refuse_unsafe: bool) -> Result<JsValue, JsValue>
     })
 }
 
-/// The end of a run: what it publishes and records, a saved plan's check, unconfirmed deletes,
-/// and the keys of the index and control folders. Kept in their own block so the run-level
-/// decisions are read together.
+/// The keys of the v2 index and of the control folder under the bound tree.
 #[wasm_bindgen]
 impl Planner {
-    /// Withholds the last push plan's deletes because nobody confirmed them (verdict
-    /// `confirmation-required`); returns the plan as it now stands, as JSON.
-    #[wasm_bindgen(js_name = withholdUnconfirmedDeletes)]
-    pub fn withhold_unconfirmed_deletes(&mut self) -> Result<String, JsValue> {
-        to_json(
-            self.inner
-                .withhold_unconfirmed_deletes()
-                .map_err(to_js_error)?,
-        )
-    }
-
-    /// Throws `plan-stale` unless `saved` (a `plan --out` file) is the last push plan, made
-    /// from the index with `remoteIndexEtag` and the walk with `listingDigest`; `invalid-input`
-    /// when it is no saved plan.
-    #[wasm_bindgen(js_name = checkSavedPlan)]
-    pub fn check_saved_plan(
-        &self,
-        saved: &[u8],
-        remote_index_etag: Option<String>,
-        listing_digest: &str,
-    ) -> Result<(), JsValue> {
-        self.inner
-            .check_saved_plan(saved, remote_index_etag.as_deref(), listing_digest)
-            .map_err(to_js_error)
-    }
-
-    /// The sidecar the last push leaves (`undefined`: write nothing), from the sidecar as it is
-    /// now and `end` (`{failures, uploaded, deleted, lazyPullActive, etag?, commitSeq?,
-    /// nowIso}`).
-    #[wasm_bindgen(js_name = sidecarAfterPush)]
-    pub fn sidecar_after_push(
-        &self,
-        sidecar: Option<Vec<u8>>,
-        end: JsValue,
-    ) -> Result<Option<Vec<u8>>, JsValue> {
-        let end: PushEnd = serde_wasm_bindgen::from_value(end)
-            .map_err(|e| to_js_error(CoreError::input(format!("push end: {e}"))))?;
-        self.inner
-            .sidecar_after_push(sidecar.as_deref(), &end)
-            .map_err(to_js_error)
-    }
-
-    /// True when the last pull's pruned index must be published over the one read.
-    #[wasm_bindgen(js_name = pullPublishesPrunedIndex)]
-    pub fn pull_publishes_pruned_index(&self, index_exists: bool) -> Result<bool, JsValue> {
-        self.inner
-            .pull_publishes_pruned_index(index_exists)
-            .map_err(to_js_error)
-    }
-
-    /// The sidecar the last pull leaves (`undefined`: leave it alone), from the sidecar as it
-    /// is now and `end` (`{failures, indexPublished, scoped, etag?, commitSeq?, nowIso}`).
-    #[wasm_bindgen(js_name = sidecarAfterPull)]
-    pub fn sidecar_after_pull(
-        &self,
-        sidecar: Option<Vec<u8>>,
-        end: JsValue,
-    ) -> Result<Option<Vec<u8>>, JsValue> {
-        let end: PullEnd = serde_wasm_bindgen::from_value(end)
-            .map_err(|e| to_js_error(CoreError::input(format!("pull end: {e}"))))?;
-        self.inner
-            .sidecar_after_pull(sidecar.as_deref(), &end)
-            .map_err(to_js_error)
-    }
-
     /// The key of `_index/_meta.json` under the bound tree.
     #[wasm_bindgen(js_name = metaKey)]
     pub fn meta_key(&self) -> String {
@@ -1273,14 +1176,11 @@ impl PullRun {
         planner: &mut Planner,
         bytes: Option<Vec<u8>>,
     ) -> Result<JsValue, JsValue> {
-        let loaded = self
-            .inner
-            .on_base(&mut planner.inner, bytes.as_deref())
-            .map_err(to_js_error)?;
-        match loaded {
-            Some(outcome) => to_js(&outcome),
-            None => Ok(JsValue::UNDEFINED),
-        }
+        base_load_js(
+            self.inner
+                .on_base(&mut planner.inner, bytes.as_deref())
+                .map_err(to_js_error)?,
+        )
     }
 
     /// The cache walk (`path\0size\0mtimeMs\0` records); returns the plan as JSON.
@@ -1427,14 +1327,11 @@ impl PushRun {
         planner: &mut Planner,
         bytes: Option<Vec<u8>>,
     ) -> Result<JsValue, JsValue> {
-        match self
-            .inner
-            .on_base(&mut planner.inner, bytes.as_deref())
-            .map_err(to_js_error)?
-        {
-            Some(outcome) => to_js(&outcome),
-            None => Ok(JsValue::UNDEFINED),
-        }
+        base_load_js(
+            self.inner
+                .on_base(&mut planner.inner, bytes.as_deref())
+                .map_err(to_js_error)?,
+        )
     }
 
     /// The cache walk (`path\0size\0mtimeMs\0` records), its SHA-256, the walk's errors and
@@ -1571,4 +1468,12 @@ impl PushRun {
 #[wasm_bindgen(js_name = nearNames)]
 pub fn near_names(wanted: &str, candidates: Vec<String>) -> Vec<String> {
     crate::paths::near_names(wanted, candidates.iter().map(String::as_str))
+}
+
+/// How a run's base loaded, or `undefined` when there was no local index to load.
+fn base_load_js(loaded: Option<BaseLoad>) -> Result<JsValue, JsValue> {
+    match loaded {
+        Some(outcome) => to_js(&outcome),
+        None => Ok(JsValue::UNDEFINED),
+    }
 }
