@@ -57,8 +57,11 @@ export type {
   PushPlan,
   PushRunRequest,
   PushSummary,
-  RebuildDecision,
+  RebuildAction,
   RebuildReport,
+  RebuildRequest,
+  RebuildResult,
+  RebuildStep,
   Redundant,
   RefusedEntry,
   RefusedKey,
@@ -84,7 +87,6 @@ import type {
   CodeLists,
   Collision,
   ContaminationReport,
-  ExistingIndex,
   FileNames,
   IndexLoaded,
   KeptAside,
@@ -99,8 +101,10 @@ import type {
   PushOptions,
   PushPlan,
   PushRunRequest,
-  RebuildDecision,
+  RebuildAction,
   RebuildReport,
+  RebuildRequest,
+  RebuildResult,
   RepairPlan,
   ResolvePlan,
   ShardCommit,
@@ -181,6 +185,18 @@ export function encodeRemotePage(objects: Iterable<ListedObject>): Uint8Array {
     parts.push(o.key, String(o.size), o.etag ?? "", o.lastModified?.toISOString() ?? "");
   }
   return encoder.encode(parts.length ? parts.join("\0") + "\0" : "");
+}
+
+/**
+ * One listing page for a rebuild: the page buffer, and apart from it the keys holding a NUL,
+ * which would break the buffer's framing (the core refuses them).
+ */
+function listingPage(objects: ListedObject[]): [Uint8Array, string[]] {
+  const unencodable = objects.filter((o) => o.key.includes("\0"));
+  const page = encodeRemotePage(
+    unencodable.length ? objects.filter((o) => !o.key.includes("\0")) : objects,
+  );
+  return [page, unencodable.map((o) => o.key)];
 }
 
 /** Names of the bookkeeping files at the cache root and the solo lock key, from the core. */
@@ -347,12 +363,8 @@ export class Planner {
 
   /** Feeds one listing page to the rebuild. */
   addListingPage(objects: ListedObject[]): void {
-    // A NUL would break the buffer's framing; such keys go separately, and the core refuses them.
-    const unencodable = objects.filter((o) => o.key.includes("\0"));
-    const page = encodeRemotePage(
-      unencodable.length ? objects.filter((o) => !o.key.includes("\0")) : objects,
-    );
-    core(() => this.#inner.addListingPage(page, unencodable.map((o) => o.key)));
+    const [page, unencodable] = listingPage(objects);
+    core(() => this.#inner.addListingPage(page, unencodable));
   }
 
   /** Finishes the rebuild, making the rebuilt index this session's index. */
@@ -730,6 +742,68 @@ export class PullRun {
 }
 
 /**
+ * A rebuild of the remote index from a listing as the core's state machine: a sync's rebuild of
+ * a missing index, or `rebuild-index`'s. {@link RebuildRun.poll} says what to do next; the
+ * `on*` methods hand back what happened. Hold it with `using`.
+ */
+export class RebuildRun {
+  #inner: wasm.RebuildRun;
+  #planner: Planner;
+
+  /** A run driving `planner` (the rebuilt index becomes its index) for `request`, at `now`. */
+  constructor(planner: Planner, request: RebuildRequest, now: Date) {
+    this.#planner = planner;
+    this.#inner = core(() => new wasm.RebuildRun(request, now.toISOString()));
+  }
+
+  /** The next action. */
+  poll(): RebuildAction {
+    return core(() => this.#inner.poll(sessionOf(this.#planner)));
+  }
+
+  /** The index object as read (undefined: there is none), with its ETag. */
+  onExisting(bytes: Uint8Array | undefined, etag: string | undefined): void {
+    core(() => this.#inner.onExisting(bytes, etag));
+  }
+
+  /** One page of the listing. */
+  onPage(objects: ListedObject[]): void {
+    const [page, unencodable] = listingPage(objects);
+    core(() => this.#inner.onPage(sessionOf(this.#planner), page, unencodable));
+  }
+
+  /** The listing is complete. */
+  onListed(): void {
+    core(() => this.#inner.onListed(sessionOf(this.#planner)));
+  }
+
+  /** The first segments of one page of the bucket's top level. */
+  onTopFolders(folders: string[]): void {
+    core(() => this.#inner.onTopFolders(sessionOf(this.#planner), folders));
+  }
+
+  /** The publish: whether it landed (false: another writer got there first), its ETag. */
+  onPublished(published: boolean, etag: string | undefined): void {
+    core(() => this.#inner.onPublished(published, etag));
+  }
+
+  /** Another writer's index, as read. */
+  onPeerIndex(bytes: Uint8Array, etag: string | undefined): void {
+    core(() => this.#inner.onPeerIndex(sessionOf(this.#planner), bytes, etag));
+  }
+
+  /** What became of the rebuild. */
+  outcome(): RebuildResult {
+    return core(() => this.#inner.outcome());
+  }
+
+  /** Frees the run's WASM memory. */
+  [Symbol.dispose](): void {
+    this.#inner.free();
+  }
+}
+
+/**
  * The three names of a rel.
  *
  * @param rel relative path (index key)
@@ -738,28 +812,6 @@ export class PullRun {
  */
 export function mapRel(rel: string, namespace?: string, prefix?: string): FileNames {
   return core(() => wasm.mapRel(namespace || undefined, prefix || undefined, rel));
-}
-
-/** Judges an index object as read (undefined: there is none) with the core's parser. */
-export function existingIndex(bytes: Uint8Array | undefined): ExistingIndex {
-  return core(() => wasm.existingIndex(bytes));
-}
-
-/**
- * What `rebuild-index` does: report only without `apply`, never replace a valid index without
- * `force`, otherwise publish.
- */
-export function rebuildStep(
-  apply: boolean,
-  force: boolean,
-  existing: ExistingIndex,
-): RebuildDecision {
-  return core(() => wasm.rebuildStep(apply, force, existing));
-}
-
-/** Names among `candidates` that look like a typo of `wanted` (case, or two edits). */
-export function nearNames(wanted: string, candidates: string[]): string[] {
-  return core(() => wasm.nearNames(wanted, candidates));
 }
 
 /** The three names of a file a caller names by cache path (`<ns>/<rel>`) or bare rel. */

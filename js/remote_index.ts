@@ -8,7 +8,15 @@
  *
  * @module
  */
-import { lockKeyFor, nearNames, type Planner, type RebuildReport, shardMeta } from "./core.ts";
+import {
+  lockKeyFor,
+  type Planner,
+  type RebuildReport,
+  type RebuildRequest,
+  type RebuildResult,
+  RebuildRun,
+  shardMeta,
+} from "./core.ts";
 import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "./errors.ts";
@@ -180,40 +188,113 @@ export async function loadShardIndex(
 
 /**
  * Rebuilds the index from a paginated listing of the bound tree and, when `publish` is set and
- * the listing held data, publishes it create-only; if another peer published first, theirs is
- * read and used instead.
+ * the listing kept anything, publishes it create-only; if another peer published first, theirs
+ * is read and used instead (the core's `RebuildRun` decides; see {@link runRebuild}).
  */
 export async function rebuildIndex(
   ctx: SyncContext,
   planner: Planner,
   publish: boolean,
-  reason: "missing" | "asked" = "missing",
 ): Promise<{ etag?: string; rebuilt: RebuiltIndex }> {
-  const now = ctx.now?.() ?? new Date();
+  const outcome = await runRebuild(ctx, planner, {
+    mode: "missing",
+    publish,
+    prefix: ctx.prefix || undefined,
+  });
+  return {
+    etag: outcome.etag ?? undefined,
+    rebuilt: {
+      ...outcome.report,
+      published: outcome.step === "published",
+      adoptedPeerIndex: outcome.step === "adopted-peer",
+      hint: outcome.hint ?? undefined,
+    },
+  };
+}
+
+/**
+ * Runs the core's rebuild machine for `request`, doing each action it asks for: reading the
+ * index as found, listing the bound tree page by page, one page of the top level for the
+ * empty-listing hint, publishing under the datastore lock, reading a peer's index that won.
+ *
+ * @param publishShards the v2 publish (`rebuild-index` on a repo whose meta says version 2);
+ *   false when a condition failed
+ */
+export async function runRebuild(
+  ctx: SyncContext,
+  planner: Planner,
+  request: RebuildRequest,
+  publishShards?: () => Promise<boolean>,
+): Promise<RebuildResult> {
+  using run = new RebuildRun(planner, request, ctx.now?.() ?? new Date());
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  planner.beginRebuild(now);
-  // Narrated once the first page is in: a bucket that does not exist (which some servers
-  // answer with a plain 404 for the index) fails the listing, and is not a missing index.
+  for (;;) {
+    const action = run.poll();
+    switch (action.action) {
+      case "readExisting": {
+        let got: Awaited<ReturnType<typeof readIndexObject>>;
+        try {
+          got = await readIndexObject(ctx, action.key);
+        } catch (error) {
+          throw asStoreError(error, `cannot read the remote index ${action.key}`);
+        }
+        run.onExisting(got?.data, got?.etag);
+        break;
+      }
+      case "list":
+        await listInto(ctx, run, action.prefix, action.narration);
+        break;
+      case "listTopFolders":
+        run.onTopFolders(await topFolders(ctx));
+        break;
+      case "publish": {
+        const body = planner.indexJson(false);
+        const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, {
+          retry: action.retry,
+        });
+        run.onPublished(put !== null, put?.etag);
+        break;
+      }
+      case "publishShards": {
+        if (!publishShards) throw new Error("the rebuild asked for a v2 publish nobody offered");
+        run.onPublished(await underPublishLock(ctx, publishShards), undefined);
+        break;
+      }
+      case "readPeerIndex": {
+        ctx.log?.("another writer published an index first: using theirs");
+        const key = action.key;
+        const theirs = await withRetry(
+          () => ctx.store.getObject(key, ctx.signal),
+          retry,
+          ctx.signal,
+        );
+        run.onPeerIndex(theirs.data, theirs.etag);
+        break;
+      }
+      case "done": {
+        const outcome = run.outcome();
+        if (outcome.hint) ctx.log?.(`warning: ${outcome.hint}`);
+        return outcome;
+      }
+    }
+  }
+}
+
+/** Lists `prefix` page by page into the run, saying `narration` once the first page is in. */
+async function listInto(
+  ctx: SyncContext,
+  run: RebuildRun,
+  prefix: string,
+  narration: string,
+): Promise<void> {
+  // Said only once a page is in: a bucket that does not exist (which some servers answer with
+  // a plain 404 for the index) fails the listing, and is not a missing index.
   let narrated = false;
   try {
-    for await (
-      const page of listPages(
-        ctx.store,
-        planner.listingPrefix,
-        ctx.listPageSize ?? 1000,
-        ctx.signal,
-      )
-    ) {
-      if (!narrated) {
-        ctx.log?.(
-          `${
-            reason === "missing" ? "remote index missing: rebuilding it" : "rebuilding the index"
-          }` +
-            ` from a listing of ${planner.listingPrefix || "the bucket"}`,
-        );
-        narrated = true;
-      }
-      planner.addListingPage(page);
+    for await (const page of listPages(ctx.store, prefix, ctx.listPageSize ?? 1000, ctx.signal)) {
+      if (!narrated) ctx.log?.(narration);
+      narrated = true;
+      run.onPage(page);
     }
   } catch (error) {
     if (error instanceof SyncError) throw error;
@@ -222,49 +303,19 @@ export async function rebuildIndex(
         cause: error,
       });
   }
-  const report = planner.finishRebuild(now);
-  const hint = report.objectsSeen === 0 ? await emptyHint(ctx) : undefined;
-  if (hint) ctx.log?.(`warning: ${hint}`);
-  const rebuilt = { ...report, published: false, adoptedPeerIndex: false, hint };
-  if (!publish || report.kept === 0) return { rebuilt };
-  const key = planner.remoteIndexKey;
-  const body = planner.indexJson(false);
-  const put = await publishUnderLock(ctx, key, body, null, { retry: true });
-  if (put) return { etag: put.etag, rebuilt: { ...rebuilt, published: true } };
-  // Another peer published between our GET and PUT: theirs wins, we read it.
-  ctx.log?.("another writer published an index first: using theirs");
-  const theirs = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
-  planner.loadIndex(theirs.data);
-  return { etag: theirs.etag, rebuilt: { ...rebuilt, adoptedPeerIndex: true } };
+  run.onListed();
 }
 
-/**
- * What to say when the bound tree holds nothing: a new datastore, or a typo in `--namespace` or
- * `--prefix` (`Prod` for `prod`). For a namespace, one page of the bucket's top level is read
- * for folders whose names are near it.
- */
-async function emptyHint(ctx: SyncContext): Promise<string> {
-  const where = ctx.namespace
-    ? `namespace ${ctx.namespace}${ctx.prefix ? ` under prefix ${ctx.prefix}` : ""}`
-    : ctx.prefix
-    ? `prefix ${ctx.prefix}`
-    : "the bucket";
-  let near: string[] = [];
-  if (ctx.namespace) {
-    try {
-      for await (const page of listPages(ctx.store, "", 1000, ctx.signal)) {
-        const folders = new Set(page.map((o) => o.key.split("/")[0]));
-        near = nearNames(ctx.namespace, [...folders]);
-        break;
-      }
-    } catch {
-      // Only a hint: a listing that fails here leaves the plain warning.
+/** The first segments of one page of the bucket's top level (for the empty-listing hint). */
+async function topFolders(ctx: SyncContext): Promise<string[]> {
+  try {
+    for await (const page of listPages(ctx.store, "", 1000, ctx.signal)) {
+      return [...new Set(page.map((o) => o.key.split("/")[0]))];
     }
+  } catch {
+    // Only a hint: a listing that fails here leaves the plain warning.
   }
-  return `nothing is stored under ${where} yet (a new datastore?)` +
-    (near.length > 0
-      ? `; names are case-sensitive: did you mean --namespace ${near.join(" or ")}?`
-      : `; if you expected data there, check ${ctx.namespace ? "--namespace and " : ""}--prefix`);
+  return [];
 }
 
 /**

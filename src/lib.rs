@@ -64,6 +64,7 @@ pub mod push;
 pub mod push_machine;
 pub mod push_run;
 pub mod rebuild;
+pub mod rebuild_machine;
 pub mod repair;
 pub mod safety;
 pub mod session;

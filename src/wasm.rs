@@ -1096,19 +1096,111 @@ pub fn lock_defaults() -> Result<JsValue, JsValue> {
     })
 }
 
-/// What `rebuild-index` does: `dry-run`, `kept-existing` or `publish`, given `--apply`,
-/// `--force` and what exists (`absent`, `valid`, `corrupt`).
-#[wasm_bindgen(js_name = rebuildStep, unchecked_return_type = "RebuildDecision")]
-pub fn rebuild_step(apply: bool, force: bool, existing: JsValue) -> Result<JsValue, JsValue> {
-    let existing: crate::rebuild::ExistingIndex = serde_wasm_bindgen::from_value(existing)
-        .map_err(|e| to_js_error(CoreError::input(format!("existing: {e}"))))?;
-    to_js(&crate::rebuild::rebuild_step(apply, force, existing))
+/// A rebuild of the remote index from a listing as a state machine (see
+/// `rebuild_machine.rs`): a sync's rebuild of a missing index, or `rebuild-index`'s.
+#[wasm_bindgen]
+pub struct RebuildRun {
+    inner: crate::rebuild_machine::RebuildRun,
 }
 
-/// Judges an index object as read: `absent` (no bytes), `valid` or `corrupt`.
-#[wasm_bindgen(js_name = existingIndex, unchecked_return_type = "ExistingIndex")]
-pub fn existing_index(bytes: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
-    to_js(&crate::rebuild::ExistingIndex::of(bytes.as_deref()))
+#[wasm_bindgen]
+impl RebuildRun {
+    /// A run for `request` (`{mode: "missing", publish, prefix}` or `{mode: "asked", apply,
+    /// force, v2Existing, prefix}`); `nowIso` dates objects listed without a date.
+    #[wasm_bindgen(constructor)]
+    pub fn new(request: JsValue, now_iso: String) -> Result<RebuildRun, JsValue> {
+        let request: crate::rebuild_machine::RebuildRequest =
+            serde_wasm_bindgen::from_value(request)
+                .map_err(|e| to_js_error(CoreError::input(format!("rebuild request: {e}"))))?;
+        crate::time::parse_iso_millis(&now_iso).ok_or_else(|| {
+            to_js_error(CoreError::input(format!(
+                "nowIso: {now_iso:?} is not a time"
+            )))
+        })?;
+        Ok(RebuildRun {
+            inner: crate::rebuild_machine::RebuildRun::new(request, &now_iso),
+        })
+    }
+
+    /// The next action.
+    #[wasm_bindgen(unchecked_return_type = "RebuildAction")]
+    pub fn poll(&mut self, planner: &mut Planner) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.poll(&mut planner.inner).map_err(to_js_error)?)
+    }
+
+    /// The index object as read (absent: undefined), with its ETag.
+    #[wasm_bindgen(js_name = onExisting)]
+    pub fn on_existing(
+        &mut self,
+        bytes: Option<Vec<u8>>,
+        etag: Option<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_existing(bytes.as_deref(), etag)
+            .map_err(to_js_error)
+    }
+
+    /// One listing page (`key\0size\0etag\0lastModified\0` records); keys holding a NUL come
+    /// separately in `unencodable` and are refused.
+    #[wasm_bindgen(js_name = onPage)]
+    pub fn on_page(
+        &mut self,
+        planner: &mut Planner,
+        page: &[u8],
+        unencodable: Vec<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_page(&mut planner.inner, page, &unencodable)
+            .map_err(to_js_error)
+    }
+
+    /// The listing is complete: the rebuilt index becomes the planner's.
+    #[wasm_bindgen(js_name = onListed)]
+    pub fn on_listed(&mut self, planner: &mut Planner) -> Result<(), JsValue> {
+        self.inner
+            .on_listed(&mut planner.inner)
+            .map_err(to_js_error)
+    }
+
+    /// The first segments of one page of the bucket's top level.
+    #[wasm_bindgen(js_name = onTopFolders)]
+    pub fn on_top_folders(
+        &mut self,
+        planner: &Planner,
+        folders: Vec<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_top_folders(&planner.inner, &folders)
+            .map_err(to_js_error)
+    }
+
+    /// The publish: whether it landed (false: another writer's index got there first), and
+    /// its new ETag.
+    #[wasm_bindgen(js_name = onPublished)]
+    pub fn on_published(&mut self, published: bool, etag: Option<String>) -> Result<(), JsValue> {
+        self.inner
+            .on_published(published, etag)
+            .map_err(to_js_error)
+    }
+
+    /// Another writer's index, read at the key the publish lost on.
+    #[wasm_bindgen(js_name = onPeerIndex)]
+    pub fn on_peer_index(
+        &mut self,
+        planner: &mut Planner,
+        bytes: &[u8],
+        etag: Option<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_peer_index(&mut planner.inner, bytes, etag)
+            .map_err(to_js_error)
+    }
+
+    /// What became of the rebuild (an error before the run is done).
+    #[wasm_bindgen(unchecked_return_type = "RebuildResult")]
+    pub fn outcome(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.outcome().map_err(to_js_error)?)
+    }
 }
 
 /// A pull as a state machine (see `pull_machine.rs`): `poll` says what to do next, the `on*`
@@ -1461,13 +1553,6 @@ impl PushRun {
             .map(<[u8]>::to_vec)
             .map_err(to_js_error)
     }
-}
-
-/// Names among `candidates` that look like a typo of `wanted` (case, or two edits), nearest
-/// first.
-#[wasm_bindgen(js_name = nearNames)]
-pub fn near_names(wanted: &str, candidates: Vec<String>) -> Vec<String> {
-    crate::paths::near_names(wanted, candidates.iter().map(String::as_str))
 }
 
 /// How a run's base loaded, or `undefined` when there was no local index to load.

@@ -5,7 +5,7 @@
  * @module
  */
 import type { ItemFailure } from "../engine.ts";
-import type { Problem, RebuildReport } from "../core.ts";
+import type { ExistingIndex, Problem, RebuildReport, RebuildStep } from "../core.ts";
 import type { LockBody } from "../lock.ts";
 import type { MigrateReport } from "../migrate.ts";
 import type { PullReport } from "../pull.ts";
@@ -39,17 +39,6 @@ export interface PushOutcome {
   savedTo?: string;
 }
 
-/** How a `rebuild-index` ended for the index it rebuilt. */
-export type RebuildStep =
-  /** Without `--apply`. */
-  | "dry-run"
-  /** An index that exists and reads was kept (no `--force`). */
-  | "kept-existing"
-  /** Published. */
-  | "published"
-  /** The remote index changed while rebuilding: not published. */
-  | "lost-race";
-
 /** `rebuild-index`. */
 export interface RebuildOutcome {
   kind: "rebuild-index";
@@ -58,7 +47,8 @@ export interface RebuildOutcome {
   /** `v1`: the monolith index; `v2`: the shards and `_index/_meta.json`. */
   layout: "v1" | "v2";
   /** The index as found before the rebuild. */
-  existing: "absent" | "valid" | "corrupt";
+  existing: ExistingIndex;
+  /** What became of the rebuild (the core's `RebuildRun` decides). */
   step: RebuildStep;
   /** The index key (v1) or the meta's key (v2). */
   key: string;

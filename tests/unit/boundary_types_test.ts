@@ -17,6 +17,7 @@ import {
   mapRel,
   planMigrate,
   Planner,
+  RebuildRun,
   shardMeta,
 } from "../../js/core.ts";
 import { isSyncErrorCode } from "../../js/codes.ts";
@@ -204,7 +205,9 @@ Deno.test("the boundary types are generated into pkg/, and js/ copies none of th
 Deno.test("js/core.ts declares only the encoders' own inputs", async () => {
   const core = await Deno.readTextFile(new URL("core.ts", JS));
   // The wrapper classes over the WASM session and the run machines are the module's point.
-  const own = declaredNames(core).filter((n) => !["Planner", "PullRun", "PushRun"].includes(n));
+  const own = declaredNames(core).filter((n) =>
+    !["Planner", "PullRun", "PushRun", "RebuildRun"].includes(n)
+  );
   assertEquals(own.sort(), ["ListedObject", "LocalFile"]);
 });
 
@@ -321,17 +324,35 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     expect(capped, "PushPlan", "planPush(capped)");
   }
   {
+    // A rebuild-index run over a listing with an unsafe key and a collision, every action
+    // and the outcome checked against the generated declarations.
     using planner = new Planner("ns", "p");
-    planner.beginRebuild(NOW);
-    planner.addListingPage([
-      { key: "ns/data/a.yaml", size: 1, etag: '"e"', lastModified: NOW },
-      { key: "ns/data/A.yaml", size: 1 },
-      { key: "ns/data/./x", size: 1 },
-      { key: "other/data/b.yaml", size: 2 },
+    using run = new RebuildRun(planner, { mode: "asked", apply: true, force: false }, NOW);
+    const actions = [];
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "readExisting") run.onExisting(undefined, undefined);
+      else if (action.action === "list") {
+        run.onPage([
+          { key: "ns/data/a.yaml", size: 1, etag: '"e"', lastModified: NOW },
+          { key: "ns/data/A.yaml", size: 1 },
+          { key: "ns/data/./x", size: 1 },
+          { key: "other/data/b.yaml", size: 2 },
+        ]);
+        run.onListed();
+      } else if (action.action === "publish") run.onPublished(false, undefined);
+      else throw new Error(`unexpected ${action.action}`);
+    }
+    assertEquals(actions.map((a) => a.action), ["readExisting", "list", "publish"]);
+    actions.forEach((action, i) => expect(action, "RebuildAction", `RebuildRun.poll[${i}]`));
+    const outcome = run.outcome();
+    assert(outcome.report.unsafeExamples.length > 0 && outcome.report.collisions.length > 0);
+    assertEquals([outcome.step, outcome.existing, outcome.needsAttention], [
+      "lost-race",
+      "absent",
+      true,
     ]);
-    const report = planner.finishRebuild(NOW);
-    assert(report.unsafeExamples.length > 0 && report.collisions.length > 0);
-    expect(report, "RebuildReport", "finishRebuild");
+    expect(outcome, "RebuildResult", "RebuildRun.outcome");
   }
   const listed = [
     { key: "data/solo.yaml", size: 3, etag: '"aa"' },

@@ -39,7 +39,6 @@ const FUNCTIONS: Record<string, () => unknown> = {
   catalogShrinks: () => wasm.catalogShrinks(NaN, -1),
   classifyCachePath: () => wasm.classifyCachePath(EVIL, EVIL, [EVIL, HUGE]),
   codeLists: () => wasm.codeLists(),
-  existingIndex: () => wasm.existingIndex(DEEP),
   findCollisions: () => wasm.findCollisions([EVIL, "a", "a/b", "A", HUGE]),
   findContamination: () => wasm.findContamination(EVIL, JUNK),
   isInternal: () => wasm.isInternal(EVIL),
@@ -51,10 +50,8 @@ const FUNCTIONS: Record<string, () => unknown> = {
   mapRel: () => wasm.mapRel(EVIL, EVIL, EVIL),
   mapCallerPath: () => wasm.mapCallerPath("ns", EVIL, `ns/${EVIL}`),
   scopeForModels: () => wasm.scopeForModels([{ modelType: 7 }, EVIL]),
-  nearNames: () => wasm.nearNames(HUGE, [EVIL, HUGE, "", "\u0000"]),
   partitionKey: () => wasm.partitionKey(EVIL),
   planMigrate: () => wasm.planMigrate(EVIL, EVIL, JUNK, DEEP, JUNK, "not a time"),
-  rebuildStep: () => wasm.rebuildStep(true, false, EVIL),
   relFromRemoteKey: () => wasm.relFromRemoteKey("ns", EVIL),
   shardMeta: () => wasm.shardMeta(DEEP, true),
   sidecarCatalogHash: () => wasm.sidecarCatalogHash(JUNK),
@@ -67,21 +64,22 @@ const FUNCTIONS: Record<string, () => unknown> = {
 /** One hostile case per `Planner` method (called out of order, with junk, or both). */
 const METHODS: Record<string, () => unknown> = {
   free: () => new wasm.Planner("ns", "p").free(),
-  addListingPage: () => {
-    const p = new wasm.Planner("ns", "p");
-    p.addListingPage(JUNK, [EVIL]);
-  },
+
   adoptEntries: () => loaded().adoptEntries(DEEP, [EVIL]),
   applyPull: () => loaded().applyPull(JUNK, [EVIL], [EVIL], []),
-  beginRebuild: () => new wasm.Planner("ns", "p").beginRebuild("not a time"),
   conflictCopyPath: () => loaded().conflictCopyPath(EVIL, HUGE),
   deletesStillApplying: () => new wasm.Planner("ns", "p").deletesStillApplying(),
   diagnose: () => loaded().diagnose(JUNK, DEEP, [EVIL]),
-  finishRebuild: () => new wasm.Planner("ns", "p").finishRebuild(EVIL),
   indexJson: () => new wasm.Planner("ns", "p").indexJson(true),
   indexLength: () => new wasm.Planner("ns", "p").indexLength(),
   indexMigratedCopies: () => loaded().indexMigratedCopies(JUNK, DEEP, "x"),
   listingPrefix: () => new wasm.Planner("ns", "p").listingPrefix(),
+  addListingPage: () => {
+    const p = new wasm.Planner("ns", "p");
+    p.addListingPage(JUNK, [EVIL]);
+  },
+  beginRebuild: () => new wasm.Planner("ns", "p").beginRebuild("not a time"),
+  finishRebuild: () => new wasm.Planner("ns", "p").finishRebuild(EVIL),
   loadBase: () => loaded().loadBase(DEEP),
   loadEmptyIndex: () => new wasm.Planner("ns", "p").loadEmptyIndex(),
   loadIndex: () => new wasm.Planner("ns", "p").loadIndex(DEEP),
@@ -119,6 +117,7 @@ const NOT_CORE = new Set([
   "Planner",
   "PullRun",
   "PushRun",
+  "RebuildRun",
 ]);
 
 /** A push run with a planner, for the run's methods (each called out of order or with junk). */
@@ -208,6 +207,44 @@ const RUN_METHODS: Record<string, () => unknown> = {
   sidecar: () => pullRun().run.sidecar(),
 };
 
+/** A rebuild run with a planner, for the run's methods (each called out of order or with junk). */
+function rebuildRun(): { run: wasm.RebuildRun; planner: wasm.Planner } {
+  return {
+    run: new wasm.RebuildRun({ mode: "missing", publish: true }, "2026-12-01T00:00:00.000Z"),
+    planner: new wasm.Planner("ns", "p"),
+  };
+}
+
+/** One hostile case per `RebuildRun` method. */
+const REBUILD_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => rebuildRun().run.free(),
+  poll: () => {
+    const { run, planner } = rebuildRun();
+    run.poll(planner);
+    run.poll(planner);
+  },
+  onExisting: () => rebuildRun().run.onExisting(DEEP, EVIL),
+  onPage: () => {
+    const { run, planner } = rebuildRun();
+    run.poll(planner);
+    run.onPage(planner, JUNK, [EVIL, HUGE]);
+  },
+  onListed: () => {
+    const { run, planner } = rebuildRun();
+    run.onListed(planner);
+  },
+  onTopFolders: () => {
+    const { run, planner } = rebuildRun();
+    run.onTopFolders(planner, [EVIL, HUGE]);
+  },
+  onPublished: () => rebuildRun().run.onPublished(true, EVIL),
+  onPeerIndex: () => {
+    const { run, planner } = rebuildRun();
+    run.onPeerIndex(planner, DEEP, EVIL);
+  },
+  outcome: () => rebuildRun().run.outcome(),
+};
+
 Deno.test("every WASM export has a hostile-input case here", () => {
   const functions = Object.entries(wasm)
     .filter(([name, value]) => typeof value === "function" && !NOT_CORE.has(name))
@@ -226,6 +263,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(pushRunMethods, Object.keys(PUSH_RUN_METHODS).sort());
+  const rebuildRunMethods = Object.getOwnPropertyNames(wasm.RebuildRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(rebuildRunMethods, Object.keys(REBUILD_RUN_METHODS).sort());
 });
 
 Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
@@ -234,6 +275,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(METHODS),
     ...Object.entries(RUN_METHODS),
     ...Object.entries(PUSH_RUN_METHODS),
+    ...Object.entries(REBUILD_RUN_METHODS),
   ];
   for (const [name, call] of all) {
     survives(name, call);
@@ -246,6 +288,8 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   survives("new Planner", () => new wasm.Planner(EVIL, HUGE));
   survives("new PullRun", () => new wasm.PullRun({ metadataOnly: undefined, scope: 7 }));
   survives("new PushRun", () => new wasm.PushRun({ dryRun: "yes", maxDeletePercent: "x" }));
+  survives("new RebuildRun", () => new wasm.RebuildRun({ mode: "asked", apply: 1 }, HUGE));
+  survives("new RebuildRun (a bad time)", () => new wasm.RebuildRun({ mode: "missing" }, EVIL));
 });
 
 Deno.test("the check itself fails on a trap and on an error without a code", () => {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { RebuildReport } from "../../core.ts";
+import type { RebuildReport, RebuildStep } from "../../core.ts";
 import type { RebuildOutcome } from "../outcome.ts";
 
 /** Lines describing a rebuild's report: counts, then each unsafe key and collision. */
@@ -24,22 +24,17 @@ export function rebuildLines(outcome: RebuildOutcome): string[] {
 }
 
 function v1Lines({ report, existing, step, key }: RebuildOutcome): string[] {
-  const lines = [...reportLines(report), `The remote index ${key} is ${existing}.`];
-  lines.push(
-    step === "dry-run"
-      ? "Dry run: nothing written. Re-run with --apply to publish this index."
-      : step === "kept-existing"
-      ? "Not published: the remote index exists and parses. Pass --force to replace it."
-      : step === "published"
-      ? `Published the rebuilt index (${report.kept} entries) to ${key}.`
-      : "Not published: the remote index changed while rebuilding. Run the command again.",
-  );
-  if (report.skippedUnsafe > 0) {
-    lines.push(
-      `attention [unsafe-keys]: ${report.skippedUnsafe} bucket keys cannot be cache paths and were not indexed (listed above); rename them in the bucket`,
-    );
-  }
-  return lines;
+  return [
+    ...reportLines(report),
+    `The remote index ${key} is ${existing}.`,
+    stepLine(step, {
+      dryRun: "Re-run with --apply to publish this index.",
+      kept: "the remote index exists and parses",
+      published: `Published the rebuilt index (${report.kept} entries) to ${key}.`,
+      changed: "the remote index changed while rebuilding",
+    }),
+    ...unsafeLines(report),
+  ];
 }
 
 function v2Lines({ report, existing, step, key, commitSeq, problem }: RebuildOutcome): string[] {
@@ -48,12 +43,44 @@ function v2Lines({ report, existing, step, key, commitSeq, problem }: RebuildOut
     ...reportLines(report),
     `The v2 shard index under ${key} (commitSeq ${seq}) is ${existing}` +
     (problem ? `: ${problem}.` : "."),
-    step === "dry-run"
-      ? "Dry run: nothing written. Re-run with --apply to publish these shards."
-      : step === "kept-existing"
-      ? "Not published: the shard index exists and reads. Pass --force to replace it."
-      : step === "published"
-      ? `Published the rebuilt shards (${report.kept} entries) and ${key} at commitSeq ${seq + 1}.`
-      : "Not published: the shard index changed while rebuilding. Run the command again.",
+    stepLine(step, {
+      dryRun: "Re-run with --apply to publish these shards.",
+      kept: "the shard index exists and reads",
+      published: `Published the rebuilt shards (${report.kept} entries) and ${key} at commitSeq ${
+        seq + 1
+      }.`,
+      changed: "the shard index changed while rebuilding",
+    }),
+    ...unsafeLines(report),
   ];
+}
+
+/** The line saying what became of the rebuild, in the words of its layout. */
+function stepLine(
+  step: RebuildStep,
+  words: { dryRun: string; kept: string; published: string; changed: string },
+): string {
+  switch (step) {
+    case "dry-run":
+      return `Dry run: nothing written. ${words.dryRun}`;
+    case "kept-existing":
+      return `Not published: ${words.kept}. Pass --force to replace it.`;
+    case "published":
+      return words.published;
+    case "lost-race":
+      return `Not published: ${words.changed}. Run the command again.`;
+    case "adopted-peer":
+    case "unpublished":
+      // A sync's outcomes; `rebuild-index` never ends so, but says so if it ever did.
+      return `Not published (${step}).`;
+  }
+}
+
+/** Objects left out of the index stay in the bucket where no pull finds them: say so. */
+function unsafeLines(report: RebuildReport): string[] {
+  return report.skippedUnsafe > 0
+    ? [
+      `attention [unsafe-keys]: ${report.skippedUnsafe} bucket keys cannot be cache paths and were not indexed (listed above); rename them in the bucket`,
+    ]
+    : [];
 }
