@@ -76,7 +76,9 @@ export const CORE_ERROR_CODES = [
   "key-outside-namespace",
   "partition-name-unsafe",
   "plan-stale",
+  "repair-conflict",
   "sync-state-corrupt",
+  "walk-error",
 ] as const;
 
 /** Codes only the shim raises: I/O, runs, locks and the CLI. */
@@ -109,7 +111,6 @@ export const SHIM_CODES = [
   "not-attempted",
   "not-evidence",
   "publish-conflict",
-  "repair-conflict",
   "repair-failed",
   "s3-error",
   "timeout",

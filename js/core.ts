@@ -65,7 +65,12 @@ export type {
   Redundant,
   RefusedEntry,
   RefusedKey,
+  RefusedStep,
+  RepairAction,
   RepairPlan,
+  RepairRequest,
+  RepairResult,
+  RepairStep,
   RepairSummary,
   ResolveFile,
   ResolvePlan,
@@ -74,6 +79,7 @@ export type {
   ShardFile,
   ShardLayout,
   ShardMeta,
+  StepResult,
   Transfer,
   Upload,
   Uploaded,
@@ -105,11 +111,15 @@ import type {
   RebuildReport,
   RebuildRequest,
   RebuildResult,
+  RepairAction,
   RepairPlan,
+  RepairRequest,
+  RepairResult,
   ResolvePlan,
   ShardCommit,
   ShardLayout,
   ShardMeta,
+  StepResult,
   Uploaded,
 } from "./wasm.ts";
 
@@ -795,6 +805,70 @@ export class RebuildRun {
   /** What became of the rebuild. */
   outcome(): RebuildResult {
     return core(() => this.#inner.outcome());
+  }
+
+  /** Frees the run's WASM memory. */
+  [Symbol.dispose](): void {
+    this.#inner.free();
+  }
+}
+
+/**
+ * The layout repair as the core's state machine: {@link RepairRun.poll} says what to do next
+ * (read the journal, load the index, walk, hash, apply steps to the cache, hydrate), the `on*`
+ * methods hand back what happened. Hold it with `using`.
+ */
+export class RepairRun {
+  #inner: wasm.RepairRun;
+  #planner: Planner;
+
+  /** A run over `planner` (which will hold the index) for `request`, started at `now`. */
+  constructor(planner: Planner, request: RepairRequest, now: Date) {
+    this.#planner = planner;
+    this.#inner = core(() => new wasm.RepairRun(request, now.toISOString()));
+  }
+
+  /** The next action. */
+  poll(): RepairAction {
+    return core(() => this.#inner.poll());
+  }
+
+  /** The journal as read (undefined: none), or why it could not be read. */
+  onJournal(bytes: Uint8Array | undefined, refused: string | undefined): void {
+    core(() => this.#inner.onJournal(bytes, refused));
+  }
+
+  /** The remote index is loaded into the planner. */
+  onIndex(): void {
+    core(() => this.#inner.onIndex());
+  }
+
+  /** The cache walk, and the errors it met. */
+  onWalk(files: Iterable<LocalFile>, walkErrors: string[]): void {
+    const listing = encodeLocalListing(files);
+    core(() => this.#inner.onWalk(sessionOf(this.#planner), listing, walkErrors));
+  }
+
+  /** The SHA-256 of the paths asked for that still exist, by cache path. */
+  onHashes(hashes: Map<string, string>): void {
+    const paths = [...hashes.keys()];
+    const values = paths.map((p) => hashes.get(p)!);
+    core(() => this.#inner.onHashes(sessionOf(this.#planner), paths, values));
+  }
+
+  /** One result per step of the last `apply` action, in order. */
+  onApplied(results: StepResult[]): void {
+    core(() => this.#inner.onApplied(results));
+  }
+
+  /** The hydration is over: how many downloads failed, at `now`. */
+  onHydrated(failures: number, now: Date): void {
+    core(() => this.#inner.onHydrated(failures, now.toISOString()));
+  }
+
+  /** What the repair did. */
+  result(): RepairResult {
+    return core(() => this.#inner.result());
   }
 
   /** Frees the run's WASM memory. */

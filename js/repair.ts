@@ -8,21 +8,27 @@
  * bookkeeping to `.s3sync-repair/backup/`; remove the emptied root-level trees; then hydrate
  * the namespace folder download-only (never overwriting a local file). Every step is an atomic
  * rename or unlink, and the plan is recomputed from the cache on every run, so a killed repair
- * rolls forward when run again. It never writes to the bucket.
+ * rolls forward when run again. It never writes to the bucket. The order, the journal and
+ * every judgement are the core's `RepairRun` (`src/repair_machine.rs`); this module does the
+ * file operations it asks for.
  *
  * @module
  */
-import { encodeLocalListing, Planner, type Problem, type RepairPlan } from "./core.ts";
+import {
+  encodeLocalListing,
+  Planner,
+  type Problem,
+  type RepairResult,
+  RepairRun,
+  type RepairStep,
+  type StepResult,
+} from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { sha256Hex } from "./hash.ts";
 import { describe, SyncError } from "./errors.ts";
 import { type CacheStore, isSymlinkRefusal } from "./cache_fs.ts";
-import type { ItemFailure } from "./engine.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { loadRemoteIndex } from "./remote_index.ts";
-
-/** Where repair keeps its journal (inside the never-synced repair folder). */
-export const JOURNAL = ".s3sync-repair/journal.json";
 
 /**
  * Finds the layout problems of the cache.
@@ -62,29 +68,15 @@ export async function doctor(ctx: SyncContext): Promise<Problem[]> {
   return problems;
 }
 
-/** What a repair did (or, dry, would do). */
-export interface RepairReport {
-  /** The plan. */
-  plan: RepairPlan;
-  /** True when it was carried out. */
-  applied: boolean;
-  /** True when an interrupted repair was found and rolled forward. */
-  resumed: boolean;
+/** What a repair did (or, dry, would do), with the hydration pull that followed it. */
+export type RepairReport = RepairResult & {
   /** The hydration pull that followed (applied only). */
   hydration?: PullReport;
-  /** Root-level folders left because something new appeared in them meanwhile. */
-  leftTrees: string[];
-  /** Backups removed after the hydration proved them identical to the namespace copy. */
-  dedupedBackups: number;
-  /**
-   * Steps refused because a folder in their path is a symlink (`symlink-in-path`): the file
-   * stays where it is, nothing is written through the link, and the rest of the repair goes on.
-   */
-  refused: ItemFailure[];
-}
+};
 
 /**
- * Plans, and with `apply` carries out, the layout repair.
+ * Plans, and with `apply` carries out, the layout repair: the core's `RepairRun` decides every
+ * step and its order; this function does the I/O it asks for.
  *
  * @param ctx adapters and binding (a namespace is required: repair makes the namespaced layout)
  * @param apply carry it out (otherwise only plan)
@@ -96,130 +88,84 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
       "repair needs --namespace: it moves root-level data into the namespace folder",
     );
   }
+  const now = () => ctx.now?.() ?? new Date();
   using planner = new Planner(ctx.namespace, ctx.prefix);
-  await loadRemoteIndex(ctx, planner, false);
-  const refused: ItemFailure[] = [];
-  // Each step that meets a symlinked folder is refused and recorded; the others go on.
-  const refusing = async <T>(item: string, step: () => Promise<T>): Promise<T | undefined> => {
-    try {
-      return await step();
-    } catch (error) {
-      if (!isSymlinkRefusal(error)) throw error;
-      refused.push({ item, code: "symlink-in-path", message: describe(error) });
-      return undefined;
-    }
-  };
-  const journal = await refusing(JOURNAL, () => ctx.cache.readFile(JOURNAL)) ?? null;
-  const resumed = journal !== null &&
-    JSON.parse(new TextDecoder().decode(journal)).status === "running";
-  const plan = await planWithHashes(ctx, planner);
-  const report: RepairReport = {
-    plan,
-    applied: false,
-    resumed,
-    leftTrees: [],
-    dedupedBackups: 0,
-    refused,
-  };
-  if (!apply) return report;
-
-  await refusing(JOURNAL, () =>
-    writeJournal(ctx, {
-      status: "running",
-      startedAt: (ctx.now?.() ?? new Date()).toISOString(),
-      plan: plan.summary,
-    }));
-  if (resumed) ctx.log?.("an interrupted repair was found: rolling it forward");
-  for (const move of plan.moveIntoNamespace) {
-    await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
-  }
-  for (const r of plan.removeRedundant) await refusing(r.path, () => ctx.cache.remove(r.path));
-  for (const move of plan.backup) {
-    await refusing(move.from, () => moveFile(ctx.cache, move.from, move.to));
-  }
-  for (const tree of plan.removeTrees) {
-    const removed = await refusing(tree, () => ctx.cache.removeEmptyTree(tree));
-    if (removed !== true) report.leftTrees.push(tree);
-  }
-  report.hydration = await pull(ctx, { keepExisting: true, verify: true });
-  report.dedupedBackups = await dedupeBackups(ctx, planner, refusing);
-  report.applied = true;
-  if (
-    report.hydration.failures.length === 0 && report.leftTrees.length === 0 &&
-    refused.length === 0
-  ) {
-    await writeJournal(ctx, {
-      status: "complete",
-      finishedAt: (ctx.now?.() ?? new Date()).toISOString(),
-      plan: plan.summary,
-    });
-  }
-  return report;
-}
-
-async function planWithHashes(ctx: SyncContext, planner: Planner): Promise<RepairPlan> {
-  const walk = await ctx.cache.walk(ctx.signal);
-  if (walk.errors.length > 0) {
-    throw new SyncError(
-      "walk-error",
-      `cannot repair while the cache cannot be read: ${walk.errors[0]}`,
-    );
-  }
-  const listing = encodeLocalListing(walk.files);
-  let plan = planner.planRepair(listing, new Map());
-  if (plan.needsHash.length > 0) {
-    const hashes = new Map<string, string>();
-    for (const path of plan.needsHash) {
-      const data = await ctx.cache.readFile(path);
-      if (data === null) {
-        throw new SyncError("walk-error", `${path} vanished while planning the repair`);
+  using run = new RepairRun(planner, { apply }, now());
+  let hydration: PullReport | undefined;
+  for (;;) {
+    const action = run.poll();
+    switch (action.action) {
+      case "readJournal": {
+        const read = await refusing(() => ctx.cache.readFile(action.path));
+        run.onJournal(read.value ?? undefined, read.refused);
+        break;
       }
-      hashes.set(path, await sha256Hex(data));
+      case "loadIndex":
+        await loadRemoteIndex(ctx, planner, false);
+        run.onIndex();
+        break;
+      case "walk": {
+        const walk = await ctx.cache.walk(ctx.signal);
+        run.onWalk(walk.files, walk.errors);
+        break;
+      }
+      case "hash":
+        run.onHashes(await hashExisting(ctx.cache, action.paths));
+        break;
+      case "apply": {
+        if (action.narration) ctx.log?.(action.narration);
+        const results: StepResult[] = [];
+        for (const step of action.steps) results.push(await applyStep(ctx.cache, step));
+        run.onApplied(results);
+        break;
+      }
+      case "hydrate":
+        hydration = await pull(ctx, { keepExisting: true, verify: true });
+        run.onHydrated(hydration.failures.length, now());
+        break;
+      case "done":
+        return { ...run.result(), hydration };
     }
-    plan = planner.planRepair(listing, hashes);
   }
-  return plan;
 }
 
-/** Removes backups the hydration proved redundant (byte-identical to the namespace copy). */
-async function dedupeBackups(
-  ctx: SyncContext,
-  planner: Planner,
-  refusing: (item: string, step: () => Promise<void>) => Promise<void | undefined>,
-): Promise<number> {
-  const listing = encodeLocalListing((await ctx.cache.walk(ctx.signal)).files);
-  let plan = planner.planBackupDedupe(listing, new Map());
-  if (plan.needsHash.length > 0) {
-    const hashes = new Map<string, string>();
-    for (const path of plan.needsHash) {
-      const data = await ctx.cache.readFile(path);
-      if (data) hashes.set(path, await sha256Hex(data));
+/** Runs `io`; a symlinked folder in its path is answered as a refusal, not thrown. */
+async function refusing<T>(io: () => Promise<T>): Promise<{ value?: T; refused?: string }> {
+  try {
+    return { value: await io() };
+  } catch (error) {
+    if (!isSymlinkRefusal(error)) throw error;
+    return { refused: describe(error) };
+  }
+}
+
+/** Does one step of the repair as one atomic operation on the cache. */
+async function applyStep(cache: CacheStore, step: RepairStep): Promise<StepResult> {
+  const done = await refusing(async () => {
+    switch (step.step) {
+      case "writeJournal":
+        await cache.writeAtomic(step.path, new TextEncoder().encode(step.body));
+        return true;
+      case "move":
+        // Never over a file: one that appeared meanwhile is answered, and the core stops.
+        return await cache.moveNew(step.from, step.to);
+      case "remove":
+        await cache.remove(step.path);
+        return true;
+      case "removeTree":
+        return await cache.removeEmptyTree(step.path);
     }
-    plan = planner.planBackupDedupe(listing, hashes);
-  }
-  let removed = 0;
-  for (const r of plan.redundant) {
-    await refusing(r.path, async () => {
-      await ctx.cache.remove(r.path);
-      removed++;
-    });
-  }
-  return removed;
+  });
+  if (done.refused !== undefined) return { result: "refused", message: done.refused };
+  return done.value ? { result: "done" } : { result: "occupied" };
 }
 
-async function writeJournal(ctx: SyncContext, body: Record<string, unknown>): Promise<void> {
-  await ctx.cache.writeAtomic(
-    JOURNAL,
-    new TextEncoder().encode(JSON.stringify(body, null, 2) + "\n"),
-  );
-}
-
-/** Moves `from` to `to` in the cache, never over a file the plan did not prove redundant. */
-async function moveFile(cache: CacheStore, from: string, to: string): Promise<void> {
-  if (!(await cache.moveNew(from, to))) {
-    throw new SyncError(
-      "repair-conflict",
-      `${to} appeared while repairing; run \`s3sync repair\` again`,
-    );
+/** The SHA-256 of each of `paths` that still exists, by path. */
+async function hashExisting(cache: CacheStore, paths: string[]): Promise<Map<string, string>> {
+  const hashes = new Map<string, string>();
+  for (const path of paths) {
+    const data = await cache.readFile(path);
+    if (data !== null) hashes.set(path, await sha256Hex(data));
   }
+  return hashes;
 }

@@ -169,6 +169,25 @@ pub enum CoreError {
     /// changed since it was made).
     #[error("the bucket or the cache changed since the plan was made; make a new plan with `s3sync plan`")]
     PlanStale,
+    /// A repair's move found a file at its target that appeared after the plan was made; it
+    /// is never overwritten, and the repair stops so that a new plan can account for it.
+    #[error("{path} appeared while repairing; run `s3sync repair` again")]
+    RepairConflict {
+        /// The target cache path.
+        path: String,
+    },
+    /// The cache cannot all be read (permissions), so no repair can be planned on it.
+    #[error("cannot repair while the cache cannot be read: {detail}")]
+    CacheUnreadable {
+        /// The first error of the walk.
+        detail: String,
+    },
+    /// A file the plan asked to hash is gone: the cache changed while it was being planned.
+    #[error("{path} vanished while planning the repair")]
+    FileVanished {
+        /// The cache path.
+        path: String,
+    },
     /// A sync-state sidecar that exists but cannot be read.
     #[error("sync state is corrupt: {detail}")]
     SyncStateCorrupt {
@@ -186,7 +205,9 @@ impl CoreError {
         "invalid-input",
         "partition-name-unsafe",
         "plan-stale",
+        "repair-conflict",
         "sync-state-corrupt",
+        "walk-error",
     ];
 
     /// The stable code of this error, e.g. `index-corrupt` or `path-dot-segment`.
@@ -201,6 +222,8 @@ impl CoreError {
             CoreError::InvalidInput { .. } => "invalid-input",
             CoreError::UnsafePartition { .. } => "partition-name-unsafe",
             CoreError::PlanStale => "plan-stale",
+            CoreError::RepairConflict { .. } => "repair-conflict",
+            CoreError::FileVanished { .. } | CoreError::CacheUnreadable { .. } => "walk-error",
             CoreError::SyncStateCorrupt { .. } => "sync-state-corrupt",
         }
     }

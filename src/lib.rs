@@ -66,6 +66,7 @@ pub mod push_run;
 pub mod rebuild;
 pub mod rebuild_machine;
 pub mod repair;
+pub mod repair_machine;
 pub mod safety;
 pub mod session;
 pub mod sync_state;

@@ -1112,11 +1112,7 @@ impl RebuildRun {
         let request: crate::rebuild_machine::RebuildRequest =
             serde_wasm_bindgen::from_value(request)
                 .map_err(|e| to_js_error(CoreError::input(format!("rebuild request: {e}"))))?;
-        crate::time::parse_iso_millis(&now_iso).ok_or_else(|| {
-            to_js_error(CoreError::input(format!(
-                "nowIso: {now_iso:?} is not a time"
-            )))
-        })?;
+        iso_time(&now_iso, "nowIso")?;
         Ok(RebuildRun {
             inner: crate::rebuild_machine::RebuildRun::new(request, &now_iso),
         })
@@ -1201,6 +1197,114 @@ impl RebuildRun {
     pub fn outcome(&self) -> Result<JsValue, JsValue> {
         to_js(&self.inner.outcome().map_err(to_js_error)?)
     }
+}
+
+/// The layout repair as a state machine (see `repair_machine.rs`): `poll` says what to do
+/// next, the `on*` methods take back what happened.
+#[wasm_bindgen]
+pub struct RepairRun {
+    inner: crate::repair_machine::RepairRun,
+}
+
+#[wasm_bindgen]
+impl RepairRun {
+    /// A run for `request` (`{apply}`), started at `nowIso`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(request: JsValue, now_iso: String) -> Result<RepairRun, JsValue> {
+        let request: crate::repair_machine::RepairRequest = options(request)?;
+        iso_time(&now_iso, "nowIso")?;
+        Ok(RepairRun {
+            inner: crate::repair_machine::RepairRun::new(request, &now_iso),
+        })
+    }
+
+    /// The next action.
+    #[wasm_bindgen(unchecked_return_type = "RepairAction")]
+    pub fn poll(&mut self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.poll())
+    }
+
+    /// The journal as read (absent: undefined), or why it could not be read.
+    #[wasm_bindgen(js_name = onJournal)]
+    pub fn on_journal(
+        &mut self,
+        bytes: Option<Vec<u8>>,
+        refused: Option<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_journal(bytes.as_deref(), refused)
+            .map_err(to_js_error)
+    }
+
+    /// The remote index is loaded into the planner.
+    #[wasm_bindgen(js_name = onIndex)]
+    pub fn on_index(&mut self) -> Result<(), JsValue> {
+        self.inner.on_index().map_err(to_js_error)
+    }
+
+    /// The cache walk (`path\0size\0mtimeMs\0` records) and the errors it met.
+    #[wasm_bindgen(js_name = onWalk)]
+    pub fn on_walk(
+        &mut self,
+        planner: &Planner,
+        listing: &[u8],
+        walk_errors: Vec<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_walk(&planner.inner, listing, &walk_errors)
+            .map_err(to_js_error)
+    }
+
+    /// The SHA-256 of the paths asked for that still exist (`paths[i]` hashes to `values[i]`).
+    #[wasm_bindgen(js_name = onHashes)]
+    pub fn on_hashes(
+        &mut self,
+        planner: &Planner,
+        paths: Vec<String>,
+        values: Vec<String>,
+    ) -> Result<(), JsValue> {
+        if paths.len() != values.len() {
+            return Err(to_js_error(CoreError::input(
+                "hash paths and values differ in length",
+            )));
+        }
+        let hashes = paths.into_iter().zip(values).collect();
+        self.inner
+            .on_hashes(&planner.inner, &hashes)
+            .map_err(to_js_error)
+    }
+
+    /// One result per step of the last `apply` action, in order.
+    #[wasm_bindgen(js_name = onApplied)]
+    pub fn on_applied(&mut self, results: JsValue) -> Result<(), JsValue> {
+        let results: Vec<crate::repair_machine::StepResult> =
+            serde_wasm_bindgen::from_value(results)
+                .map_err(|e| to_js_error(CoreError::input(format!("step results: {e}"))))?;
+        self.inner.on_applied(&results).map_err(to_js_error)
+    }
+
+    /// The hydration is over: how many downloads failed, at `nowIso`.
+    #[wasm_bindgen(js_name = onHydrated)]
+    pub fn on_hydrated(&mut self, failures: f64, now_iso: String) -> Result<(), JsValue> {
+        let failures = duration(failures, "failures")?;
+        iso_time(&now_iso, "nowIso")?;
+        self.inner
+            .on_hydrated(failures, &now_iso)
+            .map_err(to_js_error)
+    }
+
+    /// What the repair did (an error before the run is done).
+    #[wasm_bindgen(unchecked_return_type = "RepairResult")]
+    pub fn result(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.result().map_err(to_js_error)?)
+    }
+}
+
+/// Refuses a time that is not an ISO-8601 instant, naming the argument.
+fn iso_time(text: &str, what: &str) -> Result<(), JsValue> {
+    crate::time::parse_iso_millis(text)
+        .map(|_| ())
+        .ok_or_else(|| to_js_error(CoreError::input(format!("{what}: {text:?} is not a time"))))
 }
 
 /// A pull as a state machine (see `pull_machine.rs`): `poll` says what to do next, the `on*`

@@ -18,6 +18,7 @@ import {
   planMigrate,
   Planner,
   RebuildRun,
+  RepairRun,
   shardMeta,
 } from "../../js/core.ts";
 import { isSyncErrorCode } from "../../js/codes.ts";
@@ -206,7 +207,7 @@ Deno.test("js/core.ts declares only the encoders' own inputs", async () => {
   const core = await Deno.readTextFile(new URL("core.ts", JS));
   // The wrapper classes over the WASM session and the run machines are the module's point.
   const own = declaredNames(core).filter((n) =>
-    !["Planner", "PullRun", "PushRun", "RebuildRun"].includes(n)
+    !["Planner", "PullRun", "PushRun", "RebuildRun", "RepairRun"].includes(n)
   );
   assertEquals(own.sort(), ["ListedObject", "LocalFile"]);
 });
@@ -353,6 +354,43 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
       true,
     ]);
     expect(outcome, "RebuildResult", "RebuildRun.outcome");
+  }
+  {
+    // A repair run over a root-level only copy, its journal behind a refused path and its
+    // tree still occupied: every action and the result checked against the declarations.
+    using planner = new Planner("ns", "p");
+    planner.loadIndex(index({ "data/a.yaml": 4 }));
+    using run = new RepairRun(planner, { apply: true }, NOW);
+    const actions = [];
+    let walks = 0;
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "readJournal") run.onJournal(undefined, "a symlinked folder");
+      else if (action.action === "loadIndex") run.onIndex();
+      else if (action.action === "walk") {
+        run.onWalk(walks++ === 0 ? [{ path: "data/a.yaml", size: 4, mtimeMs: 1 }] : [], []);
+      } else if (action.action === "hash") {
+        run.onHashes(new Map(action.paths.map((p) => [p, "0".repeat(64)])));
+      } else if (action.action === "apply") {
+        run.onApplied(
+          action.steps.map((step) =>
+            step.step === "removeTree" ? { result: "occupied" } : { result: "done" }
+          ),
+        );
+      } else if (action.action === "hydrate") run.onHydrated(0, NOW);
+    }
+    assertEquals(actions.map((a) => a.action), [
+      "readJournal",
+      "loadIndex",
+      "walk",
+      "apply",
+      "hydrate",
+      "walk",
+    ]);
+    actions.forEach((action, i) => expect(action, "RepairAction", `RepairRun.poll[${i}]`));
+    const result = run.result();
+    assertEquals([result.refused.length, result.leftTrees, result.complete], [1, ["data"], false]);
+    expect(result, "RepairResult", "RepairRun.result");
   }
   const listed = [
     { key: "data/solo.yaml", size: 3, etag: '"aa"' },

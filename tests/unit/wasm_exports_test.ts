@@ -118,6 +118,7 @@ const NOT_CORE = new Set([
   "PullRun",
   "PushRun",
   "RebuildRun",
+  "RepairRun",
 ]);
 
 /** A push run with a planner, for the run's methods (each called out of order or with junk). */
@@ -245,6 +246,41 @@ const REBUILD_RUN_METHODS: Record<string, () => unknown> = {
   outcome: () => rebuildRun().run.outcome(),
 };
 
+/** A repair run with a planner, for the run's methods (each called out of order or with junk). */
+function repairRun(): { run: wasm.RepairRun; planner: wasm.Planner } {
+  return {
+    run: new wasm.RepairRun({ apply: true }, "2026-12-01T00:00:00.000Z"),
+    planner: loaded(),
+  };
+}
+
+/** One hostile case per `RepairRun` method. */
+const REPAIR_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => repairRun().run.free(),
+  poll: () => {
+    const { run } = repairRun();
+    run.poll();
+    run.poll();
+  },
+  onJournal: () => {
+    const { run } = repairRun();
+    run.poll();
+    run.onJournal(DEEP, HUGE);
+  },
+  onIndex: () => repairRun().run.onIndex(),
+  onWalk: () => {
+    const { run, planner } = repairRun();
+    run.onWalk(planner, JUNK, [EVIL]);
+  },
+  onHashes: () => {
+    const { run, planner } = repairRun();
+    run.onHashes(planner, [EVIL], []);
+  },
+  onApplied: () => repairRun().run.onApplied([{ result: "sideways" }, 7]),
+  onHydrated: () => repairRun().run.onHydrated(-1, EVIL),
+  result: () => repairRun().run.result(),
+};
+
 Deno.test("every WASM export has a hostile-input case here", () => {
   const functions = Object.entries(wasm)
     .filter(([name, value]) => typeof value === "function" && !NOT_CORE.has(name))
@@ -267,6 +303,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(rebuildRunMethods, Object.keys(REBUILD_RUN_METHODS).sort());
+  const repairRunMethods = Object.getOwnPropertyNames(wasm.RepairRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(repairRunMethods, Object.keys(REPAIR_RUN_METHODS).sort());
 });
 
 Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
@@ -276,6 +316,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(RUN_METHODS),
     ...Object.entries(PUSH_RUN_METHODS),
     ...Object.entries(REBUILD_RUN_METHODS),
+    ...Object.entries(REPAIR_RUN_METHODS),
   ];
   for (const [name, call] of all) {
     survives(name, call);
@@ -290,6 +331,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   survives("new PushRun", () => new wasm.PushRun({ dryRun: "yes", maxDeletePercent: "x" }));
   survives("new RebuildRun", () => new wasm.RebuildRun({ mode: "asked", apply: 1 }, HUGE));
   survives("new RebuildRun (a bad time)", () => new wasm.RebuildRun({ mode: "missing" }, EVIL));
+  survives("new RepairRun", () => new wasm.RepairRun({ apply: "yes" }, HUGE));
 });
 
 Deno.test("the check itself fails on a trap and on an error without a code", () => {
