@@ -33,14 +33,19 @@ export type {
   ForeignNamespace,
   ForeignObject,
   ForeignVerdict,
+  HeadFound,
   IndexLoaded,
   IndexSource,
   KeptAside,
   LayoutFindings,
+  MigrateAction,
   MigrateConflict,
+  MigrateIndex,
   MigrateIndexItem,
   MigrateItem,
   MigratePlan,
+  MigrateRequest,
+  MigrateResult,
   MigrateSummary,
   Move,
   MtimeUpdate,
@@ -94,9 +99,13 @@ import type {
   Collision,
   ContaminationReport,
   FileNames,
+  HeadFound,
   IndexLoaded,
   KeptAside,
+  MigrateAction,
   MigratePlan,
+  MigrateRequest,
+  MigrateResult,
   Problem,
   PullAction,
   PullApplied,
@@ -805,6 +814,86 @@ export class RebuildRun {
   /** What became of the rebuild. */
   outcome(): RebuildResult {
     return core(() => this.#inner.outcome());
+  }
+
+  /** Frees the run's WASM memory. */
+  [Symbol.dispose](): void {
+    this.#inner.free();
+  }
+}
+
+/**
+ * The remote side of a solo → namespaced migrate as the core's state machine:
+ * {@link MigrateRun.poll} says what to do next (read, list, HEAD, copy, publish, delete), the
+ * `on*` methods hand back what happened. It holds its own index sessions. Hold it with `using`.
+ */
+export class MigrateRun {
+  #inner: wasm.MigrateRun;
+
+  /** A run migrating into `namespace` (`prefix` only for the key length limit), at `now`. */
+  constructor(namespace: string, prefix: string | undefined, request: MigrateRequest, now: Date) {
+    this.#inner = core(() =>
+      new wasm.MigrateRun(namespace, prefix || undefined, request, now.toISOString())
+    );
+  }
+
+  /** The next action. */
+  poll(): MigrateAction {
+    return core(() => this.#inner.poll());
+  }
+
+  /** The namespace's `_index/_meta.json` as read (undefined: none). */
+  onMeta(bytes: Uint8Array | undefined): void {
+    core(() => this.#inner.onMeta(bytes));
+  }
+
+  /** The solo index and the namespace's, as read (undefined: absent), with their ETags. */
+  onIndexes(
+    solo: { data: Uint8Array; etag?: string } | null,
+    namespace: { data: Uint8Array; etag?: string } | null,
+  ): void {
+    core(() => this.#inner.onIndexes(solo?.data, solo?.etag, namespace?.data, namespace?.etag));
+  }
+
+  /** The whole bucket, listed. */
+  onListing(listing: ListedObject[]): void {
+    const buffer = migrateListing(listing);
+    core(() => this.#inner.onListing(buffer));
+  }
+
+  /** What the HEADs that answered found. */
+  onHeads(heads: HeadFound[]): void {
+    core(() => this.#inner.onHeads(heads));
+  }
+
+  /** How many copies landed. */
+  onCopied(copied: number): void {
+    core(() => this.#inner.onCopied(copied));
+  }
+
+  /** The namespace's index as re-read after the copies (null: absent). */
+  onNamespaceIndex(read: { data: Uint8Array; etag?: string } | null): void {
+    core(() => this.#inner.onNamespaceIndex(read?.data, read?.etag));
+  }
+
+  /** The bytes a `publish` action writes. */
+  body(): Uint8Array {
+    return core(() => this.#inner.body());
+  }
+
+  /** Whether the publish landed (false stops the run with `publish-conflict`). */
+  onPublished(published: boolean): void {
+    core(() => this.#inner.onPublished(published));
+  }
+
+  /** How many originals went. */
+  onDeleted(removed: number): void {
+    core(() => this.#inner.onDeleted(removed));
+  }
+
+  /** What the migrate did. */
+  result(): MigrateResult {
+    return core(() => this.#inner.result());
   }
 
   /** Frees the run's WASM memory. */

@@ -176,6 +176,19 @@ pub enum CoreError {
         /// The target cache path.
         path: String,
     },
+    /// The namespace uses the sharded (v2) index, which migrate does not write: its readers
+    /// would ignore the copies' entries, so removing originals would leave them unindexed.
+    #[error("{namespace}/ uses the sharded (v2) index, which migrate does not write: nothing was copied or removed. Migrate before moving the namespace to shards, or copy the objects and run `s3sync rebuild-index --apply --force`")]
+    MigrateV2Unsupported {
+        /// The namespace.
+        namespace: String,
+    },
+    /// An index changed between the read and a publish that must not overwrite it.
+    #[error("{what}; run it again")]
+    PublishConflict {
+        /// Which index changed, and during what.
+        what: String,
+    },
     /// The cache cannot all be read (permissions), so no repair can be planned on it.
     #[error("cannot repair while the cache cannot be read: {detail}")]
     CacheUnreadable {
@@ -203,8 +216,10 @@ impl CoreError {
         "index-corrupt",
         "index-version-unsupported",
         "invalid-input",
+        "migrate-v2-unsupported",
         "partition-name-unsafe",
         "plan-stale",
+        "publish-conflict",
         "repair-conflict",
         "sync-state-corrupt",
         "walk-error",
@@ -223,6 +238,8 @@ impl CoreError {
             CoreError::UnsafePartition { .. } => "partition-name-unsafe",
             CoreError::PlanStale => "plan-stale",
             CoreError::RepairConflict { .. } => "repair-conflict",
+            CoreError::MigrateV2Unsupported { .. } => "migrate-v2-unsupported",
+            CoreError::PublishConflict { .. } => "publish-conflict",
             CoreError::FileVanished { .. } | CoreError::CacheUnreadable { .. } => "walk-error",
             CoreError::SyncStateCorrupt { .. } => "sync-state-corrupt",
         }

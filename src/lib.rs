@@ -56,6 +56,7 @@ pub mod layout;
 pub mod listing;
 pub mod lock;
 pub mod migrate;
+pub mod migrate_machine;
 pub mod paths;
 pub mod pull;
 pub mod pull_machine;

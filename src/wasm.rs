@@ -710,6 +710,17 @@ fn millis(value: f64, what: &str) -> Result<i64, JsValue> {
 }
 
 /// A duration in ms from JS as an integer.
+/// A count from JS (a whole number of things, not negative).
+fn count(value: f64, what: &str) -> Result<u64, JsValue> {
+    if value.is_finite() && (0.0..9.0e15).contains(&value) && value.fract() == 0.0 {
+        Ok(value as u64)
+    } else {
+        Err(to_js_error(CoreError::input(format!(
+            "{what}: {value} is not a count"
+        ))))
+    }
+}
+
 fn duration(value: f64, what: &str) -> Result<u64, JsValue> {
     if value.is_finite() && (0.0..9.0e15).contains(&value) {
         Ok(value.trunc() as u64)
@@ -1199,6 +1210,123 @@ impl RebuildRun {
     }
 }
 
+/// The remote side of a solo → namespaced migrate as a state machine (see
+/// `migrate_machine.rs`): `poll` says what to do next, the `on*` methods take back what
+/// happened. It holds its own index sessions.
+#[wasm_bindgen]
+pub struct MigrateRun {
+    inner: crate::migrate_machine::MigrateRun,
+}
+
+#[wasm_bindgen]
+impl MigrateRun {
+    /// A run migrating into `namespace` (`prefix` only for the key length limit) for
+    /// `request` (`{apply, removeOriginals}`), at `nowIso`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        namespace: String,
+        prefix: Option<String>,
+        request: JsValue,
+        now_iso: String,
+    ) -> Result<MigrateRun, JsValue> {
+        let request: crate::migrate_machine::MigrateRequest = options(request)?;
+        iso_time(&now_iso, "nowIso")?;
+        Ok(MigrateRun {
+            inner: crate::migrate_machine::MigrateRun::new(
+                &namespace,
+                prefix.as_deref().unwrap_or(""),
+                request,
+                &now_iso,
+            )
+            .map_err(to_js_error)?,
+        })
+    }
+
+    /// The next action.
+    #[wasm_bindgen(unchecked_return_type = "MigrateAction")]
+    pub fn poll(&mut self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.poll().map_err(to_js_error)?)
+    }
+
+    /// The namespace's `_index/_meta.json` as read (absent: undefined).
+    #[wasm_bindgen(js_name = onMeta)]
+    pub fn on_meta(&mut self, bytes: Option<Vec<u8>>) -> Result<(), JsValue> {
+        self.inner.on_meta(bytes.as_deref()).map_err(to_js_error)
+    }
+
+    /// The two indexes as read (absent: undefined), with their ETags.
+    #[wasm_bindgen(js_name = onIndexes)]
+    pub fn on_indexes(
+        &mut self,
+        solo: Option<Vec<u8>>,
+        solo_etag: Option<String>,
+        namespace: Option<Vec<u8>>,
+        namespace_etag: Option<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_indexes(solo, solo_etag, namespace, namespace_etag)
+            .map_err(to_js_error)
+    }
+
+    /// The whole bucket, listed (`key\0size\0etag\0lastModified\0` records).
+    #[wasm_bindgen(js_name = onListing)]
+    pub fn on_listing(&mut self, listing: &[u8]) -> Result<(), JsValue> {
+        self.inner.on_listing(listing).map_err(to_js_error)
+    }
+
+    /// What the HEADs that answered found (`[{key, exists, size, etag}]`).
+    #[wasm_bindgen(js_name = onHeads)]
+    pub fn on_heads(&mut self, heads: JsValue) -> Result<(), JsValue> {
+        let heads: Vec<crate::migrate_machine::HeadFound> =
+            serde_wasm_bindgen::from_value(heads)
+                .map_err(|e| to_js_error(CoreError::input(format!("heads: {e}"))))?;
+        self.inner.on_heads(&heads).map_err(to_js_error)
+    }
+
+    /// How many copies landed.
+    #[wasm_bindgen(js_name = onCopied)]
+    pub fn on_copied(&mut self, copied: f64) -> Result<(), JsValue> {
+        let copied = count(copied, "copied")?;
+        self.inner.on_copied(copied).map_err(to_js_error)
+    }
+
+    /// The namespace's index as re-read after the copies (absent: undefined), with its ETag.
+    #[wasm_bindgen(js_name = onNamespaceIndex)]
+    pub fn on_namespace_index(
+        &mut self,
+        bytes: Option<Vec<u8>>,
+        etag: Option<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_namespace_index(bytes, etag)
+            .map_err(to_js_error)
+    }
+
+    /// The bytes a `publish` action writes.
+    pub fn body(&self) -> Result<Vec<u8>, JsValue> {
+        self.inner.body().map(<[u8]>::to_vec).map_err(to_js_error)
+    }
+
+    /// The publish: whether it landed (false stops the run with `publish-conflict`).
+    #[wasm_bindgen(js_name = onPublished)]
+    pub fn on_published(&mut self, published: bool) -> Result<(), JsValue> {
+        self.inner.on_published(published).map_err(to_js_error)
+    }
+
+    /// How many originals went.
+    #[wasm_bindgen(js_name = onDeleted)]
+    pub fn on_deleted(&mut self, removed: f64) -> Result<(), JsValue> {
+        let removed = count(removed, "removed")?;
+        self.inner.on_deleted(removed).map_err(to_js_error)
+    }
+
+    /// What the migrate did (an error before the run is done).
+    #[wasm_bindgen(unchecked_return_type = "MigrateResult")]
+    pub fn result(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.result().map_err(to_js_error)?)
+    }
+}
+
 /// The layout repair as a state machine (see `repair_machine.rs`): `poll` says what to do
 /// next, the `on*` methods take back what happened.
 #[wasm_bindgen]
@@ -1286,7 +1414,7 @@ impl RepairRun {
     /// The hydration is over: how many downloads failed, at `nowIso`.
     #[wasm_bindgen(js_name = onHydrated)]
     pub fn on_hydrated(&mut self, failures: f64, now_iso: String) -> Result<(), JsValue> {
-        let failures = duration(failures, "failures")?;
+        let failures = count(failures, "failures")?;
         iso_time(&now_iso, "nowIso")?;
         self.inner
             .on_hydrated(failures, &now_iso)

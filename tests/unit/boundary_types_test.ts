@@ -15,6 +15,7 @@ import {
   findCollisions,
   findContamination,
   mapRel,
+  MigrateRun,
   planMigrate,
   Planner,
   RebuildRun,
@@ -207,7 +208,7 @@ Deno.test("js/core.ts declares only the encoders' own inputs", async () => {
   const core = await Deno.readTextFile(new URL("core.ts", JS));
   // The wrapper classes over the WASM session and the run machines are the module's point.
   const own = declaredNames(core).filter((n) =>
-    !["Planner", "PullRun", "PushRun", "RebuildRun", "RepairRun"].includes(n)
+    !["Planner", "PullRun", "PushRun", "RebuildRun", "RepairRun", "MigrateRun"].includes(n)
   );
   assertEquals(own.sort(), ["ListedObject", "LocalFile"]);
 });
@@ -400,6 +401,57 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     { key: "dev/.namespace.json", size: 2 },
     { key: "dev/data/x.yaml", size: 3, etag: '"cc"' },
   ];
+  {
+    // A migrate run: one object copied, then found verified and indexed, its publish lost.
+    // Every action checked against the declarations.
+    using run = new MigrateRun("ns", "p", { apply: true, removeOriginals: true }, NOW);
+    const actions = [];
+    const original = { key: "data/new.yaml", size: 3, etag: '"n"' };
+    const listings = [[original], [original, { ...original, key: "ns/data/new.yaml" }]];
+    for (;;) {
+      const action = run.poll();
+      actions.push(action);
+      if (action.action === "readMeta") run.onMeta(undefined);
+      else if (action.action === "readIndexes") run.onIndexes(null, null);
+      else if (action.action === "listAll") run.onListing(listings.shift()!);
+      else if (action.action === "head") {
+        run.onHeads(action.keys.map((key) => ({ key, exists: true, size: 3 })));
+      } else if (action.action === "copy") run.onCopied(action.items.length);
+      else if (action.action === "readNamespaceIndex") run.onNamespaceIndex(null);
+      else if (action.action === "publish") {
+        assert(run.body().length > 0);
+        let thrown: unknown;
+        try {
+          run.onPublished(false);
+        } catch (error) {
+          thrown = error;
+        }
+        assertEquals((thrown as { code?: string }).code, "publish-conflict");
+        break;
+      } else throw new Error(`unexpected ${action.action}`);
+    }
+    assertEquals(actions.map((a) => a.action), [
+      "readMeta",
+      "readIndexes",
+      "listAll",
+      "copy",
+      "readNamespaceIndex",
+      "listAll",
+      "publish",
+    ]);
+    actions.forEach((action, i) => expect(action, "MigrateAction", `MigrateRun.poll[${i}]`));
+  }
+  {
+    using run = new MigrateRun("ns", "p", {}, NOW);
+    run.poll();
+    run.onMeta(undefined);
+    run.poll();
+    run.onIndexes(null, null);
+    run.poll();
+    run.onListing(listed);
+    assertEquals(run.poll().action, "done");
+    expect(run.result(), "MigrateResult", "MigrateRun.result");
+  }
   const migrate = planMigrate("ns", "p", listed, {}, NOW);
   assert(migrate.conflicts.length > 0, JSON.stringify(migrate));
   expect(migrate, "MigratePlan", "planMigrate");

@@ -119,6 +119,7 @@ const NOT_CORE = new Set([
   "PushRun",
   "RebuildRun",
   "RepairRun",
+  "MigrateRun",
 ]);
 
 /** A push run with a planner, for the run's methods (each called out of order or with junk). */
@@ -281,6 +282,35 @@ const REPAIR_RUN_METHODS: Record<string, () => unknown> = {
   result: () => repairRun().run.result(),
 };
 
+/** A migrate run, for the run's methods (each called out of order or with junk). */
+function migrateRun(): wasm.MigrateRun {
+  return new wasm.MigrateRun("ns", "p", { apply: true }, "2026-12-01T00:00:00.000Z");
+}
+
+/** One hostile case per `MigrateRun` method. */
+const MIGRATE_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => migrateRun().free(),
+  poll: () => {
+    const run = migrateRun();
+    run.poll();
+    run.poll();
+  },
+  onMeta: () => {
+    const run = migrateRun();
+    run.poll();
+    run.onMeta(DEEP);
+  },
+  onIndexes: () => migrateRun().onIndexes(DEEP, EVIL, JUNK, HUGE),
+  onListing: () => migrateRun().onListing(JUNK),
+  onHeads: () => migrateRun().onHeads([{ key: EVIL, exists: "maybe", size: -1 }]),
+  onCopied: () => migrateRun().onCopied(-0.5),
+  onNamespaceIndex: () => migrateRun().onNamespaceIndex(DEEP, EVIL),
+  body: () => migrateRun().body(),
+  onPublished: () => migrateRun().onPublished(true),
+  onDeleted: () => migrateRun().onDeleted(NaN),
+  result: () => migrateRun().result(),
+};
+
 Deno.test("every WASM export has a hostile-input case here", () => {
   const functions = Object.entries(wasm)
     .filter(([name, value]) => typeof value === "function" && !NOT_CORE.has(name))
@@ -307,6 +337,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(repairRunMethods, Object.keys(REPAIR_RUN_METHODS).sort());
+  const migrateRunMethods = Object.getOwnPropertyNames(wasm.MigrateRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(migrateRunMethods, Object.keys(MIGRATE_RUN_METHODS).sort());
 });
 
 Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
@@ -317,6 +351,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(PUSH_RUN_METHODS),
     ...Object.entries(REBUILD_RUN_METHODS),
     ...Object.entries(REPAIR_RUN_METHODS),
+    ...Object.entries(MIGRATE_RUN_METHODS),
   ];
   for (const [name, call] of all) {
     survives(name, call);
@@ -332,6 +367,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   survives("new RebuildRun", () => new wasm.RebuildRun({ mode: "asked", apply: 1 }, HUGE));
   survives("new RebuildRun (a bad time)", () => new wasm.RebuildRun({ mode: "missing" }, EVIL));
   survives("new RepairRun", () => new wasm.RepairRun({ apply: "yes" }, HUGE));
+  survives("new MigrateRun", () => new wasm.MigrateRun(EVIL, HUGE, { removeOriginals: 1 }, EVIL));
 });
 
 Deno.test("the check itself fails on a trap and on an error without a code", () => {
