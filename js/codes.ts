@@ -70,6 +70,7 @@ export const REFUSAL_CODES = [
 /** Codes of the errors the core throws (its `CoreError::code`): a path rule, or one of these. */
 export const CORE_ERROR_CODES = [
   ...PATH_REFUSAL_CODES,
+  "download-failed",
   "index-corrupt",
   "index-version-unsupported",
   "invalid-input",
@@ -96,7 +97,6 @@ export const SHIM_CODES = [
   "core-error",
   "delete-failed",
   "disk-full",
-  "download-failed",
   "endpoint-unreachable",
   "failed",
   "head-failed",

@@ -77,8 +77,14 @@ export type {
   RepairResult,
   RepairStep,
   RepairSummary,
+  ResolveAction,
   ResolveFile,
   ResolvePlan,
+  ResolvePushed,
+  ResolveRequest,
+  ResolveResult,
+  Restore,
+  Restored,
   ShardChange,
   ShardCommit,
   ShardFile,
@@ -124,7 +130,11 @@ import type {
   RepairPlan,
   RepairRequest,
   RepairResult,
+  ResolveAction,
   ResolvePlan,
+  ResolvePushed,
+  ResolveRequest,
+  ResolveResult,
   ShardCommit,
   ShardLayout,
   ShardMeta,
@@ -814,6 +824,61 @@ export class RebuildRun {
   /** What became of the rebuild. */
   outcome(): RebuildResult {
     return core(() => this.#inner.outcome());
+  }
+
+  /** Frees the run's WASM memory. */
+  [Symbol.dispose](): void {
+    this.#inner.free();
+  }
+}
+
+/**
+ * `resolve` as the core's state machine: {@link ResolveRun.poll} says what to do next (pull,
+ * walk, restore copies, push, remove copies), the `on*` methods hand back what happened. Hold
+ * it with `using`.
+ */
+export class ResolveRun {
+  #inner: wasm.ResolveRun;
+
+  /** A run in the layout `planner` binds, for `request`. */
+  constructor(planner: Planner, request: ResolveRequest) {
+    this.#inner = core(() => new wasm.ResolveRun(sessionOf(planner), request));
+  }
+
+  /** The next action. */
+  poll(): ResolveAction {
+    return core(() => this.#inner.poll());
+  }
+
+  /** The pull is over: the items that failed. */
+  onPulled(failed: string[]): void {
+    core(() => this.#inner.onPulled(failed));
+  }
+
+  /** The cache walk. */
+  onWalk(files: Iterable<LocalFile>): void {
+    const listing = encodeLocalListing(files);
+    core(() => this.#inner.onWalk(listing));
+  }
+
+  /** The rels whose copy was put back in place. */
+  onRestored(rels: string[]): void {
+    core(() => this.#inner.onRestored(rels));
+  }
+
+  /** What the push did. */
+  onPushed(pushed: ResolvePushed): void {
+    core(() => this.#inner.onPushed(pushed));
+  }
+
+  /** The copies removed. */
+  onRemoved(removed: string[]): void {
+    core(() => this.#inner.onRemoved(removed));
+  }
+
+  /** What the resolve did. */
+  result(): ResolveResult {
+    return core(() => this.#inner.result());
   }
 
   /** Frees the run's WASM memory. */

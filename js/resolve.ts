@@ -3,15 +3,14 @@
  *
  * A pull keeps this cache's version of such a file aside (under `.s3sync-conflicts/`) and puts
  * the bucket's in place. `--keep theirs` drops the copies; `--keep mine` puts the newest copy
- * back and pushes it. Which copy goes where is the core's decision (`planResolve`); this module
- * only runs it: a pull first (so conflicts a push met are set aside too), then the file moves,
- * then the push, and a copy is removed only once its version is in the bucket.
+ * back and pushes it. Which copy goes where, the order (a pull first, so conflicts a push met
+ * are set aside too; then the file moves; then the push) and when a copy may go (only once its
+ * version is in the bucket) are the core's `ResolveRun`; this module only runs it.
  *
  * @module
  */
-import { encodeLocalListing, Planner, type ResolvePlan } from "./core.ts";
+import { Planner, type ResolveResult, ResolveRun } from "./core.ts";
 import type { SyncContext } from "./context.ts";
-import { SyncError } from "./errors.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { push, type PushReport } from "./push.ts";
 
@@ -19,25 +18,18 @@ import { push, type PushReport } from "./push.ts";
 export type Keep = "mine" | "theirs";
 
 /** What `resolve` did. */
-export interface ResolveReport {
+export type ResolveReport = ResolveResult & {
   /** The side kept. */
   keep: Keep;
   /** The pull that ran first. */
   pulled: PullReport;
-  /** Copies put back in place (keep mine). */
-  restored: { rel: string; from: string }[];
-  /** The push that sent them (keep mine). */
+  /** The push that sent the restored files (keep mine). */
   pushed?: PushReport;
-  /** Copies removed: their version is in the bucket, or the bucket's was kept. */
-  removed: string[];
-  /** Files the push met in conflict again (another cache pushed meanwhile): copies kept. */
-  stillInConflict: string[];
-  /** Asked-for files that had no conflict copy. */
-  unknown: string[];
-}
+};
 
 /**
- * Settles conflicts.
+ * Settles conflicts: the core's `ResolveRun` decides what goes where and when a copy may go;
+ * this function runs the pull, the file moves and the push it asks for.
  *
  * @param ctx where and how
  * @param keep `mine` or `theirs`
@@ -48,57 +40,52 @@ export async function resolve(
   keep: Keep,
   rels: string[] = [],
 ): Promise<ResolveReport> {
-  // A full pull, never the fast path: it is what sets aside conflicts a push met.
-  const pulled = await pull(ctx, { verify: true });
-  if (pulled.failures.length > 0) {
-    throw new SyncError(
-      "download-failed",
-      `the pull before resolving failed for ${pulled.failures.length} files (${
-        pulled.failures.slice(0, 3).map((f) => f.item).join(", ")
-      }); nothing was resolved`,
-      { details: pulled.failures },
-    );
-  }
-  let plan: ResolvePlan;
-  {
-    using planner = new Planner(ctx.namespace, ctx.prefix);
-    const walk = await ctx.cache.walk(ctx.signal);
-    plan = planner.planResolve(keep, rels, encodeLocalListing(walk.files));
-  }
-  const report: ResolveReport = {
-    keep,
-    pulled,
-    restored: [],
-    removed: [],
-    stillInConflict: [],
-    unknown: plan.unknown,
-  };
-  let settled = plan.files;
-  if (keep === "mine") {
-    const restored = [];
-    for (const file of plan.files) {
-      if (!file.restoreFrom) continue;
-      const data = await ctx.cache.readFile(file.restoreFrom);
-      if (data === null) continue; // removed meanwhile: nothing restored, its copies stay
-      await ctx.cache.writeAtomic(file.cachePath, data);
-      report.restored.push({ rel: file.rel, from: file.restoreFrom });
-      restored.push(file);
-    }
-    // Deletes stay unconfirmed: resolving a conflict never removes a remote object.
-    const pushed = await push(ctx, { confirmDeletes: () => Promise.resolve(false) });
-    report.pushed = pushed;
-    const conflicted = new Set(pushed.plan.conflicts);
-    const failed = new Set(pushed.failures.map((f) => f.item));
-    report.stillInConflict = restored.map((f) => f.rel).filter((rel) => conflicted.has(rel));
-    // A file's copies go only once its version reached the bucket (or already matched it).
-    const published = pushed.published || pushed.uploaded === 0;
-    settled = published ? restored.filter((f) => !conflicted.has(f.rel) && !failed.has(f.rel)) : [];
-  }
-  for (const file of settled) {
-    for (const copy of file.copies) {
-      await ctx.cache.remove(copy);
-      report.removed.push(copy);
+  using planner = new Planner(ctx.namespace, ctx.prefix);
+  using run = new ResolveRun(planner, { keep, rels });
+  let pulled: PullReport | undefined;
+  let pushed: PushReport | undefined;
+  for (;;) {
+    const action = run.poll();
+    switch (action.action) {
+      case "pull":
+        pulled = await pull(ctx, { verify: true });
+        run.onPulled(pulled.failures.map((f) => f.item));
+        break;
+      case "walk":
+        run.onWalk((await ctx.cache.walk(ctx.signal)).files);
+        break;
+      case "restore": {
+        const restored: string[] = [];
+        for (const file of action.files) {
+          const data = await ctx.cache.readFile(file.from);
+          if (data === null) continue; // removed meanwhile: the core keeps its copies
+          await ctx.cache.writeAtomic(file.to, data);
+          restored.push(file.rel);
+        }
+        run.onRestored(restored);
+        break;
+      }
+      case "push":
+        // Deletes stay unconfirmed: resolving a conflict never removes a remote object.
+        pushed = await push(ctx, { confirmDeletes: () => Promise.resolve(false) });
+        run.onPushed({
+          conflicts: pushed.plan.conflicts,
+          failed: pushed.failures.map((f) => f.item),
+          published: pushed.published,
+          uploaded: pushed.uploaded,
+        });
+        break;
+      case "removeCopies": {
+        const removed: string[] = [];
+        for (const path of action.paths) {
+          await ctx.cache.remove(path);
+          removed.push(path);
+        }
+        run.onRemoved(removed);
+        break;
+      }
+      case "done":
+        return { ...run.result(), keep, pulled: pulled!, pushed };
     }
   }
-  return report;
 }

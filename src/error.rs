@@ -189,6 +189,17 @@ pub enum CoreError {
         /// Which index changed, and during what.
         what: String,
     },
+    /// The pull `resolve` runs first failed for some files: nothing is resolved, since a
+    /// conflict it did not set aside would be settled blind.
+    #[error(
+        "the pull before resolving failed for {failed} files ({examples}); nothing was resolved"
+    )]
+    ResolvePullFailed {
+        /// How many failed.
+        failed: u64,
+        /// Up to three of them.
+        examples: String,
+    },
     /// The cache cannot all be read (permissions), so no repair can be planned on it.
     #[error("cannot repair while the cache cannot be read: {detail}")]
     CacheUnreadable {
@@ -212,6 +223,7 @@ pub enum CoreError {
 impl CoreError {
     /// The codes of the errors that are not path refusals (those are [`PathRefusal::ALL`]).
     pub const CODES: &'static [&'static str] = &[
+        "download-failed",
         "key-outside-namespace",
         "index-corrupt",
         "index-version-unsupported",
@@ -240,6 +252,7 @@ impl CoreError {
             CoreError::RepairConflict { .. } => "repair-conflict",
             CoreError::MigrateV2Unsupported { .. } => "migrate-v2-unsupported",
             CoreError::PublishConflict { .. } => "publish-conflict",
+            CoreError::ResolvePullFailed { .. } => "download-failed",
             CoreError::FileVanished { .. } | CoreError::CacheUnreadable { .. } => "walk-error",
             CoreError::SyncStateCorrupt { .. } => "sync-state-corrupt",
         }

@@ -68,6 +68,7 @@ pub mod rebuild;
 pub mod rebuild_machine;
 pub mod repair;
 pub mod repair_machine;
+pub mod resolve_machine;
 pub mod safety;
 pub mod session;
 pub mod sync_state;

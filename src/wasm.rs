@@ -1210,6 +1210,72 @@ impl RebuildRun {
     }
 }
 
+/// `resolve` as a state machine (see `resolve_machine.rs`): `poll` says what to do next, the
+/// `on*` methods take back what happened.
+#[wasm_bindgen]
+pub struct ResolveRun {
+    inner: crate::resolve_machine::ResolveRun,
+}
+
+#[wasm_bindgen]
+impl ResolveRun {
+    /// A run in the layout `planner` binds, for `request` (`{keep, rels}`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(planner: &Planner, request: JsValue) -> Result<ResolveRun, JsValue> {
+        let request: crate::resolve_machine::ResolveRequest =
+            serde_wasm_bindgen::from_value(request)
+                .map_err(|e| to_js_error(CoreError::input(format!("resolve request: {e}"))))?;
+        Ok(ResolveRun {
+            inner: crate::resolve_machine::ResolveRun::new(planner.inner.model().clone(), request)
+                .map_err(to_js_error)?,
+        })
+    }
+
+    /// The next action.
+    #[wasm_bindgen(unchecked_return_type = "ResolveAction")]
+    pub fn poll(&mut self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.poll())
+    }
+
+    /// The pull is over: the items that failed.
+    #[wasm_bindgen(js_name = onPulled)]
+    pub fn on_pulled(&mut self, failed: Vec<String>) -> Result<(), JsValue> {
+        self.inner.on_pulled(&failed).map_err(to_js_error)
+    }
+
+    /// The cache walk (`path\0size\0mtimeMs\0` records).
+    #[wasm_bindgen(js_name = onWalk)]
+    pub fn on_walk(&mut self, listing: &[u8]) -> Result<(), JsValue> {
+        self.inner.on_walk(listing).map_err(to_js_error)
+    }
+
+    /// The rels whose copy was put back in place.
+    #[wasm_bindgen(js_name = onRestored)]
+    pub fn on_restored(&mut self, rels: Vec<String>) -> Result<(), JsValue> {
+        self.inner.on_restored(&rels).map_err(to_js_error)
+    }
+
+    /// What the push did (`{conflicts, failed, published, uploaded}`).
+    #[wasm_bindgen(js_name = onPushed)]
+    pub fn on_pushed(&mut self, pushed: JsValue) -> Result<(), JsValue> {
+        let pushed: crate::resolve_machine::ResolvePushed = serde_wasm_bindgen::from_value(pushed)
+            .map_err(|e| to_js_error(CoreError::input(format!("pushed: {e}"))))?;
+        self.inner.on_pushed(&pushed).map_err(to_js_error)
+    }
+
+    /// The copies removed.
+    #[wasm_bindgen(js_name = onRemoved)]
+    pub fn on_removed(&mut self, removed: Vec<String>) -> Result<(), JsValue> {
+        self.inner.on_removed(removed).map_err(to_js_error)
+    }
+
+    /// What the resolve did (an error before the run is done).
+    #[wasm_bindgen(unchecked_return_type = "ResolveResult")]
+    pub fn result(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.result().map_err(to_js_error)?)
+    }
+}
+
 /// The remote side of a solo → namespaced migrate as a state machine (see
 /// `migrate_machine.rs`): `poll` says what to do next, the `on*` methods take back what
 /// happened. It holds its own index sessions.

@@ -20,6 +20,7 @@ import {
   Planner,
   RebuildRun,
   RepairRun,
+  ResolveRun,
   shardMeta,
 } from "../../js/core.ts";
 import { isSyncErrorCode } from "../../js/codes.ts";
@@ -208,7 +209,8 @@ Deno.test("js/core.ts declares only the encoders' own inputs", async () => {
   const core = await Deno.readTextFile(new URL("core.ts", JS));
   // The wrapper classes over the WASM session and the run machines are the module's point.
   const own = declaredNames(core).filter((n) =>
-    !["Planner", "PullRun", "PushRun", "RebuildRun", "RepairRun", "MigrateRun"].includes(n)
+    !["Planner", "PullRun", "PushRun", "RebuildRun", "RepairRun", "MigrateRun", "ResolveRun"]
+      .includes(n)
   );
   assertEquals(own.sort(), ["ListedObject", "LocalFile"]);
 });
@@ -306,6 +308,27 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
       "ResolvePlan",
       "planResolve",
     );
+  }
+  {
+    // A resolve run keeping mine: one copy restored, the push published, the copy removed.
+    using planner = new Planner("ns", "p");
+    using run = new ResolveRun(planner, { keep: "mine", rels: [] });
+    const copy = planner.conflictCopyPath("ns/data/a.yaml", "ab".repeat(32));
+    const actions = [];
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "pull") run.onPulled([]);
+      else if (action.action === "walk") run.onWalk([{ path: copy, size: 4, mtimeMs: 5 }]);
+      else if (action.action === "restore") run.onRestored(action.files.map((f) => f.rel));
+      else if (action.action === "push") {
+        run.onPushed({ conflicts: [], failed: [], published: true, uploaded: 1 });
+      } else if (action.action === "removeCopies") run.onRemoved(action.paths);
+    }
+    assertEquals(actions.map((a) => a.action), ["pull", "walk", "restore", "push", "removeCopies"]);
+    actions.forEach((action, i) => expect(action, "ResolveAction", `ResolveRun.poll[${i}]`));
+    const result = run.result();
+    assertEquals([result.restored.length, result.removed], [1, [copy]]);
+    expect(result, "ResolveResult", "ResolveRun.result");
   }
   {
     using planner = new Planner("ns", "p");

@@ -120,6 +120,7 @@ const NOT_CORE = new Set([
   "RebuildRun",
   "RepairRun",
   "MigrateRun",
+  "ResolveRun",
 ]);
 
 /** A push run with a planner, for the run's methods (each called out of order or with junk). */
@@ -311,6 +312,31 @@ const MIGRATE_RUN_METHODS: Record<string, () => unknown> = {
   result: () => migrateRun().result(),
 };
 
+/** A resolve run, for the run's methods (each called out of order or with junk). */
+function resolveRun(): wasm.ResolveRun {
+  return new wasm.ResolveRun(loaded(), { keep: "mine", rels: [EVIL] });
+}
+
+/** One hostile case per `ResolveRun` method. */
+const RESOLVE_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => resolveRun().free(),
+  poll: () => {
+    const run = resolveRun();
+    run.poll();
+    run.poll();
+  },
+  onPulled: () => {
+    const run = resolveRun();
+    run.poll();
+    run.onPulled([EVIL, HUGE]);
+  },
+  onWalk: () => resolveRun().onWalk(JUNK),
+  onRestored: () => resolveRun().onRestored([EVIL]),
+  onPushed: () => resolveRun().onPushed({ conflicts: 7, published: "yes", uploaded: -1 }),
+  onRemoved: () => resolveRun().onRemoved([HUGE]),
+  result: () => resolveRun().result(),
+};
+
 Deno.test("every WASM export has a hostile-input case here", () => {
   const functions = Object.entries(wasm)
     .filter(([name, value]) => typeof value === "function" && !NOT_CORE.has(name))
@@ -341,6 +367,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(migrateRunMethods, Object.keys(MIGRATE_RUN_METHODS).sort());
+  const resolveRunMethods = Object.getOwnPropertyNames(wasm.ResolveRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(resolveRunMethods, Object.keys(RESOLVE_RUN_METHODS).sort());
 });
 
 Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
@@ -352,6 +382,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(REBUILD_RUN_METHODS),
     ...Object.entries(REPAIR_RUN_METHODS),
     ...Object.entries(MIGRATE_RUN_METHODS),
+    ...Object.entries(RESOLVE_RUN_METHODS),
   ];
   for (const [name, call] of all) {
     survives(name, call);
@@ -367,6 +398,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   survives("new RebuildRun", () => new wasm.RebuildRun({ mode: "asked", apply: 1 }, HUGE));
   survives("new RebuildRun (a bad time)", () => new wasm.RebuildRun({ mode: "missing" }, EVIL));
   survives("new RepairRun", () => new wasm.RepairRun({ apply: "yes" }, HUGE));
+  survives("new ResolveRun", () => new wasm.ResolveRun(loaded(), { keep: "both", rels: 7 }));
   survives("new MigrateRun", () => new wasm.MigrateRun(EVIL, HUGE, { removeOriginals: 1 }, EVIL));
 });
 
