@@ -1,42 +1,30 @@
 /**
  * `repairNamespaceContamination`: objects of other namespaces written under the bound one
  * (`<ns>/<other>/…`). The dry run reports them; the real run removes only those the core proves
- * redundant (the same bytes sit at home, `<other>/…`), drops their index entries, and keeps and
- * reports everything else, so the only copy of a file is never lost.
+ * redundant (the same bytes sit at home, `<other>/…`), drops their index entries first, and
+ * keeps and reports everything else, so the only copy of a file is never lost. Every judgement
+ * and the order are the core's `ContaminationRun`; this module does the requests.
  *
  * @module
  */
-import { encodeRemotePage, findContamination, type ListedObject, Planner } from "./core.ts";
+import {
+  ContaminationRun,
+  type ContaminationSummary,
+  type HeadFound,
+  type ListedObject,
+} from "./core.ts";
 import type { SyncContext } from "./context.ts";
 import { publishConditionally, readIndexObject } from "./remote_index.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
 import { SyncError } from "./errors.ts";
 import { listPages } from "./store.ts";
 
-/** One contaminating object the repair left in place, and why. */
-export interface KeptForeignObject {
-  /** Its key: `<ns>/<other>/<rel>`. */
-  key: string;
-  /** `only-copy`, `differs` or `unproven`. */
-  reason: string;
-}
-
-/** swamp core's `NamespaceContaminationSummary`, plus what was kept. */
-export interface ContaminationSummary {
-  /** Other namespaces with objects under the bound one. */
-  foreignNamespaces: { namespace: string; objectCount: number }[];
-  /** All contaminating objects. */
-  totalForeignObjects: number;
-  /** Objects removed (0 on a dry run). */
-  deleted: number;
-  /** Objects kept because removing them could lose data. */
-  kept: KeptForeignObject[];
-}
+export type { ContaminationSummary, KeptForeignObject } from "./core.ts";
 
 /**
- * Scans for contamination and, unless `dryRun` (the default), repairs what is safe.
+ * Finds, and unless `dryRun` removes, objects of other namespaces under `ctx.namespace`.
  *
- * @param ctx adapters and the bound namespace
+ * @param dryRun only report (the default)
  */
 export async function repairContamination(
   ctx: SyncContext,
@@ -45,81 +33,69 @@ export async function repairContamination(
   const namespace = ctx.namespace;
   if (!namespace) return { foreignNamespaces: [], totalForeignObjects: 0, deleted: 0, kept: [] };
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  const listing: ListedObject[] = [];
-  for await (const page of listPages(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal)) {
-    listing.push(...page);
-  }
-  let report = findContamination(namespace, encodeRemotePage(listing));
-  // Servers that omit ETags from listings (s3s-fs) leave equality unproven: HEAD both copies
-  // of those and let the core judge again with what the HEADs said.
-  const unproven = report.objects.filter((o) => o.verdict === "unproven");
-  if (unproven.length > 0) {
-    const byKey = new Map(listing.map((o) => [o.key, o]));
-    for (const object of unproven) {
-      for (const key of [object.key, object.homeKey]) {
-        const listed = byKey.get(key);
-        if (!listed || listed.etag) continue;
-        const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry);
-        if (head.exists && head.etag) listed.etag = head.etag;
+  using run = new ContaminationRun(namespace, ctx.prefix, dryRun);
+  for (;;) {
+    const action = run.poll();
+    switch (action.action) {
+      case "listAll": {
+        const listing: ListedObject[] = [];
+        for await (const page of listPages(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal)) {
+          listing.push(...page);
+        }
+        run.onListing(listing);
+        break;
       }
+      case "head": {
+        const heads: HeadFound[] = [];
+        for (const key of action.keys) {
+          const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry);
+          heads.push({ key, exists: head.exists, size: head.size, etag: head.etag });
+        }
+        run.onHeads(heads);
+        break;
+      }
+      case "readIndex": {
+        const got = await readIndexObject(ctx, action.key);
+        run.onIndex(got?.data, got?.etag);
+        break;
+      }
+      case "publish": {
+        const { key, ifMatch } = action;
+        const body = run.body();
+        const put = await withRetry(
+          () => publishConditionally(ctx.store, key, body, ifMatch, ctx.signal),
+          retry,
+          ctx.signal,
+        );
+        run.onPublished(put !== null);
+        break;
+      }
+      case "delete": {
+        let deleted = 0;
+        const failures = await runPool(action.keys, {
+          concurrency: ctx.concurrency ?? 25,
+          signal: ctx.signal,
+          phase: "delete",
+          name: (key) => key,
+          failureCode: "delete-failed",
+        }, async (key) => {
+          await withRetry(() => ctx.store.deleteObject(key, ctx.signal), retry, ctx.signal);
+          deleted++;
+        });
+        if (failures.length > 0) {
+          throw new SyncError(
+            "delete-failed",
+            `removed ${deleted} of ${action.keys.length} redundant foreign objects; ${failures.length} failed: ${
+              failures[0].message
+            }`,
+            { details: failures },
+          );
+        }
+        run.onDeleted(deleted);
+        break;
+      }
+      case "done":
+        return run.result();
     }
-    report = findContamination(namespace, encodeRemotePage(listing));
-  }
-  const kept = report.objects
-    .filter((o) => o.verdict !== "redundant")
-    .map((o) => ({ key: o.key, reason: o.verdict }));
-  const summary: ContaminationSummary = {
-    foreignNamespaces: report.foreignNamespaces,
-    totalForeignObjects: report.objects.length,
-    deleted: 0,
-    kept,
-  };
-  const removable = report.objects.filter((o) => o.verdict === "redundant");
-  if (dryRun || removable.length === 0) return summary;
-
-  // The index first: once no entry names them, removing the objects can strand nothing.
-  await dropIndexEntries(ctx, removable.map((o) => o.key.slice(namespace.length + 1)));
-  const failures = await runPool(removable, {
-    concurrency: ctx.concurrency ?? 25,
-    signal: ctx.signal,
-    phase: "delete",
-    name: (o) => o.key,
-    failureCode: "delete-failed",
-  }, async (o) => {
-    await withRetry(() => ctx.store.deleteObject(o.key, ctx.signal), retry, ctx.signal);
-    summary.deleted++;
-  });
-  if (failures.length > 0) {
-    throw new SyncError(
-      "delete-failed",
-      `removed ${summary.deleted} of ${removable.length} redundant foreign objects; ${failures.length} failed: ${
-        failures[0].message
-      }`,
-      { details: failures },
-    );
-  }
-  return summary;
-}
-
-/** Removes `rels` from the bound tree's monolithic index, publishing over the copy read. */
-async function dropIndexEntries(ctx: SyncContext, rels: string[]): Promise<void> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  using planner = new Planner(ctx.namespace, ctx.prefix);
-  const key = planner.remoteIndexKey;
-  const got = await readIndexObject(ctx, key);
-  if (!got) return;
-  planner.loadIndex(got.data);
-  if (planner.removeEntries(rels) === 0) return;
-  const body = planner.indexJson(false);
-  const put = await withRetry(
-    () => publishConditionally(ctx.store, key, body, got.etag ?? null, ctx.signal),
-    retry,
-    ctx.signal,
-  );
-  if (!put) {
-    throw new SyncError(
-      "publish-conflict",
-      "the index changed while the repair was removing foreign entries; run it again",
-    );
   }
 }

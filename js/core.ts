@@ -25,7 +25,9 @@ export type {
   Collision,
   CollisionKind,
   ConflictReason,
+  ContaminationAction,
   ContaminationReport,
+  ContaminationSummary,
   Delete,
   Evidence,
   ExistingIndex,
@@ -37,6 +39,7 @@ export type {
   IndexLoaded,
   IndexSource,
   KeptAside,
+  KeptForeignObject,
   LayoutFindings,
   MigrateAction,
   MigrateConflict,
@@ -103,7 +106,9 @@ import type {
   CachePlace,
   CodeLists,
   Collision,
+  ContaminationAction,
   ContaminationReport,
+  ContaminationSummary,
   FileNames,
   HeadFound,
   IndexLoaded,
@@ -824,6 +829,66 @@ export class RebuildRun {
   /** What became of the rebuild. */
   outcome(): RebuildResult {
     return core(() => this.#inner.outcome());
+  }
+
+  /** Frees the run's WASM memory. */
+  [Symbol.dispose](): void {
+    this.#inner.free();
+  }
+}
+
+/**
+ * Repairing namespace contamination as the core's state machine: {@link ContaminationRun.poll}
+ * says what to do next (list, HEAD, read and publish the index, delete), the `on*` methods hand
+ * back what happened. Hold it with `using`.
+ */
+export class ContaminationRun {
+  #inner: wasm.ContaminationRun;
+
+  /** A run for the bound `namespace`; a dry run only reports. */
+  constructor(namespace: string, prefix: string | undefined, dryRun: boolean) {
+    this.#inner = core(() => new wasm.ContaminationRun(namespace, prefix || undefined, dryRun));
+  }
+
+  /** The next action. */
+  poll(): ContaminationAction {
+    return core(() => this.#inner.poll());
+  }
+
+  /** The whole bucket, listed. */
+  onListing(listing: ListedObject[]): void {
+    const buffer = migrateListing(listing);
+    core(() => this.#inner.onListing(buffer));
+  }
+
+  /** What the HEADs found. */
+  onHeads(heads: HeadFound[]): void {
+    core(() => this.#inner.onHeads(heads));
+  }
+
+  /** The bound index as read (undefined: none), with its ETag. */
+  onIndex(bytes: Uint8Array | undefined, etag: string | undefined): void {
+    core(() => this.#inner.onIndex(bytes, etag));
+  }
+
+  /** The bytes a `publish` action writes. */
+  body(): Uint8Array {
+    return core(() => this.#inner.body());
+  }
+
+  /** Whether the publish landed (false stops the run with `publish-conflict`). */
+  onPublished(published: boolean): void {
+    core(() => this.#inner.onPublished(published));
+  }
+
+  /** How many objects went. */
+  onDeleted(deleted: number): void {
+    core(() => this.#inner.onDeleted(deleted));
+  }
+
+  /** What the repair found and did. */
+  result(): ContaminationSummary {
+    return core(() => this.#inner.result());
   }
 
   /** Frees the run's WASM memory. */

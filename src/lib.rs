@@ -50,6 +50,7 @@
 pub mod codes;
 pub mod conflicts;
 pub mod contamination;
+pub mod contamination_machine;
 pub mod error;
 pub mod index;
 pub mod layout;

@@ -1210,6 +1210,91 @@ impl RebuildRun {
     }
 }
 
+/// Repairing namespace contamination as a state machine (see `contamination_machine.rs`):
+/// `poll` says what to do next, the `on*` methods take back what happened.
+#[wasm_bindgen]
+pub struct ContaminationRun {
+    inner: crate::contamination_machine::ContaminationRun,
+}
+
+#[wasm_bindgen]
+impl ContaminationRun {
+    /// A run for the bound `namespace` (`prefix` only for the key length limit); a dry run
+    /// only reports.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        namespace: String,
+        prefix: Option<String>,
+        dry_run: bool,
+    ) -> Result<ContaminationRun, JsValue> {
+        Ok(ContaminationRun {
+            inner: crate::contamination_machine::ContaminationRun::new(
+                &namespace,
+                prefix.as_deref().unwrap_or(""),
+                dry_run,
+            )
+            .map_err(to_js_error)?,
+        })
+    }
+
+    /// The next action.
+    #[wasm_bindgen(unchecked_return_type = "ContaminationAction")]
+    pub fn poll(&mut self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.poll())
+    }
+
+    /// The whole bucket, listed (`key\0size\0etag\0lastModified\0` records).
+    #[wasm_bindgen(js_name = onListing)]
+    pub fn on_listing(&mut self, listing: &[u8]) -> Result<(), JsValue> {
+        self.inner.on_listing(listing).map_err(to_js_error)
+    }
+
+    /// What the HEADs found (`[{key, exists, size, etag}]`).
+    #[wasm_bindgen(js_name = onHeads)]
+    pub fn on_heads(&mut self, heads: JsValue) -> Result<(), JsValue> {
+        let heads: Vec<crate::migrate_machine::HeadFound> =
+            serde_wasm_bindgen::from_value(heads)
+                .map_err(|e| to_js_error(CoreError::input(format!("heads: {e}"))))?;
+        self.inner.on_heads(&heads).map_err(to_js_error)
+    }
+
+    /// The bound index as read (absent: undefined), with its ETag.
+    #[wasm_bindgen(js_name = onIndex)]
+    pub fn on_index(
+        &mut self,
+        bytes: Option<Vec<u8>>,
+        etag: Option<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_index(bytes.as_deref(), etag)
+            .map_err(to_js_error)
+    }
+
+    /// The bytes a `publish` action writes.
+    pub fn body(&self) -> Result<Vec<u8>, JsValue> {
+        self.inner.body().map(<[u8]>::to_vec).map_err(to_js_error)
+    }
+
+    /// Whether the publish landed (false stops the run with `publish-conflict`).
+    #[wasm_bindgen(js_name = onPublished)]
+    pub fn on_published(&mut self, published: bool) -> Result<(), JsValue> {
+        self.inner.on_published(published).map_err(to_js_error)
+    }
+
+    /// How many objects went.
+    #[wasm_bindgen(js_name = onDeleted)]
+    pub fn on_deleted(&mut self, deleted: f64) -> Result<(), JsValue> {
+        let deleted = count(deleted, "deleted")?;
+        self.inner.on_deleted(deleted).map_err(to_js_error)
+    }
+
+    /// What the repair found and did (an error before the run is done).
+    #[wasm_bindgen(unchecked_return_type = "ContaminationSummary")]
+    pub fn result(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.result().map_err(to_js_error)?)
+    }
+}
+
 /// `resolve` as a state machine (see `resolve_machine.rs`): `poll` says what to do next, the
 /// `on*` methods take back what happened.
 #[wasm_bindgen]

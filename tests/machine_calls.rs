@@ -1,5 +1,6 @@
 //! Hostile callers of the run machines: random sequences of calls, in any order and with junk,
-//! valid and empty inputs, made to `RebuildRun`, `RepairRun`, `MigrateRun` and `ResolveRun`.
+//! valid and empty inputs, made to `RebuildRun`, `RepairRun`, `MigrateRun`, `ResolveRun` and
+//! `ContaminationRun`.
 //! Whatever the sequence, no call panics (the machines sit behind the WASM boundary), and a
 //! call the machine refuses changes nothing: the next action is the one it asked for before.
 //! Native only: proptest does not build for wasm32-unknown-unknown.
@@ -9,6 +10,7 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
+use s3sync_core::contamination_machine::ContaminationRun;
 use s3sync_core::listing::{encode_local, encode_remote};
 use s3sync_core::migrate_machine::{HeadFound, MigrateRequest, MigrateRun};
 use s3sync_core::paths::PathModel;
@@ -180,6 +182,32 @@ proptest! {
             let after = run.poll();
             // A failed pull ends the run by design (`download-failed`).
             if !matches!(&result, Err(e) if e.code() == "download-failed") {
+                check!(before, after, result);
+            }
+        }
+    }
+
+    #[test]
+    fn the_contamination_run_survives_any_caller(dry in any::<bool>(), ops in prop::collection::vec((0u8..8, any::<u8>()), 0..24)) {
+        let mut run = ContaminationRun::new("ns", "", dry).unwrap();
+        for (op, arg) in ops {
+            let before = run.poll();
+            let heads: Vec<HeadFound> = texts(arg)
+                .into_iter()
+                .map(|key| HeadFound { key, exists: arg % 2 == 0, size: None, etag: Some(text(arg)) })
+                .collect();
+            let result = match op {
+                0 => Ok(()),
+                1 => run.on_listing(&bytes(arg).unwrap_or_default()),
+                2 => run.on_heads(&heads),
+                3 => run.on_index(bytes(arg).as_deref(), Some(text(arg))),
+                4 => run.body().map(|_| ()),
+                5 => run.on_published(arg % 2 == 0),
+                6 => run.on_deleted(u64::from(arg)),
+                _ => run.result().map(|_| ()),
+            };
+            let after = run.poll();
+            if !matches!(&result, Err(e) if e.code() == "publish-conflict") {
                 check!(before, after, result);
             }
         }

@@ -9,6 +9,7 @@
  */
 import {
   classifyCachePath,
+  ContaminationRun,
   coreCodeLists,
   encodeLocalListing,
   encodeRemotePage,
@@ -209,7 +210,16 @@ Deno.test("js/core.ts declares only the encoders' own inputs", async () => {
   const core = await Deno.readTextFile(new URL("core.ts", JS));
   // The wrapper classes over the WASM session and the run machines are the module's point.
   const own = declaredNames(core).filter((n) =>
-    !["Planner", "PullRun", "PushRun", "RebuildRun", "RepairRun", "MigrateRun", "ResolveRun"]
+    ![
+      "Planner",
+      "PullRun",
+      "PushRun",
+      "RebuildRun",
+      "RepairRun",
+      "MigrateRun",
+      "ResolveRun",
+      "ContaminationRun",
+    ]
       .includes(n)
   );
   assertEquals(own.sort(), ["ListedObject", "LocalFile"]);
@@ -479,6 +489,40 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
   assert(migrate.conflicts.length > 0, JSON.stringify(migrate));
   expect(migrate, "MigratePlan", "planMigrate");
   expect(findContamination("ns", encodeRemotePage(listed)), "ContaminationReport", "contamination");
+  {
+    // A contamination run over a duplicate without listed ETags: HEADs prove it, the index
+    // entry goes first, then the object.
+    using run = new ContaminationRun("ns", "p", false);
+    const objects = [
+      { key: "dev/.namespace.json", size: 2 },
+      { key: "dev/data/x.yaml", size: 3 },
+      { key: "ns/dev/data/x.yaml", size: 3 },
+    ];
+    const index = encoder.encode('{"version":1,"entries":{"dev/data/x.yaml":{"size":3}}}');
+    const actions = [];
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "listAll") run.onListing(objects);
+      else if (action.action === "head") {
+        run.onHeads(action.keys.map((key) => ({ key, exists: true, size: 3, etag: '"c"' })));
+      } else if (action.action === "readIndex") run.onIndex(index, '"i"');
+      else if (action.action === "publish") run.onPublished(run.body().length > 0);
+      else if (action.action === "delete") run.onDeleted(action.keys.length);
+    }
+    assertEquals(actions.map((a) => a.action), [
+      "listAll",
+      "head",
+      "readIndex",
+      "publish",
+      "delete",
+    ]);
+    actions.forEach((action, i) =>
+      expect(action, "ContaminationAction", `ContaminationRun.poll[${i}]`)
+    );
+    const summary = run.result();
+    assertEquals([summary.deleted, summary.kept], [1, []]);
+    expect(summary, "ContaminationSummary", "ContaminationRun.result");
+  }
   expect(wasm.lockAssess(undefined, undefined, "n", 5), "LockState", "lockAssess(free)");
   expect(
     wasm.lockAssess(encoder.encode('{"holder":"a@b","nonce":"x"}'), 0, "n", 5),

@@ -121,6 +121,7 @@ const NOT_CORE = new Set([
   "RepairRun",
   "MigrateRun",
   "ResolveRun",
+  "ContaminationRun",
 ]);
 
 /** A push run with a planner, for the run's methods (each called out of order or with junk). */
@@ -337,6 +338,28 @@ const RESOLVE_RUN_METHODS: Record<string, () => unknown> = {
   result: () => resolveRun().result(),
 };
 
+/** A contamination run, for the run's methods (each called out of order or with junk). */
+function contaminationRun(): wasm.ContaminationRun {
+  return new wasm.ContaminationRun("ns", "p", false);
+}
+
+/** One hostile case per `ContaminationRun` method. */
+const CONTAMINATION_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => contaminationRun().free(),
+  poll: () => {
+    const run = contaminationRun();
+    run.poll();
+    run.poll();
+  },
+  onListing: () => contaminationRun().onListing(JUNK),
+  onHeads: () => contaminationRun().onHeads([{ key: 7 }]),
+  onIndex: () => contaminationRun().onIndex(DEEP, EVIL),
+  body: () => contaminationRun().body(),
+  onPublished: () => contaminationRun().onPublished(false),
+  onDeleted: () => contaminationRun().onDeleted(Infinity),
+  result: () => contaminationRun().result(),
+};
+
 Deno.test("every WASM export has a hostile-input case here", () => {
   const functions = Object.entries(wasm)
     .filter(([name, value]) => typeof value === "function" && !NOT_CORE.has(name))
@@ -371,6 +394,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(resolveRunMethods, Object.keys(RESOLVE_RUN_METHODS).sort());
+  const contaminationRunMethods = Object.getOwnPropertyNames(wasm.ContaminationRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(contaminationRunMethods, Object.keys(CONTAMINATION_RUN_METHODS).sort());
 });
 
 Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
@@ -383,6 +410,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(REPAIR_RUN_METHODS),
     ...Object.entries(MIGRATE_RUN_METHODS),
     ...Object.entries(RESOLVE_RUN_METHODS),
+    ...Object.entries(CONTAMINATION_RUN_METHODS),
   ];
   for (const [name, call] of all) {
     survives(name, call);
@@ -399,6 +427,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   survives("new RebuildRun (a bad time)", () => new wasm.RebuildRun({ mode: "missing" }, EVIL));
   survives("new RepairRun", () => new wasm.RepairRun({ apply: "yes" }, HUGE));
   survives("new ResolveRun", () => new wasm.ResolveRun(loaded(), { keep: "both", rels: 7 }));
+  survives("new ContaminationRun", () => new wasm.ContaminationRun(EVIL, HUGE, true));
   survives("new MigrateRun", () => new wasm.MigrateRun(EVIL, HUGE, { removeOriginals: 1 }, EVIL));
 });
 
