@@ -91,8 +91,13 @@ export interface CacheStore {
   walk(signal?: AbortSignal): Promise<WalkResult>;
   /** Reads a file, or null when it does not exist. */
   readFile(path: string): Promise<Uint8Array | null>;
-  /** Writes a file atomically (temp file in the same folder, then rename); returns its stat. */
-  writeAtomic(path: string, data: Uint8Array): Promise<FileStat>;
+  /**
+   * Writes a file atomically (temp file in the same folder, then rename); returns its stat.
+   * `flush: false` skips flushing the temp file before the rename: only for bookkeeping that is
+   * rewritten often and whose loss on a power cut costs no data (after a crash the file is the
+   * old version, the new one, or unreadable, and an unreadable sidecar withholds deletes).
+   */
+  writeAtomic(path: string, data: Uint8Array, options?: { flush?: boolean }): Promise<FileStat>;
   /** Stats a file, or null when it does not exist. */
   stat(path: string): Promise<FileStat | null>;
   /** Removes a file; absent is fine. */
@@ -384,21 +389,26 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
   }
 
   /** @inheritdoc */
-  async writeAtomic(path: string, data: Uint8Array): Promise<FileStat> {
+  async writeAtomic(
+    path: string,
+    data: Uint8Array,
+    options: { flush?: boolean } = {},
+  ): Promise<FileStat> {
     return await this.#io(path, async () => {
-      const { temp } = await this.#writeTemp(path, oneChunk(data));
+      const { temp } = await this.#writeTemp(path, oneChunk(data), undefined, options.flush);
       return await this.#renameInto(path, temp);
     });
   }
 
   /**
-   * Writes `chunks` to a new temporary file in `path`'s folder, flushed to disk, feeding
-   * `digest` on the way; a failure removes the temporary file.
+   * Writes `chunks` to a new temporary file in `path`'s folder, flushed to disk unless `flush`
+   * is false, feeding `digest` on the way; a failure removes the temporary file.
    */
   async #writeTemp(
     path: string,
     chunks: AsyncIterable<Uint8Array>,
     digest?: ReturnType<typeof createHash>,
+    flush = true,
   ): Promise<{ temp: string; size: number }> {
     const folder = dirname(this.#abs(path));
     // Checked before each step that writes: `mkdir -p` follows a link in the path, so does
@@ -420,7 +430,7 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
           size += chunk.length;
         }
         // Flush before the rename, so a crash can never leave a short file under the final name.
-        await file.syncData();
+        if (flush) await file.syncData();
       } finally {
         file.close();
       }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CacheStore } from "./cache_fs.ts";
+import type { CacheStore, FileStat } from "./cache_fs.ts";
 import { Planner, sidecarMarkDirty } from "./core.ts";
 import { SIDECAR } from "./context.ts";
 
@@ -15,17 +15,24 @@ import { SIDECAR } from "./context.ts";
  * @param namespace bound namespace, if any
  * @param path cache-relative (`<ns>/<rel>`) or bare rel; a file or a folder; omitted for "walk
  *   everything"
- * @returns the tombstone recorded, or undefined when the path cannot be evidence (outside the
- *   bound tree, internal, unsafe), in which case only a bulk walk is requested
+ * @param options `flush: false`: rewrite the sidecar
+ *   atomically but without flushing it, for the service, which swamp core calls before every
+ *   cache write: a tombstone lost to a power cut costs no data (the delete it would allow is not
+ *   made; a sidecar left unreadable withholds every delete until a full pull).
+ * @returns the tombstone recorded (undefined when the path cannot be evidence: outside the bound
+ *   tree, internal, unsafe; only a bulk walk is then requested), and the sidecar's stat after
  */
 export async function markDirty(
   cache: CacheStore,
   namespace: string | undefined,
   path?: string,
-): Promise<string | undefined> {
+  options: { flush?: boolean } = {},
+): Promise<{ tombstone?: string; stat: FileStat }> {
   using planner = new Planner(namespace);
   const tombstone = path === undefined ? undefined : planner.normalizeTombstone(path);
-  const sidecar = (await cache.readFile(SIDECAR)) ?? undefined;
-  await cache.writeAtomic(SIDECAR, sidecarMarkDirty(sidecar, tombstone));
-  return tombstone;
+  const before = (await cache.readFile(SIDECAR)) ?? undefined;
+  const stat = await cache.writeAtomic(SIDECAR, sidecarMarkDirty(before, tombstone), {
+    flush: options.flush ?? true,
+  });
+  return { tombstone, stat };
 }

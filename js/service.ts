@@ -463,8 +463,10 @@ export class S3SyncService {
     const stat = await this.#cache.stat(SIDECAR);
     if (this.#dirtyMemo.has(memo) && sameStat(stat, this.#sidecarWritten)) return;
     if (!sameStat(stat, this.#sidecarWritten)) this.#dirtyMemo.clear();
-    await recordDirty(this.#cache, namespace, opts.relPath);
-    this.#sidecarWritten = await this.#cache.stat(SIDECAR);
+    // Re-read every time (a stat cannot prove nobody rewrote it); written without a flush.
+    this.#sidecarWritten = (await recordDirty(this.#cache, namespace, opts.relPath, {
+      flush: false,
+    })).stat;
     this.#dirtyMemo.add(memo);
   }
 

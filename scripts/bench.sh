@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm run bench` (not part of `npm test`): the benchmark suite of issue 7. Sets up and builds
 # like the other scripts, installs rclone (the peer it is compared with) if missing, then runs
-# the three stages and renders bench/results.json, bench/RESULTS.md and bench/plan-time.svg.
+# the four stages and renders bench/results.json, bench/RESULTS.md and bench/plan-time.svg.
 # Scratch data goes to bench/work/ (gitignored). Takes roughly 20-30 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +37,9 @@ deno run --allow-all --quiet bench/plan_bench.ts
 
 say "3. whole syncs on s3s-fs: s3sync vs rclone vs the bare SDK loop"
 deno run --allow-all --quiet bench/sync_bench.ts
+
+say "4. extension-shaped scenarios (this project's service; the extension's beside it is a local run)"
+deno run --allow-all --quiet bench/ext_shape_bench.ts
 
 say "render"
 deno run --allow-all --quiet bench/render.ts

@@ -42,7 +42,7 @@ export async function runResolve({ ctx, values, args }: CommandInput): Promise<R
 export async function runMarkDeleted({ ctx, args }: CommandInput): Promise<MarkDeletedOutcome> {
   const recorded: string[] = [];
   for (const path of args) {
-    const tombstone = await markDirty(ctx.cache, ctx.namespace, path);
+    const { tombstone } = await markDirty(ctx.cache, ctx.namespace, path);
     if (tombstone === undefined) {
       throw new SyncError(
         "not-evidence",
