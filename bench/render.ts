@@ -489,7 +489,8 @@ async function main(): Promise<void> {
     `Loopback s3s-fs, ${sync.reps} runs per tool, the order rotating per run; caches emptied and ` +
     "pushes sent to a fresh bucket between runs. Requests: `S3Store.requests` for the library " +
     "and the ceiling; for rclone and the CLI, one extra untimed run through a counting proxy " +
-    "(`bench/count_proxy.ts`). The CLI row includes process start-up and WASM compilation.",
+    "(`bench/count_proxy.ts`). The CLI row runs the CLI as `npm run dist` ships it (the one-file " +
+    "bundle `dist/s3sync.js`), process start-up and WASM compilation included.",
     "",
     syncSection(sync),
     "",

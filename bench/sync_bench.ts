@@ -30,6 +30,9 @@ import { startCountingProxy } from "./count_proxy.ts";
 import { benchRel, NAMESPACE } from "./dataset.ts";
 import { flag, median, round } from "./util.ts";
 
+/** The CLI the CLI rows run, as the commands name it (`S3SYNC_BIN`: the `npm run dist` build). */
+const CLI_NAME = Deno.env.get("S3SYNC_BIN")?.replace(/^.*\/(dist\/)/, "$1") ?? "bin/s3sync";
+
 /**
  * The tools compared: this project in process and as the CLI, rclone, and the bare SDK loop that
  * sets the ceiling.
@@ -352,7 +355,7 @@ function pullRunners(server: S3Server, prefix: string, objects: number): Record<
       check: () => expectFiles(`${cache("ours")}/${NAMESPACE}`, objects),
     },
     oursCli: {
-      command: `bin/s3sync pull ${
+      command: `${CLI_NAME} pull ${
         cliFlags("URL", bucket, cache("cli"), prefix, PULL_CONCURRENCY).join(" ")
       }`,
       prepare: () => emptyDir(cache("cli")),
@@ -446,7 +449,7 @@ function pushRunners(server: S3Server, source: string, objects: number): Record<
       check: (rep) => expectObjects(bucketFor("ours", rep)),
     },
     oursCli: {
-      command: `bin/s3sync push ${cliFlagsFor("URL", "push-cli-N").join(" ")}`,
+      command: `${CLI_NAME} push ${cliFlagsFor("URL", "push-cli-N").join(" ")}`,
       prepare: fresh("cli"),
       async run(rep, endpoint) {
         const result = await runCli(["push", ...cliFlagsFor(endpoint, bucketFor("cli", rep))]);

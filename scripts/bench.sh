@@ -36,7 +36,11 @@ say "2. plan benchmark: WASM core vs TypeScript baseline"
 deno run --allow-all --quiet bench/plan_bench.ts
 
 say "3. whole syncs on s3s-fs: s3sync vs rclone vs the bare SDK loop"
-deno run --allow-all --quiet bench/sync_bench.ts
+# The CLI rows run the CLI as users install it: the one-file bundle `npm run dist` builds (or the
+# compiled binary, where a compile runtime was at hand).
+bash scripts/dist.sh --allow-missing-runtime
+S3SYNC_BIN="$PWD/dist/s3sync.js"; [ -x dist/s3sync ] && S3SYNC_BIN="$PWD/dist/s3sync"
+S3SYNC_BIN="$S3SYNC_BIN" deno run --allow-all --quiet bench/sync_bench.ts
 
 say "4. extension-shaped scenarios (this project's service; the extension's beside it is a local run)"
 deno run --allow-all --quiet bench/ext_shape_bench.ts
