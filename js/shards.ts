@@ -7,8 +7,9 @@
  * @module
  */
 import { Planner, shardMeta } from "./core.ts";
+import { isSyncErrorCode } from "./codes.ts";
 import type { SyncContext } from "./context.ts";
-import { DEFAULT_RETRY, withRetry } from "./engine.ts";
+import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "./errors.ts";
 import { loadRemoteIndex, publishConditionally, readShardSet } from "./remote_index.ts";
 import { isNotFound } from "./store.ts";
@@ -176,11 +177,12 @@ export async function publishRebuiltShards(
 }
 
 /**
- * Writes the shards of `layout`, then its `_meta.json`: the meta last, so until it names the
- * new shards readers keep what they used before. With `over`, every write is conditional
- * (see {@link publishRebuiltShards}).
+ * Writes the shards of `layout` (in parallel), then its `_meta.json`: the meta last, so until it
+ * names the new shards readers keep what they used before. With `over`, every write is
+ * conditional (see {@link publishRebuiltShards}).
  *
- * @returns false when a condition failed (nothing after it was written)
+ * @returns false when a condition failed (no shard write starts after it, and the meta is not
+ *   written)
  */
 async function writeLayout(
   ctx: SyncContext,
@@ -207,9 +209,33 @@ async function writeLayout(
     );
     return done !== null;
   };
-  for (const shard of layout.shards) {
+  // The shards in parallel (a push touching thousands of models writes thousands of them; one
+  // by one they cost seconds), the meta only once every shard is in.
+  let conditionFailed = false;
+  const failures = await runPool(layout.shards, {
+    concurrency: ctx.concurrency ?? 25,
+    signal: ctx.signal,
+    phase: "index",
+    name: (shard) => planner.shardKey(shard.partition),
+    failureCode: "s3-error",
+  }, async (shard) => {
+    if (conditionFailed) return;
     const key = planner.shardKey(shard.partition);
-    if (!(await put(key, shard.json, over?.shardEtags.get(shard.partition)))) return false;
+    if (!(await put(key, shard.json, over?.shardEtags.get(shard.partition)))) {
+      conditionFailed = true;
+    }
+  });
+  if (failures.length > 0) {
+    // An abort or a named store failure keeps its code.
+    const code = isSyncErrorCode(failures[0].code) ? failures[0].code : "s3-error";
+    throw new SyncError(
+      code,
+      `cannot write ${failures.length} shards of ${planner.metaKey}: ${failures[0].item}: ${
+        failures[0].message
+      }`,
+      { details: failures },
+    );
   }
+  if (conditionFailed) return false;
   return await put(planner.metaKey, layout.meta, over?.metaEtag);
 }
