@@ -456,8 +456,8 @@ async function main(): Promise<void> {
     "",
     "The rclone comparisons ran against a server on which listing is pathologically slow, which " +
     "rclone's folder-by-folder listing pays and s3sync's index-driven pull does not: see §3 " +
-    "before quoting them. The ceiling rows are the fairer yardstick. The machine was shared: " +
-    "load averages of 3 to 6 on 2 cores during the run (recorded per stage below).",
+    "before quoting them. The ceiling rows are the fairer yardstick. The machine has 2 cores " +
+    "and may be shared: the load average is recorded per stage below.",
     "",
     "## 1. Core, native (`cargo bench`)",
     "",
