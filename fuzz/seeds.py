@@ -279,6 +279,20 @@ def sidecar_lock():
     write("sidecar_lock", "unreadable-lock", nums + SEP.join([b"", b"not json"]))
 
 
+def run_machines():
+    remote = b'ns/data/a.yaml\x001\x00"e"\x00\x00ns/other/x\x001\x00\x00\x00other/.namespace.json\x002\x00\x00\x00'
+    local = b"data/a.yaml\x001\x001\x00ns/data/b.yaml\x001\x002\x00"
+    index = b'{"version":1,"entries":{"data/a.yaml":{"size":1}}}'
+    # Header byte: machine (0 rebuild, 1 repair, 2 migrate, 3 resolve, 4 contamination) and
+    # options; each field a call, its first byte the method.
+    write("run_machines", "rebuild-missing", bytes([0]) + SEP.join([b"\x02" + remote, b"\x03", b"\x05", b"\x07"]))
+    write("run_machines", "rebuild-asked", bytes([8]) + SEP.join([b"\x01" + index, b"\x02" + remote, b"\x03", b"\x05", b"\x07"]))
+    write("run_machines", "repair", bytes([1]) + SEP.join([b"\x09", b"\x02", b"\x03" + local, b"\x04data/a.yaml", b"\x05\x00\x00", b"\x06\x00", b"\x03", b"\x07"]))
+    write("run_machines", "migrate", bytes([2]) + SEP.join([b"\x11", b"\x02" + index, b"\x03" + remote, b"\x05\x01", b"\x06", b"\x03" + remote, b"\x07", b"\x08\x01", b"\x09"]))
+    write("run_machines", "resolve", bytes([3]) + SEP.join([b"\x01", b"\x02" + local, b"\x03data/a.yaml", b"\x04", b"\x05", b"\x06"]))
+    write("run_machines", "contamination", bytes([4]) + SEP.join([b"\x01" + remote, b"\x03" + index, b"\x05", b"\x06\x01", b"\x07"]))
+
+
 if __name__ == "__main__":
     index_v1()
     index_v2()
@@ -287,5 +301,6 @@ if __name__ == "__main__":
     pull_plan()
     push_plan()
     sidecar_lock()
+    run_machines()
     for target in sorted(CORPUS.iterdir()):
         print(target.name, len(list(target.iterdir())))
