@@ -7,17 +7,12 @@
  *
  * @module
  */
-import {
-  ContaminationRun,
-  type ContaminationSummary,
-  type HeadFound,
-  type ListedObject,
-} from "./core.ts";
+import { ContaminationRun, type ContaminationSummary, type HeadFound } from "./core.ts";
 import type { SyncContext } from "./context.ts";
 import { publishConditionally, readIndexObject } from "./remote_index.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
 import { SyncError } from "./errors.ts";
-import { listPages } from "./store.ts";
+import { listAll } from "./store.ts";
 
 export type { ContaminationSummary, KeptForeignObject } from "./core.ts";
 
@@ -37,14 +32,9 @@ export async function repairContamination(
   for (;;) {
     const action = run.poll();
     switch (action.action) {
-      case "listAll": {
-        const listing: ListedObject[] = [];
-        for await (const page of listPages(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal)) {
-          listing.push(...page);
-        }
-        run.onListing(listing);
+      case "listAll":
+        run.onListing(await listAll(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal));
         break;
-      }
       case "head": {
         const heads: HeadFound[] = [];
         for (const key of action.keys) {

@@ -221,6 +221,11 @@ export function encodeRemotePage(objects: Iterable<ListedObject>): Uint8Array {
   return encoder.encode(parts.length ? parts.join("\0") + "\0" : "");
 }
 
+/** Hashes by path as the two parallel arrays the core takes (paths, then their hashes). */
+function hashColumns(hashes: Map<string, string>): [string[], string[]] {
+  return [[...hashes.keys()], [...hashes.values()]];
+}
+
 /**
  * One listing page for a rebuild: the page buffer, and apart from it the keys holding a NUL,
  * which would break the buffer's framing (the core refuses them).
@@ -474,8 +479,7 @@ export class Planner {
     hashes: Map<string, string>,
     options: PushOptions = {},
   ): PushPlan {
-    const paths = [...hashes.keys()];
-    const values = paths.map((p) => hashes.get(p)!);
+    const [paths, values] = hashColumns(hashes);
     return JSON.parse(
       core(() => this.#inner.planPush(listing, tombstones, paths, values, options)),
     );
@@ -527,8 +531,7 @@ export class Planner {
    * @param hashes SHA-256 of the files an earlier call listed in `needsHash`
    */
   planRepair(listing: Uint8Array, hashes: Map<string, string>): RepairPlan {
-    const paths = [...hashes.keys()];
-    const values = paths.map((p) => hashes.get(p)!);
+    const [paths, values] = hashColumns(hashes);
     return JSON.parse(core(() => this.#inner.planRepair(listing, paths, values)));
   }
 
@@ -542,8 +545,7 @@ export class Planner {
     listing: Uint8Array,
     hashes: Map<string, string>,
   ): BackupDedupe {
-    const paths = [...hashes.keys()];
-    const values = paths.map((p) => hashes.get(p)!);
+    const [paths, values] = hashColumns(hashes);
     return core(() => this.#inner.planBackupDedupe(listing, paths, values));
   }
 
@@ -634,8 +636,7 @@ export class PushRun {
 
   /** The hashes asked for, by cache path; returns the final plan. */
   onHashes(hashes: Map<string, string>): PushPlan {
-    const paths = [...hashes.keys()];
-    const values = paths.map((p) => hashes.get(p)!);
+    const [paths, values] = hashColumns(hashes);
     return JSON.parse(
       core(() => this.#inner.onHashes(sessionOf(this.#planner), paths, values)),
     );
@@ -1070,8 +1071,7 @@ export class RepairRun {
 
   /** The SHA-256 of the paths asked for that still exist, by cache path. */
   onHashes(hashes: Map<string, string>): void {
-    const paths = [...hashes.keys()];
-    const values = paths.map((p) => hashes.get(p)!);
+    const [paths, values] = hashColumns(hashes);
     core(() => this.#inner.onHashes(sessionOf(this.#planner), paths, values));
   }
 

@@ -8,27 +8,19 @@
  *
  * @module
  */
-import { type HeadFound, type ListedObject, type MigrateResult, MigrateRun } from "./core.ts";
+import { type HeadFound, type MigrateResult, MigrateRun } from "./core.ts";
 import type { SyncErrorCode } from "./codes.ts";
 import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, SyncError } from "./errors.ts";
 import { publishUnderLock, readIndexObject } from "./remote_index.ts";
-import { listPages } from "./store.ts";
+import { listAll } from "./store.ts";
 
 /** What a migrate did (or, dry, would do), with the per-object failures of its requests. */
 export type MigrateReport = MigrateResult & {
   /** Per-object failures. */
   failures: ItemFailure[];
 };
-
-async function listAll(ctx: SyncContext): Promise<ListedObject[]> {
-  const all: ListedObject[] = [];
-  for await (const page of listPages(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal)) {
-    all.push(...page);
-  }
-  return all;
-}
 
 /**
  * Plans and, with `apply`, carries out the remote migrate into `ctx.namespace`. The core's
@@ -74,7 +66,7 @@ export async function migrateRemote(
           );
           break;
         case "listAll":
-          run.onListing(await listAll(ctx));
+          run.onListing(await listAll(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal));
           break;
         case "head": {
           // A HEAD that fails is a failure of the run, never a proof.

@@ -179,3 +179,23 @@ export async function* listPages(
     yield await store.listAllObjects(subPrefix || undefined, signal);
   }
 }
+
+/**
+ * Lists everything under a sub-prefix into one array (the whole-bucket scans of migrate and the
+ * contamination repair, which judge the listing as a whole).
+ *
+ * @param store the object store
+ * @param subPrefix folder relative to the bucket prefix
+ * @param pageSize keys per request
+ * @param signal abort signal
+ */
+export async function listAll(
+  store: ObjectStore | ObjectStoreClient,
+  subPrefix: string,
+  pageSize: number,
+  signal?: AbortSignal,
+): Promise<ListedObject[]> {
+  const all: ListedObject[] = [];
+  for await (const page of listPages(store, subPrefix, pageSize, signal)) all.push(...page);
+  return all;
+}

@@ -16,7 +16,7 @@ use crate::contamination::{
     find_contamination, ContaminationReport, ForeignNamespace, ForeignVerdict,
 };
 use crate::error::{CoreError, CoreResult};
-use crate::listing::decode_remote;
+use crate::listing::{decode_remote, encode_remote_fields};
 use crate::migrate_machine::HeadFound;
 use crate::paths::{Namespace, INDEX_FILE};
 use crate::session::Session;
@@ -239,22 +239,10 @@ impl ContaminationRun {
             .filter(|h| h.exists)
             .filter_map(|h| Some((h.key.as_str(), h.etag.as_deref()?)))
             .collect();
-        let mut fresher = Vec::with_capacity(self.listing.len());
-        for object in decode_remote(&self.listing)? {
-            let etag = object
-                .etag
-                .or_else(|| by_key.get(object.key).copied())
-                .unwrap_or("");
-            for field in [
-                object.key,
-                object.size,
-                etag,
-                object.last_modified.unwrap_or(""),
-            ] {
-                fresher.extend_from_slice(field.as_bytes());
-                fresher.push(0);
-            }
-        }
+        let fresher = encode_remote_fields(decode_remote(&self.listing)?.iter().map(|o| {
+            let etag = o.etag.or_else(|| by_key.get(o.key).copied()).unwrap_or("");
+            [o.key, o.size, etag, o.last_modified.unwrap_or("")]
+        }));
         self.listing = fresher;
         self.report = self.judge()?;
         self.stage = Stage::Judged;

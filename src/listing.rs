@@ -164,15 +164,33 @@ pub fn encode_remote<'a>(
 ) -> Vec<u8> {
     let mut out = Vec::new();
     for (key, size, etag, modified) in objects {
-        for field in [
-            key,
-            &size.to_string(),
-            etag.unwrap_or(""),
-            modified.unwrap_or(""),
-        ] {
-            out.extend_from_slice(field.as_bytes());
-            out.push(0);
-        }
+        push_record(
+            &mut out,
+            [
+                key,
+                &size.to_string(),
+                etag.unwrap_or(""),
+                modified.unwrap_or(""),
+            ],
+        );
     }
     out
+}
+
+/// Encodes remote listing records whose fields are already text (`key`, size as listed, ETag,
+/// last-modified; empty for none): a listing re-encoded after HEADs filled in what it lacked
+/// keeps every other field byte for byte.
+pub fn encode_remote_fields<'a>(records: impl IntoIterator<Item = [&'a str; 4]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for record in records {
+        push_record(&mut out, record);
+    }
+    out
+}
+
+fn push_record(out: &mut Vec<u8>, fields: [&str; 4]) {
+    for field in fields {
+        out.extend_from_slice(field.as_bytes());
+        out.push(0);
+    }
 }

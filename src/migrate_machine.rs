@@ -15,7 +15,7 @@ use tsify_next::Tsify;
 
 use crate::error::{CoreError, CoreResult};
 use crate::index::{Index, ShardMeta};
-use crate::listing::decode_remote;
+use crate::listing::{decode_remote, encode_remote_fields};
 use crate::migrate::{plan_migrate, MigrateConflict, MigrateInputs, MigrateItem, MigratePlan};
 use crate::paths::{PathModel, INDEX_FILE};
 use crate::session::Session;
@@ -467,25 +467,26 @@ impl MigrateRun {
         };
         let by_key: std::collections::BTreeMap<&str, &HeadFound> =
             heads.iter().map(|h| (h.key.as_str(), h)).collect();
-        let mut fresher = Vec::with_capacity(self.listing.len());
-        for object in decode_remote(&self.listing)? {
-            let head = by_key.get(object.key);
+        let listed = decode_remote(&self.listing)?;
+        let sizes: Vec<String> = listed
+            .iter()
+            .map(|o| match by_key.get(o.key).and_then(|h| h.size) {
+                Some(size) => size.to_string(),
+                None => o.size.to_string(),
+            })
+            .collect();
+        // A key a HEAD found gone leaves the listing; the others take what their HEAD said.
+        let fresher = encode_remote_fields(listed.iter().zip(&sizes).filter_map(|(o, size)| {
+            let head = by_key.get(o.key);
             if head.is_some_and(|h| !h.exists) {
-                continue;
+                return None;
             }
-            let size = head
-                .and_then(|h| h.size)
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| object.size.to_string());
             let etag = head
                 .and_then(|h| h.etag.as_deref())
-                .or(object.etag)
+                .or(o.etag)
                 .unwrap_or("");
-            for field in [object.key, &size, etag, object.last_modified.unwrap_or("")] {
-                fresher.extend_from_slice(field.as_bytes());
-                fresher.push(0);
-            }
-        }
+            Some([o.key, size.as_str(), etag, o.last_modified.unwrap_or("")])
+        }));
         self.listing = fresher;
         self.plan = Some(self.plan_now(self.namespace_index.bytes.as_deref())?);
         self.stage = Stage::Listed(phase);

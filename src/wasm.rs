@@ -56,8 +56,13 @@ fn options<T: Default + serde::de::DeserializeOwned>(value: JsValue) -> Result<T
     if value.is_undefined() || value.is_null() {
         return Ok(T::default());
     }
+    from_js(value, "options")
+}
+
+/// A value from JS in the shape `T` declares; a wrong shape is `invalid-input` naming `what`.
+fn from_js<T: serde::de::DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsValue> {
     serde_wasm_bindgen::from_value(value)
-        .map_err(|e| to_js_error(CoreError::input(format!("options: {e}"))))
+        .map_err(|e| to_js_error(CoreError::input(format!("{what}: {e}"))))
 }
 
 /// A planning session bound to a namespace and prefix (see `session.rs`).
@@ -379,8 +384,7 @@ impl Planner {
         now_iso: String,
         deletes_confirmed: bool,
     ) -> Result<bool, JsValue> {
-        let uploaded: Vec<Uploaded> = serde_wasm_bindgen::from_value(uploaded)
-            .map_err(|e| to_js_error(CoreError::input(format!("uploaded: {e}"))))?;
+        let uploaded: Vec<Uploaded> = from_js(uploaded, "uploaded")?;
         self.inner
             .record_push(&uploaded, &now_iso, deletes_confirmed)
             .map_err(to_js_error)
@@ -896,8 +900,7 @@ pub fn scope_for_models(models: JsValue) -> Result<Vec<String>, JsValue> {
         model_type: String,
         model_id: String,
     }
-    let models: Vec<Model> = serde_wasm_bindgen::from_value(models)
-        .map_err(|e| to_js_error(CoreError::input(format!("models: {e}"))))?;
+    let models: Vec<Model> = from_js(models, "models")?;
     Ok(crate::paths::model_scope(
         models
             .iter()
@@ -1120,9 +1123,7 @@ impl RebuildRun {
     /// force, v2Existing, prefix}`); `nowIso` dates objects listed without a date.
     #[wasm_bindgen(constructor)]
     pub fn new(request: JsValue, now_iso: String) -> Result<RebuildRun, JsValue> {
-        let request: crate::rebuild_machine::RebuildRequest =
-            serde_wasm_bindgen::from_value(request)
-                .map_err(|e| to_js_error(CoreError::input(format!("rebuild request: {e}"))))?;
+        let request: crate::rebuild_machine::RebuildRequest = from_js(request, "rebuild request")?;
         iso_time(&now_iso, "nowIso")?;
         Ok(RebuildRun {
             inner: crate::rebuild_machine::RebuildRun::new(request, &now_iso),
@@ -1252,9 +1253,7 @@ impl ContaminationRun {
     /// What the HEADs found (`[{key, exists, size, etag}]`).
     #[wasm_bindgen(js_name = onHeads)]
     pub fn on_heads(&mut self, heads: JsValue) -> Result<(), JsValue> {
-        let heads: Vec<crate::migrate_machine::HeadFound> =
-            serde_wasm_bindgen::from_value(heads)
-                .map_err(|e| to_js_error(CoreError::input(format!("heads: {e}"))))?;
+        let heads: Vec<crate::migrate_machine::HeadFound> = from_js(heads, "heads")?;
         self.inner.on_heads(&heads).map_err(to_js_error)
     }
 
@@ -1307,9 +1306,7 @@ impl ResolveRun {
     /// A run in the layout `planner` binds, for `request` (`{keep, rels}`).
     #[wasm_bindgen(constructor)]
     pub fn new(planner: &Planner, request: JsValue) -> Result<ResolveRun, JsValue> {
-        let request: crate::resolve_machine::ResolveRequest =
-            serde_wasm_bindgen::from_value(request)
-                .map_err(|e| to_js_error(CoreError::input(format!("resolve request: {e}"))))?;
+        let request: crate::resolve_machine::ResolveRequest = from_js(request, "resolve request")?;
         Ok(ResolveRun {
             inner: crate::resolve_machine::ResolveRun::new(planner.inner.model().clone(), request)
                 .map_err(to_js_error)?,
@@ -1343,8 +1340,7 @@ impl ResolveRun {
     /// What the push did (`{conflicts, failed, published, uploaded}`).
     #[wasm_bindgen(js_name = onPushed)]
     pub fn on_pushed(&mut self, pushed: JsValue) -> Result<(), JsValue> {
-        let pushed: crate::resolve_machine::ResolvePushed = serde_wasm_bindgen::from_value(pushed)
-            .map_err(|e| to_js_error(CoreError::input(format!("pushed: {e}"))))?;
+        let pushed: crate::resolve_machine::ResolvePushed = from_js(pushed, "pushed")?;
         self.inner.on_pushed(&pushed).map_err(to_js_error)
     }
 
@@ -1428,9 +1424,7 @@ impl MigrateRun {
     /// What the HEADs that answered found (`[{key, exists, size, etag}]`).
     #[wasm_bindgen(js_name = onHeads)]
     pub fn on_heads(&mut self, heads: JsValue) -> Result<(), JsValue> {
-        let heads: Vec<crate::migrate_machine::HeadFound> =
-            serde_wasm_bindgen::from_value(heads)
-                .map_err(|e| to_js_error(CoreError::input(format!("heads: {e}"))))?;
+        let heads: Vec<crate::migrate_machine::HeadFound> = from_js(heads, "heads")?;
         self.inner.on_heads(&heads).map_err(to_js_error)
     }
 
@@ -1556,9 +1550,7 @@ impl RepairRun {
     /// One result per step of the last `apply` action, in order.
     #[wasm_bindgen(js_name = onApplied)]
     pub fn on_applied(&mut self, results: JsValue) -> Result<(), JsValue> {
-        let results: Vec<crate::repair_machine::StepResult> =
-            serde_wasm_bindgen::from_value(results)
-                .map_err(|e| to_js_error(CoreError::input(format!("step results: {e}"))))?;
+        let results: Vec<crate::repair_machine::StepResult> = from_js(results, "step results")?;
         self.inner.on_applied(&results).map_err(to_js_error)
     }
 
@@ -1873,8 +1865,7 @@ impl PushRun {
         failures: f64,
         now_iso: String,
     ) -> Result<(), JsValue> {
-        let uploaded: Vec<Uploaded> = serde_wasm_bindgen::from_value(uploaded)
-            .map_err(|e| to_js_error(CoreError::input(format!("uploaded: {e}"))))?;
+        let uploaded: Vec<Uploaded> = from_js(uploaded, "uploaded")?;
         let failures = duration(failures, "failures")?;
         self.inner
             .on_uploaded(&mut planner.inner, &uploaded, failures, &now_iso)

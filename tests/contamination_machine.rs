@@ -83,15 +83,7 @@ fn run(bucket: &mut Bucket, dry_run: bool, world: &World) -> Repaired {
         actions.push(action.clone());
         let answered = match action {
             ContaminationAction::ListAll => {
-                let mut buffer = Vec::new();
-                for (key, (bytes, etag)) in &bucket.objects {
-                    let etag = if world.list_without_etags { "" } else { etag };
-                    for field in [key.as_str(), &bytes.len().to_string(), etag, ""] {
-                        buffer.extend_from_slice(field.as_bytes());
-                        buffer.push(0);
-                    }
-                }
-                run.on_listing(&buffer)
+                run.on_listing(&bucket.listing(!world.list_without_etags, ""))
             }
             ContaminationAction::Head { keys } => {
                 let heads: Vec<HeadFound> = keys
@@ -118,14 +110,8 @@ fn run(bucket: &mut Bucket, dry_run: bool, world: &World) -> Repaired {
                 run.on_index(got.as_ref().map(|(b, _)| b.as_slice()), etag)
             }
             ContaminationAction::Publish { key, if_match } => {
-                let current = bucket.objects.get(&key).map(|(_, e)| e.clone());
-                if current == if_match {
-                    let body = run.body().unwrap().to_vec();
-                    bucket.put(&key, body);
-                    run.on_published(true)
-                } else {
-                    run.on_published(false)
-                }
+                let body = run.body().unwrap().to_vec();
+                run.on_published(bucket.put_if(&key, if_match.as_deref(), body).is_some())
             }
             ContaminationAction::Delete { keys } => {
                 let deleted = keys

@@ -101,15 +101,7 @@ fn run(bucket: &mut Bucket, request: MigrateRequest, world: &World) -> Migrated 
                 )
             }
             MigrateAction::ListAll => {
-                let mut buffer = Vec::new();
-                for (key, (bytes, etag)) in &bucket.objects {
-                    let etag = if world.list_without_etags { "" } else { etag };
-                    for field in [key.as_str(), &bytes.len().to_string(), etag, NOW] {
-                        buffer.extend_from_slice(field.as_bytes());
-                        buffer.push(0);
-                    }
-                }
-                run.on_listing(&buffer)
+                run.on_listing(&bucket.listing(!world.list_without_etags, NOW))
             }
             MigrateAction::Head { keys } => {
                 let heads: Vec<HeadFound> = keys
@@ -157,14 +149,8 @@ fn run(bucket: &mut Bucket, request: MigrateRequest, world: &World) -> Migrated 
                         .unwrap_or_else(|| index_of(&[]));
                     bucket.put(&key, bytes);
                 }
-                let current = read(bucket, &key).map(|(_, e)| e);
-                if current == if_match {
-                    let body = run.body().unwrap().to_vec();
-                    bucket.put(&key, body);
-                    run.on_published(true)
-                } else {
-                    run.on_published(false)
-                }
+                let body = run.body().unwrap().to_vec();
+                run.on_published(bucket.put_if(&key, if_match.as_deref(), body).is_some())
             }
             MigrateAction::Delete { items } => {
                 let mut removed = 0;

@@ -83,13 +83,12 @@ fn run(bucket: &mut Bucket, request: RebuildRequest, peer: &Peer, page_size: usi
                 run.on_top_folders(&session, &folders).unwrap();
             }
             RebuildAction::Publish { key, if_match, .. } => {
-                let current = bucket.objects.get(&key).map(|(_, e)| e.clone());
-                if current == if_match {
-                    let etag = bucket.put(&key, session.index_json(false).unwrap());
-                    run.on_published(true, Some(etag)).unwrap();
-                } else {
-                    run.on_published(false, None).unwrap();
-                }
+                let etag = bucket.put_if(
+                    &key,
+                    if_match.as_deref(),
+                    session.index_json(false).unwrap(),
+                );
+                run.on_published(etag.is_some(), etag).unwrap();
             }
             RebuildAction::PublishShards => {
                 // The shard publish is the shim's (shards.ts); here it always lands.

@@ -40,6 +40,29 @@ impl Bucket {
         etag
     }
 
+    /// Writes `bytes` at `key` only over the copy read (`if_match`; `None`: create-only), as a
+    /// conditional PUT does; returns the new ETag, or `None` when the condition failed.
+    pub fn put_if(&mut self, key: &str, if_match: Option<&str>, bytes: Vec<u8>) -> Option<String> {
+        let current = self.objects.get(key).map(|(_, e)| e.as_str());
+        (current == if_match).then(|| self.put(key, bytes))
+    }
+
+    /// A listing of every object as the core's buffer, dated `modified`, with or without the
+    /// ETags (some servers list none).
+    pub fn listing(&self, with_etags: bool, modified: &str) -> Vec<u8> {
+        let sizes: Vec<String> = self
+            .objects
+            .values()
+            .map(|(b, _)| b.len().to_string())
+            .collect();
+        s3sync_core::listing::encode_remote_fields(self.objects.iter().zip(&sizes).map(
+            |((key, (_, etag)), size)| {
+                let etag = if with_etags { etag.as_str() } else { "" };
+                [key.as_str(), size.as_str(), etag, modified]
+            },
+        ))
+    }
+
     fn count(&mut self, what: &'static str) {
         *self.requests.entry(what).or_default() += 1;
     }
@@ -253,13 +276,12 @@ pub fn run_pull(
             }
             PullAction::PublishIndex { key, if_match } => {
                 bucket.count("put-index");
-                let current = bucket.objects.get(&key).map(|(_, e)| e.clone());
-                if current == if_match {
-                    let etag = bucket.put(&key, session.index_json(false).unwrap());
-                    run.on_published(true, Some(etag)).unwrap();
-                } else {
-                    run.on_published(false, None).unwrap();
-                }
+                let etag = bucket.put_if(
+                    &key,
+                    if_match.as_deref(),
+                    session.index_json(false).unwrap(),
+                );
+                run.on_published(etag.is_some(), etag).unwrap();
             }
             PullAction::WriteLocalIndex { path } => {
                 cache.write(&path, session.local_index_after_pull().unwrap());
