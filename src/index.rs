@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{CoreError, CoreResult};
 use crate::paths::{check_partition_name, is_internal, partition_key};
+use crate::text::ShortText;
 
 /// The largest integer a JavaScript number holds exactly; sizes above it are refused so the
 /// shim and the core can never disagree about a size.
@@ -29,9 +30,9 @@ pub struct IndexEntry {
     /// Size in bytes of the remote object.
     pub size: u64,
     /// When the remote object was last modified (ISO-8601), as recorded by the writer.
-    pub last_modified: Option<String>,
+    pub last_modified: Option<ShortText>,
     /// The local file's mtime (ISO-8601) when it was last known to match the remote object.
-    pub local_mtime: Option<String>,
+    pub local_mtime: Option<ShortText>,
     /// Hex SHA-256 of the content, when the writer computed one.
     pub sha256: Option<String>,
     /// Fields this core does not know, kept verbatim so a round trip loses nothing.
@@ -501,19 +502,27 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
         let mut seen_key = false;
         let mut size: Option<u64> = None;
         let mut entry = IndexEntry::default();
-        let text = |slot: &mut Option<String>, name: &str, value: Scalar| -> Result<(), A::Error> {
+        // Generic over the slot's type: the timestamps are kept as [`ShortText`] (built from
+        // the borrowed input, no allocation), the hash as a `String`.
+        fn text<T: for<'s> From<&'s str>, E: de::Error>(
+            slot: &mut Option<T>,
+            name: &str,
+            value: Scalar,
+            twice: impl Fn(&str) -> E,
+            fail: impl Fn(&str) -> E,
+        ) -> Result<(), E> {
             if slot.is_some() {
                 return Err(twice(name));
             }
             match value {
                 Scalar::Null => Ok(()),
                 Scalar::Str(s) => {
-                    *slot = Some(s.into_owned());
+                    *slot = Some(T::from(s.as_ref()));
                     Ok(())
                 }
                 _ => Err(fail(&format!("{name:?} must be a string"))),
             }
-        };
+        }
         while let Some(field) = map.next_key::<Field>()? {
             match field {
                 Field::Key => {
@@ -543,16 +552,22 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
                     &mut entry.last_modified,
                     "lastModified",
                     map.next_value_seed(ScalarSeed)?,
+                    twice,
+                    fail,
                 )?,
                 Field::LocalMtime => text(
                     &mut entry.local_mtime,
                     "localMtime",
                     map.next_value_seed(ScalarSeed)?,
+                    twice,
+                    fail,
                 )?,
                 Field::Sha256 => text(
                     &mut entry.sha256,
                     "sha256",
                     map.next_value_seed(ScalarSeed)?,
+                    twice,
+                    fail,
                 )?,
                 Field::Other(name) => {
                     let value = map.next_value::<Value>()?;

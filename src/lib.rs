@@ -73,6 +73,7 @@ pub mod resolve_machine;
 pub mod safety;
 pub mod session;
 pub mod sync_state;
+pub mod text;
 pub mod time;
 #[cfg(target_arch = "wasm32")]
 mod wasm;

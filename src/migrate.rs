@@ -263,7 +263,7 @@ fn entry_for(
             IndexSource::Listing,
             IndexEntry {
                 size,
-                last_modified: Some(copy.last_modified.unwrap_or(now_iso).to_string()),
+                last_modified: Some(copy.last_modified.unwrap_or(now_iso).into()),
                 ..IndexEntry::default()
             },
         ),

@@ -490,13 +490,13 @@ pub fn apply_pull(index: &mut Index, plan: &PullPlan, outcome: &PullOutcome) -> 
     let mut applied = PullApplied::default();
     for update in &plan.mtime_updates {
         if let Some(entry) = index.entries.get_mut(&update.rel) {
-            entry.local_mtime = Some(update.local_mtime.clone());
+            entry.local_mtime = Some(update.local_mtime.as_str().into());
             applied.mtimes_recorded += 1;
         }
     }
     for (rel, mtime) in &outcome.downloaded {
         if let Some(entry) = index.entries.get_mut(rel) {
-            entry.local_mtime = Some(format_iso_millis(*mtime));
+            entry.local_mtime = Some(format_iso_millis(*mtime).into());
             applied.mtimes_recorded += 1;
         }
     }

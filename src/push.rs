@@ -714,8 +714,8 @@ pub fn push_changes(
             up.rel.clone(),
             IndexEntry {
                 size: up.size,
-                last_modified: Some(now_iso.to_string()),
-                local_mtime: up.mtime_ms.map(format_iso_millis),
+                last_modified: Some(now_iso.into()),
+                local_mtime: up.mtime_ms.map(|ms| format_iso_millis(ms).into()),
                 sha256: Some(up.sha256.clone()),
                 extra,
             },
@@ -750,7 +750,7 @@ pub fn apply_changes(index: &mut Index, changes: &PushChanges) {
     }
     for (rel, mtime) in &changes.mtimes {
         if let Some(entry) = index.entries.get_mut(rel) {
-            entry.local_mtime = Some(mtime.clone());
+            entry.local_mtime = Some(mtime.as_str().into());
         }
     }
     for rel in &changes.prune {

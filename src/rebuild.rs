@@ -18,6 +18,7 @@ use crate::paths::{
     find_collisions, find_file_folder_conflicts, is_internal, is_never_synced, Collision,
     PathModel, NAMESPACE_MARKER,
 };
+use crate::text::ShortText;
 
 /// How many refused keys a report names (the counts are always complete).
 const EXAMPLES_KEPT: usize = 20;
@@ -145,7 +146,7 @@ impl RebuildBuilder {
             last_modified: Some(
                 object
                     .last_modified
-                    .map_or_else(|| self.now_iso.clone(), str::to_string),
+                    .map_or_else(|| self.now_iso.as_str().into(), ShortText::from),
             ),
             ..IndexEntry::default()
         };
