@@ -239,7 +239,13 @@ function listingPage(objects: ListedObject[]): [Uint8Array, string[]] {
 }
 
 /** Names of the bookkeeping files at the cache root and the solo lock key, from the core. */
-export const BOOKKEEPING: { localIndex: string; sidecar: string; soloLockKey: string } = core(
+export const BOOKKEEPING: {
+  localIndex: string;
+  sidecar: string;
+  journal: string;
+  journalTaken: string;
+  soloLockKey: string;
+} = core(
   () => wasm.bookkeepingNames(),
 );
 
@@ -1203,6 +1209,27 @@ export function findCollisions(paths: string[]): Collision[] {
 /** The sidecar after a `markDirty` (tombstone already normalised, or undefined for bulk). */
 export function sidecarMarkDirty(sidecar: Uint8Array | undefined, tombstone?: string): Uint8Array {
   return wasm.sidecarMarkDirty(sidecar, tombstone);
+}
+
+/**
+ * The sidecar with the tombstone journal folded in: as it would read had each journalled
+ * `markDirty` rewritten it. Torn, malformed and unsafe lines are skipped (a skipped tombstone
+ * withholds a delete, never makes one).
+ *
+ * @param sidecar the sidecar's bytes, if it exists
+ * @param journal the journal's bytes
+ * @returns the folded sidecar, or undefined when there was none and no line counts
+ */
+export function sidecarFoldJournal(
+  sidecar: Uint8Array | undefined,
+  journal: Uint8Array,
+): Uint8Array | undefined {
+  return wasm.sidecarFoldJournal(sidecar, journal);
+}
+
+/** The journal line `markDirty` appends for a tombstone the core normalised. */
+export function journalLine(tombstone: string): Uint8Array {
+  return wasm.journalLine(tombstone);
 }
 
 /** True when the sidecar records a pending lazy (metadata-only) hydration. */

@@ -1,12 +1,14 @@
 /**
  * `markDirty`: the evidence a remote delete needs. A path given here becomes a tombstone in the
- * sidecar (uncapped, kept until a push acts on it); no path is a modification signal only.
+ * sidecar (uncapped, kept until a push acts on it), or in the journal beside it (see
+ * `journal.ts`); no path is a modification signal only.
  *
  * @module
  */
 import type { CacheStore, FileStat } from "./cache_fs.ts";
 import { Planner, sidecarMarkDirty } from "./core.ts";
 import { SIDECAR } from "./context.ts";
+import { appendTombstone } from "./journal.ts";
 
 /**
  * Records a `markDirty`.
@@ -18,18 +20,25 @@ import { SIDECAR } from "./context.ts";
  * @param options `flush: false`: rewrite the sidecar
  *   atomically but without flushing it, for the service, which swamp core calls before every
  *   cache write: a tombstone lost to a power cut costs no data (the delete it would allow is not
- *   made; a sidecar left unreadable withholds every delete until a full pull).
+ *   made; a sidecar left unreadable withholds every delete until a full pull). `journal: true`:
+ *   append a tombstone to the journal instead of rewriting the sidecar (for a caller that knows
+ *   the sidecar already says dirty); a path that is no tombstone still rewrites the sidecar.
  * @returns the tombstone recorded (undefined when the path cannot be evidence: outside the bound
  *   tree, internal, unsafe; only a bulk walk is then requested), and the sidecar's stat after
+ *   a rewrite (none when journalled)
  */
 export async function markDirty(
   cache: CacheStore,
   namespace: string | undefined,
   path?: string,
-  options: { flush?: boolean } = {},
-): Promise<{ tombstone?: string; stat: FileStat }> {
+  options: { flush?: boolean; journal?: boolean } = {},
+): Promise<{ tombstone?: string; stat?: FileStat }> {
   using planner = new Planner(namespace);
   const tombstone = path === undefined ? undefined : planner.normalizeTombstone(path);
+  if (options.journal && tombstone !== undefined) {
+    await appendTombstone(cache, tombstone);
+    return { tombstone };
+  }
   const before = (await cache.readFile(SIDECAR)) ?? undefined;
   const stat = await cache.writeAtomic(SIDECAR, sidecarMarkDirty(before, tombstone), {
     flush: options.flush ?? true,

@@ -18,6 +18,7 @@ import {
   type PullPlan,
   type PullRequest,
   PullRun,
+  sidecarFoldJournal,
   type Verdict,
 } from "./core.ts";
 import { LOCAL_INDEX, type SyncContext } from "./context.ts";
@@ -30,6 +31,7 @@ import {
   publishUnderLock,
   type RebuiltIndex,
 } from "./remote_index.ts";
+import { dropTakenJournal, giveBackJournal, takeJournal, type TakenJournal } from "./journal.ts";
 import { isNotFound } from "./store.ts";
 import { downloadToStage, hashFile, readChunks, stageFile } from "./transfer.ts";
 
@@ -126,93 +128,107 @@ async function pullWith(
   let moved: Transferred | undefined;
   let applied: PullApplied | undefined;
   let indexPublished = false;
-  for (;;) {
-    const action = run.poll();
-    switch (action.action) {
-      case "readLocalState": {
-        const sidecar = (await ctx.cache.readFile(action.sidecar)) ?? undefined;
-        run.onLocalState(sidecar, (await ctx.cache.stat(action.localIndex)) !== null);
-        break;
-      }
-      case "headIndex": {
-        const head = await withRetry(
-          () => ctx.store.headObject(action.key, ctx.signal),
-          retry,
-          ctx.signal,
-        );
-        run.onHead(head.exists, head.etag);
-        break;
-      }
-      case "loadIndex":
-        loaded = await loadRemoteIndex(ctx, planner);
-        if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
-        run.onIndex(loaded.exists, loaded.etag, loaded.v2?.commitSeq);
-        break;
-      case "readBase":
-        logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
-        break;
-      case "walk": {
-        plan = run.onWalk((await ctx.cache.walk(ctx.signal)).files);
-        ctx.log?.(
-          `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
-            `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +
-            `${plan.summary.refused} refused`,
-        );
-        break;
-      }
-      case "transfer": {
-        moved = await transfer(ctx, planner, must(plan), action.folders);
-        applied = run.onTransfers({
-          downloaded: moved.downloaded,
-          notFound: moved.notFound,
-          aside: moved.keptAside,
-          failures: moved.failures.length,
-        }, ctx.now?.() ?? new Date());
-        if (moved.atBareKey.length > 0) {
-          ctx.log?.(
-            `${moved.atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
+  // The journal is taken with the sidecar (see journal.ts): the sidecar this pull writes holds
+  // its lines, so they must not be folded again (each fold marks the cache dirty, and would turn
+  // every later no-op pull into a full one). Given back when no sidecar gets written.
+  let taken: TakenJournal | undefined;
+  try {
+    for (;;) {
+      const action = run.poll();
+      switch (action.action) {
+        case "readLocalState": {
+          taken = await takeJournal(ctx.cache);
+          const raw = (await ctx.cache.readFile(action.sidecar)) ?? undefined;
+          const sidecar = taken.moved ? sidecarFoldJournal(raw, taken.bytes) : raw;
+          run.onLocalState(sidecar, (await ctx.cache.stat(action.localIndex)) !== null);
+          break;
+        }
+        case "headIndex": {
+          const head = await withRetry(
+            () => ctx.store.headObject(action.key, ctx.signal),
+            retry,
+            ctx.signal,
           );
+          run.onHead(head.exists, head.etag);
+          break;
         }
-        if (applied.sizesCorrected.length > 0) {
+        case "loadIndex":
+          loaded = await loadRemoteIndex(ctx, planner);
+          if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
+          run.onIndex(loaded.exists, loaded.etag, loaded.v2?.commitSeq);
+          break;
+        case "readBase":
+          logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
+          break;
+        case "walk": {
+          plan = run.onWalk((await ctx.cache.walk(ctx.signal)).files);
           ctx.log?.(
-            `${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`,
+            `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
+              `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +
+              `${plan.summary.refused} refused`,
           );
+          break;
         }
-        break;
-      }
-      case "publishIndex": {
-        const body = planner.indexJson(false);
-        const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, { retry: true });
-        indexPublished = put !== null;
-        run.onPublished(indexPublished, put?.etag);
-        break;
-      }
-      case "writeLocalIndex":
-        await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPull());
-        run.onWritten();
-        break;
-      case "writeSidecar":
-        await ctx.cache.writeAtomic(action.path, run.sidecar());
-        run.onWritten();
-        break;
-      case "done":
-        if (action.noop) {
-          ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
-          return {
-            noop: true,
-            indexEntries: -1,
-            downloaded: 0,
-            bytes: 0,
-            notFound: [],
-            failures: [],
-            indexPublished: false,
-            attention: [],
-          };
+        case "transfer": {
+          moved = await transfer(ctx, planner, must(plan), action.folders);
+          applied = run.onTransfers({
+            downloaded: moved.downloaded,
+            notFound: moved.notFound,
+            aside: moved.keptAside,
+            failures: moved.failures.length,
+          }, ctx.now?.() ?? new Date());
+          if (moved.atBareKey.length > 0) {
+            ctx.log?.(
+              `${moved.atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
+            );
+          }
+          if (applied.sizesCorrected.length > 0) {
+            ctx.log?.(
+              `${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`,
+            );
+          }
+          break;
         }
-        return finished(ctx, planner, must(loaded), must(plan), must(moved), must(applied), {
-          indexPublished,
-        });
+        case "publishIndex": {
+          const body = planner.indexJson(false);
+          const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, {
+            retry: true,
+          });
+          indexPublished = put !== null;
+          run.onPublished(indexPublished, put?.etag);
+          break;
+        }
+        case "writeLocalIndex":
+          await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPull());
+          run.onWritten();
+          break;
+        case "writeSidecar":
+          await ctx.cache.writeAtomic(action.path, run.sidecar());
+          if (taken) await dropTakenJournal(ctx.cache, taken);
+          taken = undefined;
+          run.onWritten();
+          break;
+        case "done":
+          if (action.noop) {
+            ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
+            return {
+              noop: true,
+              indexEntries: -1,
+              downloaded: 0,
+              bytes: 0,
+              notFound: [],
+              failures: [],
+              indexPublished: false,
+              attention: [],
+            };
+          }
+          return finished(ctx, planner, must(loaded), must(plan), must(moved), must(applied), {
+            indexPublished,
+          });
+      }
     }
+  } finally {
+    if (taken) await giveBackJournal(ctx.cache, taken);
   }
 }
 

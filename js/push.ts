@@ -20,11 +20,19 @@ import {
   type PushPlan,
   PushRun,
   type PushRunRequest,
+  sidecarFoldJournal,
   type Uploaded,
 } from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
+import {
+  dropTakenJournal,
+  giveBackJournal,
+  readSidecar,
+  takeJournal,
+  type TakenJournal,
+} from "./journal.ts";
 import { writeV1Mirror } from "./shards.ts";
 import { logBase } from "./pull.ts";
 import {
@@ -250,11 +258,12 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
   const { planner, run, report, request } = push;
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const now = () => ctx.now?.() ?? new Date();
+  let taken: TakenJournal | undefined;
   for (;;) {
     const action = run.poll();
     switch (action.action) {
       case "readLocalState":
-        run.onLocalState((await ctx.cache.readFile(action.sidecar)) ?? undefined);
+        run.onLocalState(await readSidecar(ctx.cache, action.sidecar));
         break;
       case "loadIndex": {
         const loaded = await loadRemoteIndex(ctx, planner, false);
@@ -349,11 +358,28 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
           report,
           () => ctx.cache.writeAtomic(action.path, planner.localIndexAfterPush()),
         );
-        // Read again: swamp core may have marked files dirty since the push began.
-        run.onWritten((await ctx.cache.readFile(SIDECAR)) ?? undefined, now());
+        // Read again: swamp core may have marked files dirty since the push began. The journal
+        // is taken, not just read: the sidecar written next holds its lines, minus the
+        // tombstones this push consumed, and those must not come back from the journal.
+        taken = await recording(report, () => takeJournal(ctx.cache));
+        try {
+          run.onWritten(
+            sidecarFoldJournal((await ctx.cache.readFile(SIDECAR)) ?? undefined, taken.bytes),
+            now(),
+          );
+        } catch (error) {
+          await giveBackJournal(ctx.cache, taken);
+          throw error;
+        }
         break;
       case "writeSidecar":
-        await recording(report, () => ctx.cache.writeAtomic(action.path, run.sidecar()));
+        try {
+          await recording(report, () => ctx.cache.writeAtomic(action.path, run.sidecar()));
+        } catch (error) {
+          if (taken) await giveBackJournal(ctx.cache, taken);
+          throw error;
+        }
+        if (taken) await dropTakenJournal(ctx.cache, taken);
         run.onWritten(undefined, now());
         break;
       case "done":

@@ -23,10 +23,11 @@ import {
   type RepairStep,
   type StepResult,
 } from "./core.ts";
-import { SIDECAR, type SyncContext } from "./context.ts";
+import type { SyncContext } from "./context.ts";
 import { sha256Hex } from "./hash.ts";
 import { describe, SyncError } from "./errors.ts";
 import { type CacheStore, isSymlinkRefusal } from "./cache_fs.ts";
+import { readSidecar } from "./journal.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { loadRemoteIndex } from "./remote_index.ts";
 
@@ -61,7 +62,7 @@ export async function doctor(ctx: SyncContext): Promise<Problem[]> {
       }); fix the permissions, then run \`s3sync doctor\` again`,
     });
   }
-  const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
+  const sidecar = await readSidecar(ctx.cache);
   problems.push(
     ...planner.diagnose(encodeLocalListing(walk.files), sidecar, walk.symlinkedFolders),
   );

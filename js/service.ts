@@ -461,12 +461,19 @@ export class S3SyncService {
     // instance already recorded, with the sidecar as we left it, costs one stat, not a rewrite.
     const memo = opts.relPath ?? BULK;
     const stat = await this.#cache.stat(SIDECAR);
-    if (this.#dirtyMemo.has(memo) && sameStat(stat, this.#sidecarWritten)) return;
-    if (!sameStat(stat, this.#sidecarWritten)) this.#dirtyMemo.clear();
-    // Re-read every time (a stat cannot prove nobody rewrote it); written without a flush.
-    this.#sidecarWritten = (await recordDirty(this.#cache, namespace, opts.relPath, {
+    const oursStill = sameStat(stat, this.#sidecarWritten);
+    if (this.#dirtyMemo.has(memo) && oursStill) return;
+    if (!oursStill) this.#dirtyMemo.clear();
+    // The first call after the sidecar changed rewrites it (re-read: a stat cannot prove nobody
+    // rewrote it; written without a flush), so it says dirty for the extension too. While it is
+    // still as we left it, a tombstone is one line appended to the journal beside it (rewriting
+    // the whole sidecar per call cost O(n) with n tombstones pending); every sync folds the
+    // journal in before it reads the sidecar.
+    const { stat: written } = await recordDirty(this.#cache, namespace, opts.relPath, {
       flush: false,
-    })).stat;
+      journal: oursStill && opts.relPath !== undefined,
+    });
+    if (written) this.#sidecarWritten = written;
     this.#dirtyMemo.add(memo);
   }
 

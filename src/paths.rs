@@ -110,6 +110,8 @@ const INTERNAL_EXACT: &[&str] = &[
     ".push-queue.json",
     ".datastore.lock",
     ".datastore-sync-state.json",
+    TOMBSTONE_JOURNAL_FILE,
+    TOMBSTONE_JOURNAL_TAKEN,
 ];
 
 /// Basename of the marker that claims a top-level folder for a namespace.
@@ -129,6 +131,13 @@ pub const INDEX_FILE: &str = ".datastore-index.json";
 
 /// Name of the local sync-state sidecar.
 pub const SYNC_STATE_FILE: &str = ".datastore-sync-state.json";
+
+/// Name of the tombstone journal beside the sidecar: `markDirty` appends one line per tombstone
+/// instead of rewriting the sidecar (see [`crate::sync_state::fold_journal`]).
+pub const TOMBSTONE_JOURNAL_FILE: &str = ".datastore-sync-state.journal";
+
+/// Name the journal is moved to while a push folds it into the sidecar.
+pub const TOMBSTONE_JOURNAL_TAKEN: &str = ".datastore-sync-state.journal.taken";
 
 /// A validated relative path: the index key of a datastore file.
 ///

@@ -222,3 +222,54 @@ impl SyncState {
         self.tombstones.retain(|t| !consumed.contains(t));
     }
 }
+
+/// Folds the tombstone journal into a sidecar: the sidecar as it would read had each
+/// journalled `markDirty` rewritten it, in order (`None` when the sidecar was absent and no line
+/// counts).
+///
+/// `markDirty` appends one line per tombstone to [`crate::paths::TOMBSTONE_JOURNAL_FILE`]
+/// ([`journal_line`]: one append, no rewrite: rewriting the whole sidecar per call cost O(n) per
+/// call with n tombstones pending) and every reader of the sidecar folds the journal in first.
+/// A line counts only when complete (its closing `\n` written: a crash mid-append leaves a torn
+/// line, which is skipped) and when it is a JSON string naming a safe relative path; anything
+/// else, empty lines included, is skipped: a skipped tombstone withholds a delete, never makes
+/// one.
+pub fn fold_journal(sidecar: Option<&[u8]>, journal: &[u8]) -> Option<Vec<u8>> {
+    let tombstones = journal_tombstones(journal);
+    if tombstones.is_empty() {
+        return sidecar.map(<[u8]>::to_vec);
+    }
+    let mut state = SyncState::for_update(sidecar);
+    for tombstone in &tombstones {
+        state.record_dirty(Some(tombstone));
+    }
+    Some(state.to_json())
+}
+
+/// The tombstones of a journal's complete, well-formed lines, in order.
+pub fn journal_tombstones(journal: &[u8]) -> Vec<String> {
+    // A solo model checks the path rules alone (every tombstone is a cache-relative path, with
+    // the namespace folder in front when namespaced); "" cannot fail to build one.
+    let Ok(rules) = crate::paths::PathModel::new(None, "") else {
+        return Vec::new();
+    };
+    let complete = match journal.iter().rposition(|&b| b == b'\n') {
+        Some(end) => &journal[..end],
+        None => return Vec::new(),
+    };
+    complete
+        .split(|&b| b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<String>(line).ok())
+        .filter(|path| rules.check_rel(path).is_ok())
+        .collect()
+}
+
+/// The journal line of one tombstone (already normalised by the core): the JSON string between
+/// two newlines. The leading one ends a line a crash cut short before it, so the torn line is
+/// skipped alone instead of swallowing this one.
+pub fn journal_line(tombstone: &str) -> Vec<u8> {
+    let mut line = vec![b'\n'];
+    line.extend(serde_json::to_vec(tombstone).unwrap_or_default());
+    line.push(b'\n');
+    line
+}

@@ -563,6 +563,19 @@ pub fn sidecar_mark_dirty(sidecar: Option<Vec<u8>>, tombstone: Option<String>) -
     state.to_json()
 }
 
+/// The sidecar with the tombstone journal folded in (see [`crate::sync_state::fold_journal`]);
+/// undefined when there was no sidecar and no line of the journal counts.
+#[wasm_bindgen(js_name = sidecarFoldJournal)]
+pub fn sidecar_fold_journal(sidecar: Option<Vec<u8>>, journal: Vec<u8>) -> Option<Vec<u8>> {
+    crate::sync_state::fold_journal(sidecar.as_deref(), &journal)
+}
+
+/// The journal line `markDirty` appends for `tombstone` (already normalised).
+#[wasm_bindgen(js_name = journalLine)]
+pub fn journal_line(tombstone: &str) -> Vec<u8> {
+    crate::sync_state::journal_line(tombstone)
+}
+
 /// The hash of the last catalog export recorded in a sidecar, if any.
 #[wasm_bindgen(js_name = sidecarCatalogHash)]
 pub fn sidecar_catalog_hash(sidecar: Option<Vec<u8>>) -> Option<String> {
@@ -1075,7 +1088,7 @@ impl Planner {
 }
 
 /// The names of the bookkeeping files at the cache root and of the solo lock key:
-/// `{localIndex, sidecar, soloLockKey}`, so the shim copies none of them.
+/// `{localIndex, sidecar, journal, journalTaken, soloLockKey}`, so the shim copies none of them.
 #[wasm_bindgen(js_name = bookkeepingNames)]
 pub fn bookkeeping_names() -> Result<JsValue, JsValue> {
     #[derive(Serialize)]
@@ -1083,11 +1096,15 @@ pub fn bookkeeping_names() -> Result<JsValue, JsValue> {
     struct Names {
         local_index: &'static str,
         sidecar: &'static str,
+        journal: &'static str,
+        journal_taken: &'static str,
         solo_lock_key: &'static str,
     }
     to_js(&Names {
         local_index: INDEX_FILE,
         sidecar: crate::paths::SYNC_STATE_FILE,
+        journal: crate::paths::TOMBSTONE_JOURNAL_FILE,
+        journal_taken: crate::paths::TOMBSTONE_JOURNAL_TAKEN,
         solo_lock_key: crate::paths::SOLO_LOCK_KEY,
     })
 }

@@ -512,3 +512,105 @@ fn a_freshly_synced_state_takes_the_fast_path() {
     state.mark_synced(Some("\"abc-2\""), NOW);
     assert!(!state.pull_is_noop(Some("\"abc-2\""), true, false));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The tombstone journal (`markDirty` appends a line; every reader folds the journal in).
+
+fn journal_of(tombstones: &[&str]) -> Vec<u8> {
+    tombstones
+        .iter()
+        .flat_map(|t| s3sync_core::sync_state::journal_line(t))
+        .collect()
+}
+
+fn marked_one_by_one(sidecar: Option<&[u8]>, tombstones: &[&str]) -> Vec<u8> {
+    let mut state = SyncState::for_update(sidecar);
+    for t in tombstones {
+        state.record_dirty(Some(t));
+    }
+    state.to_json()
+}
+
+#[test]
+fn a_folded_journal_reads_as_the_markdirty_rewrites_it_stands_for() {
+    use s3sync_core::sync_state::fold_journal;
+    let clean = SyncState::fresh().to_json();
+    let tombstones = ["ns/data/a", "ns/logs", "ns/data/a", "ns/ünï/x.yaml"];
+    for sidecar in [None, Some(clean.as_slice()), Some(b"{garbage".as_slice())] {
+        assert_eq!(
+            fold_journal(sidecar, &journal_of(&tombstones)),
+            Some(marked_one_by_one(sidecar, &tombstones)),
+        );
+    }
+    // Nothing that counts: the sidecar as it was (absent stays absent).
+    assert_eq!(fold_journal(None, b""), None);
+    assert_eq!(fold_journal(Some(&clean), b"\n\n"), Some(clean.clone()));
+}
+
+#[test]
+fn torn_malformed_and_unsafe_journal_lines_are_skipped_and_spare_their_neighbours() {
+    use s3sync_core::sync_state::{journal_line, journal_tombstones};
+    let mut journal = journal_line("ns/a");
+    // A crash mid-append: the line has no closing newline...
+    journal.extend_from_slice(b"\n\"ns/to");
+    // ...and the next append's leading newline ends it, so this one still counts.
+    journal.extend(journal_line("ns/b"));
+    for bad in [
+        &b"not json"[..],
+        b"42",
+        b"\"\"",
+        b"\"../escape\"",
+        b"\"/abs\"",
+        b"\"ns//b\"",
+        b"[\"ns/c\"]",
+    ] {
+        journal.push(b'\n');
+        journal.extend_from_slice(bad);
+        journal.push(b'\n');
+    }
+    journal.extend(journal_line("ns/c"));
+    // A torn last line (no closing newline) does not count yet.
+    journal.extend_from_slice(b"\n\"ns/d\"");
+    assert_eq!(journal_tombstones(&journal), ["ns/a", "ns/b", "ns/c"]);
+}
+
+#[test]
+fn the_journal_files_are_internal_and_never_travel() {
+    use s3sync_core::paths::{is_internal, TOMBSTONE_JOURNAL_FILE, TOMBSTONE_JOURNAL_TAKEN};
+    assert!(is_internal(TOMBSTONE_JOURNAL_FILE));
+    assert!(is_internal(TOMBSTONE_JOURNAL_TAKEN));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Cut anywhere (a crash mid-append), the journal yields exactly the tombstones whose lines
+    /// were written whole, in order: never a partial path, never one skipped before the cut.
+    #[test]
+    fn a_journal_cut_anywhere_yields_exactly_its_whole_lines(
+        paths in proptest::collection::vec("[a-zé\"\\\\]{1,6}(/[a-z0-9 .]{1,6}){0,3}", 0..12),
+        cut in 0usize..400,
+    ) {
+        use s3sync_core::sync_state::{journal_line, journal_tombstones};
+        let mut journal = Vec::new();
+        let mut ends = Vec::new();
+        for path in &paths {
+            journal.extend(journal_line(path));
+            ends.push(journal.len());
+        }
+        let cut = cut.min(journal.len());
+        let whole: Vec<String> = paths
+            .iter()
+            .zip(&ends)
+            .filter(|(_, end)| **end <= cut)
+            .map(|(path, _)| path.clone())
+            // Which paths are safe is the path rules' business (tests/paths.rs); here only
+            // whether a line survives the cut.
+            .filter(|path| {
+                s3sync_core::paths::PathModel::new(None, "")
+                    .is_ok_and(|rules| rules.check_rel(path).is_ok())
+            })
+            .collect();
+        proptest::prop_assert_eq!(journal_tombstones(&journal[..cut]), whole);
+    }
+}

@@ -10,6 +10,7 @@ import { SyncError } from "../../js/errors.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 import { contentOf, datastoreRels, listTree } from "../harness/seed.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";
+import { JOURNAL, JOURNAL_TAKEN } from "../../js/journal.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -90,6 +91,75 @@ export function serviceContract(target: ContractTarget): void {
       assert(!remaining.includes(`ns/${rels[3]}`));
       assert(remaining.includes(`ns/${rels[4]}`));
       assertEquals(await indexKeys(client, "ns"), rels.filter((r) => r !== rels[3]).sort());
+    },
+  );
+
+  test(
+    "tombstones past the first go to the journal; the push deletes exactly them and consumes it",
+    async (client, cache, keys) => {
+      const rels = datastoreRels(12);
+      await seed(client, "ns", rels);
+      const service = new S3SyncService(client, cache);
+      await service.pullChanged({ namespace: "ns" });
+      const sidecarAfterPull = await Deno.readFile(`${cache}/.datastore-sync-state.json`);
+      const gone = rels.slice(0, 5);
+      for (const rel of gone) {
+        await service.markDirty({ relPath: `ns/${rel}` });
+        await Deno.remove(`${cache}/ns/${rel}`);
+      }
+      // The first call rewrote the sidecar (it now says dirty); the other four were appended.
+      assert(
+        decoder.decode(await Deno.readFile(`${cache}/.datastore-sync-state.json`)) !==
+          decoder.decode(sidecarAfterPull),
+      );
+      const lines = (await Deno.readTextFile(`${cache}/${JOURNAL}`)).split("\n").filter(Boolean);
+      assertEquals(lines.map((l) => JSON.parse(l)), gone.slice(1).map((r) => `ns/${r}`));
+      assertEquals(await service.pushChanged({ namespace: "ns" }), gone.length);
+      const remaining = await keys();
+      for (const rel of gone) assert(!remaining.includes(`ns/${rel}`), rel);
+      for (const rel of rels.slice(gone.length)) assert(remaining.includes(`ns/${rel}`), rel);
+      assert(!remaining.some((k) => k.includes(JOURNAL)), "the journal never travels");
+      const tree = await listTree(cache);
+      assert(!tree.includes(JOURNAL) && !tree.includes(JOURNAL_TAKEN), "consumed by the push");
+      const sidecar = JSON.parse(
+        decoder.decode(await Deno.readFile(`${cache}/.datastore-sync-state.json`)),
+      );
+      assertEquals(sidecar.s3syncTombstones ?? [], []);
+      assertEquals(sidecar.localDirty, false);
+      // Clean: the next pull brings nothing back and the next push deletes nothing more.
+      assertEquals(await service.pullChanged({ namespace: "ns" }), 0);
+      assertEquals(await service.pushChanged({ namespace: "ns" }), 0);
+      assertEquals((await keys()).length, remaining.length);
+    },
+  );
+
+  test(
+    "a pull between markDirty and push keeps the journalled deletes; the push consumes them",
+    async (client, cache, keys) => {
+      const rels = datastoreRels(12);
+      await seed(client, "ns", rels);
+      const service = new S3SyncService(client, cache);
+      await service.pullChanged({ namespace: "ns" });
+      const gone = rels.slice(2, 5);
+      for (const rel of gone) {
+        await service.markDirty({ relPath: `ns/${rel}` });
+        await Deno.remove(`${cache}/ns/${rel}`);
+      }
+      // The pull reads the journalled tombstones (the deletes are local changes: nothing comes
+      // back) and, since unpushed changes keep it from vouching for the cache, writes no
+      // sidecar and gives the journal back whole.
+      assertEquals(await service.pullChanged({ namespace: "ns" }), 0);
+      let tree = await listTree(cache);
+      for (const rel of gone) assert(!tree.includes(`ns/${rel}`), `${rel} came back`);
+      assert(!tree.includes(JOURNAL_TAKEN));
+      assertEquals(await service.pushChanged({ namespace: "ns" }), gone.length);
+      const remaining = await keys();
+      for (const rel of gone) assert(!remaining.includes(`ns/${rel}`), rel);
+      tree = await listTree(cache);
+      assert(!tree.includes(JOURNAL) && !tree.includes(JOURNAL_TAKEN), "consumed by the push");
+      // Now clean: a pull writes the sidecar, and the one after it is a no-op.
+      assertEquals(await service.pullChanged({ namespace: "ns" }), 0);
+      assertEquals(await service.pullChanged({ namespace: "ns" }), 0);
     },
   );
 

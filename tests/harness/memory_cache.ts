@@ -91,6 +91,18 @@ export class MemoryCache implements CacheStore {
   }
 
   /** @inheritdoc */
+  append(path: string, data: Uint8Array): Promise<void> {
+    checkCachePath(path);
+    if (this.#isFolder(path)) return Promise.reject(new Error(`is a folder: ${path}`));
+    const before = this.files.get(path)?.data ?? new Uint8Array();
+    const joined = new Uint8Array(before.length + data.length);
+    joined.set(before);
+    joined.set(data, before.length);
+    this.files.set(path, { data: joined, mtimeMs: this.#clock++ });
+    return Promise.resolve();
+  }
+
+  /** @inheritdoc */
   stat(path: string): Promise<FileStat | null> {
     const file = this.files.get(checkCachePath(path));
     return Promise.resolve(file ? { size: file.data.length, mtimeMs: file.mtimeMs } : null);

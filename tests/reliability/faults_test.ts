@@ -251,6 +251,7 @@ Deno.test("a walk error withholds every delete, even with --delete-missing", asy
       }),
       readFile: (p) => real.readFile(p),
       writeAtomic: (p, d) => real.writeAtomic(p, d),
+      append: (p, d) => real.append(p, d),
       stat: (p) => real.stat(p),
       remove: (p) => real.remove(p),
       ensureDir: (p) => real.ensureDir(p),

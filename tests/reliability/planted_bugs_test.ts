@@ -25,6 +25,7 @@ function delegate(real: CacheStore, overrides: Partial<CacheStore>): CacheStore 
     walk: (s) => real.walk(s),
     readFile: (p) => real.readFile(p),
     writeAtomic: (p, d) => real.writeAtomic(p, d),
+    append: (p, d) => real.append(p, d),
     stat: (p) => real.stat(p),
     remove: (p) => real.remove(p),
     ensureDir: (p) => real.ensureDir(p),

@@ -1,0 +1,88 @@
+/**
+ * The tombstone journal (js/journal.ts) on the in-memory cache, through the real WASM build: what
+ * a reader sees, how a push or pull takes the journal, and what a crash can leave behind.
+ */
+import { sidecarFoldJournal, sidecarMarkDirty } from "../../js/core.ts";
+import {
+  appendTombstone,
+  dropTakenJournal,
+  giveBackJournal,
+  JOURNAL,
+  JOURNAL_TAKEN,
+  readSidecar,
+  takeJournal,
+} from "../../js/journal.ts";
+import { SIDECAR } from "../../js/context.ts";
+import { MemoryCache } from "../harness/memory_cache.ts";
+import { assert, assertEquals } from "../harness/assert.ts";
+
+const decoder = new TextDecoder();
+
+/** The tombstones a sidecar's bytes record. */
+function tombstones(bytes: Uint8Array | undefined): string[] {
+  if (bytes === undefined) return [];
+  return JSON.parse(decoder.decode(bytes)).s3syncTombstones ?? [];
+}
+
+Deno.test("a reader sees the journalled tombstones folded into the sidecar", async () => {
+  const cache = new MemoryCache();
+  await cache.writeAtomic(SIDECAR, sidecarMarkDirty(undefined, "ns/a"));
+  await appendTombstone(cache, "ns/b");
+  await appendTombstone(cache, "ns/c/d");
+  assertEquals(tombstones(await readSidecar(cache)), ["ns/a", "ns/b", "ns/c/d"]);
+  // The file itself is untouched by the appends.
+  assertEquals(tombstones((await cache.readFile(SIDECAR))!), ["ns/a"]);
+});
+
+Deno.test("appends that race one another all land", async () => {
+  const cache = new MemoryCache();
+  const names = Array.from({ length: 50 }, (_, i) => `ns/f-${i}`);
+  await Promise.all(names.map((n) => appendTombstone(cache, n)));
+  assertEquals(tombstones(await readSidecar(cache)).sort(), names.sort());
+});
+
+Deno.test("a taken journal is folded once: dropped after the write, never read again", async () => {
+  const cache = new MemoryCache();
+  await appendTombstone(cache, "ns/a");
+  const taken = await takeJournal(cache);
+  assert(taken.moved);
+  assertEquals(await cache.readFile(JOURNAL), null);
+  // Appends while the sidecar is being written start a new journal.
+  await appendTombstone(cache, "ns/b");
+  const written = sidecarFoldJournal(undefined, taken.bytes)!;
+  await cache.writeAtomic(SIDECAR, written);
+  await dropTakenJournal(cache, taken);
+  assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
+  assertEquals(tombstones(await readSidecar(cache)), ["ns/a", "ns/b"]);
+});
+
+Deno.test("a taken journal is given back when the sidecar could not be written", async () => {
+  const cache = new MemoryCache();
+  await appendTombstone(cache, "ns/a");
+  const taken = await takeJournal(cache);
+  await appendTombstone(cache, "ns/b");
+  await giveBackJournal(cache, taken);
+  assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
+  assertEquals(tombstones(await readSidecar(cache)).sort(), ["ns/a", "ns/b"]);
+});
+
+Deno.test("a taken journal left by a crash is removed unread at the next take", async () => {
+  const cache = new MemoryCache();
+  // Its tombstone may have been consumed by the push that crashed: folding it again would
+  // revive used-up delete evidence.
+  await cache.append(JOURNAL_TAKEN, new TextEncoder().encode('\n"ns/consumed"\n'));
+  await appendTombstone(cache, "ns/new");
+  assertEquals(tombstones(await readSidecar(cache)), ["ns/new"]);
+  const taken = await takeJournal(cache);
+  assertEquals(tombstones(sidecarFoldJournal(undefined, taken.bytes)), ["ns/new"]);
+});
+
+Deno.test("no journal: a take moves nothing and readers see the sidecar as it is", async () => {
+  const cache = new MemoryCache();
+  assertEquals(await readSidecar(cache), undefined);
+  const taken = await takeJournal(cache);
+  assertEquals(taken.moved, false);
+  assertEquals(taken.bytes.length, 0);
+  await giveBackJournal(cache, taken);
+  assertEquals(await cache.readFile(JOURNAL), null);
+});
