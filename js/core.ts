@@ -1227,6 +1227,14 @@ export function sidecarFoldJournal(
   return wasm.sidecarFoldJournal(sidecar, journal);
 }
 
+/**
+ * True when the sidecar already asks the extension to walk everything (dirty, past its cap of
+ * dirty paths): later tombstones may then go to the journal without the extension missing one.
+ */
+export function sidecarWalksEverything(sidecar: Uint8Array): boolean {
+  return wasm.sidecarWalksEverything(sidecar);
+}
+
 /** The journal line `markDirty` appends for a tombstone the core normalised. */
 export function journalLine(tombstone: string): Uint8Array {
   return wasm.journalLine(tombstone);

@@ -6,7 +6,7 @@
  * @module
  */
 import type { CacheStore, FileStat } from "./cache_fs.ts";
-import { Planner, sidecarMarkDirty } from "./core.ts";
+import { Planner, sidecarMarkDirty, sidecarWalksEverything } from "./core.ts";
 import { SIDECAR } from "./context.ts";
 import { appendTombstone } from "./journal.ts";
 
@@ -22,17 +22,19 @@ import { appendTombstone } from "./journal.ts";
  *   cache write: a tombstone lost to a power cut costs no data (the delete it would allow is not
  *   made; a sidecar left unreadable withholds every delete until a full pull). `journal: true`:
  *   append a tombstone to the journal instead of rewriting the sidecar (for a caller that knows
- *   the sidecar already says dirty); a path that is no tombstone still rewrites the sidecar.
+ *   the sidecar already asks for a walk of everything); a path that is no tombstone still
+ *   rewrites the sidecar.
  * @returns the tombstone recorded (undefined when the path cannot be evidence: outside the bound
- *   tree, internal, unsafe; only a bulk walk is then requested), and the sidecar's stat after
- *   a rewrite (none when journalled)
+ *   tree, internal, unsafe; only a bulk walk is then requested); after a rewrite, the sidecar's
+ *   stat and whether it now asks for a walk of everything (later tombstones may then be
+ *   journalled)
  */
 export async function markDirty(
   cache: CacheStore,
   namespace: string | undefined,
   path?: string,
   options: { flush?: boolean; journal?: boolean } = {},
-): Promise<{ tombstone?: string; stat?: FileStat }> {
+): Promise<{ tombstone?: string; stat?: FileStat; walksEverything?: boolean }> {
   using planner = new Planner(namespace);
   const tombstone = path === undefined ? undefined : planner.normalizeTombstone(path);
   if (options.journal && tombstone !== undefined) {
@@ -40,8 +42,7 @@ export async function markDirty(
     return { tombstone };
   }
   const before = (await cache.readFile(SIDECAR)) ?? undefined;
-  const stat = await cache.writeAtomic(SIDECAR, sidecarMarkDirty(before, tombstone), {
-    flush: options.flush ?? true,
-  });
-  return { tombstone, stat };
+  const after = sidecarMarkDirty(before, tombstone);
+  const stat = await cache.writeAtomic(SIDECAR, after, { flush: options.flush ?? true });
+  return { tombstone, stat, walksEverything: sidecarWalksEverything(after) };
 }

@@ -149,6 +149,8 @@ export class S3SyncService {
   readonly #dirtyMemo = new Set<string | typeof BULK>();
   /** The sidecar's stat after our last `markDirty` write. */
   #sidecarWritten: FileStat | null = null;
+  /** Whether that write asked the extension to walk everything (see `markDirty`). */
+  #sidecarWalksEverything = false;
 
   /**
    * @param client any object with the extension's client methods
@@ -464,16 +466,22 @@ export class S3SyncService {
     const oursStill = sameStat(stat, this.#sidecarWritten);
     if (this.#dirtyMemo.has(memo) && oursStill) return;
     if (!oursStill) this.#dirtyMemo.clear();
-    // The first call after the sidecar changed rewrites it (re-read: a stat cannot prove nobody
-    // rewrote it; written without a flush), so it says dirty for the extension too. While it is
-    // still as we left it, a tombstone is one line appended to the journal beside it (rewriting
-    // the whole sidecar per call cost O(n) with n tombstones pending); every sync folds the
-    // journal in before it reads the sidecar.
-    const { stat: written } = await recordDirty(this.#cache, namespace, opts.relPath, {
+    // Rewritten (re-read: a stat cannot prove nobody rewrote it; written without a flush) until
+    // it asks the extension to walk everything, which the extension's own cap of dirty paths
+    // brings about: up to then each path lands in its `dirtyPaths`, as the extension writes
+    // them, so a cache handed back to it walks what it must. From then on, while the sidecar is
+    // as we left it, a tombstone is one line appended to the journal beside it (rewriting the
+    // whole sidecar per call cost O(n) with n tombstones pending); every sync folds the journal
+    // in before it reads the sidecar.
+    const journal = oursStill && this.#sidecarWalksEverything && opts.relPath !== undefined;
+    const written = await recordDirty(this.#cache, namespace, opts.relPath, {
       flush: false,
-      journal: oursStill && opts.relPath !== undefined,
+      journal,
     });
-    if (written) this.#sidecarWritten = written;
+    if (written.stat) {
+      this.#sidecarWritten = written.stat;
+      this.#sidecarWalksEverything = written.walksEverything ?? false;
+    }
     this.#dirtyMemo.add(memo);
   }
 

@@ -223,6 +223,15 @@ impl SyncState {
     }
 }
 
+/// True when a sidecar already asks the extension to walk everything (dirty, `bulkInvalidated`):
+/// further dirty paths change nothing the extension reads, so this core's tombstones may go to
+/// the journal from then on. Before that, each dirty path is rewritten into the sidecar's
+/// `dirtyPaths`, as the extension itself does up to its cap, so a cache handed back to the
+/// extension walks what it must.
+pub fn walks_everything(sidecar: &[u8]) -> bool {
+    SyncState::parse(sidecar).is_some_and(|state| state.local_dirty && state.bulk_invalidated)
+}
+
 /// Folds the tombstone journal into a sidecar: the sidecar as it would read had each
 /// journalled `markDirty` rewritten it, in order (`None` when the sidecar was absent and no line
 /// counts).

@@ -570,6 +570,13 @@ pub fn sidecar_fold_journal(sidecar: Option<Vec<u8>>, journal: Vec<u8>) -> Optio
     crate::sync_state::fold_journal(sidecar.as_deref(), &journal)
 }
 
+/// True when the sidecar already asks the extension to walk everything, so later tombstones may
+/// go to the journal (see [`crate::sync_state::walks_everything`]).
+#[wasm_bindgen(js_name = sidecarWalksEverything)]
+pub fn sidecar_walks_everything(sidecar: &[u8]) -> bool {
+    crate::sync_state::walks_everything(sidecar)
+}
+
 /// The journal line `markDirty` appends for `tombstone` (already normalised).
 #[wasm_bindgen(js_name = journalLine)]
 pub fn journal_line(tombstone: &str) -> Vec<u8> {

@@ -614,3 +614,19 @@ proptest::proptest! {
         proptest::prop_assert_eq!(journal_tombstones(&journal[..cut]), whole);
     }
 }
+
+#[test]
+fn only_a_dirty_sidecar_past_the_extensions_cap_walks_everything() {
+    use s3sync_core::sync_state::walks_everything;
+    let mut state = SyncState::fresh();
+    assert!(!walks_everything(&state.to_json()));
+    for i in 0..DIRTY_PATHS_CAP {
+        state.record_dirty(Some(&format!("ns/p-{i}")));
+        assert!(!walks_everything(&state.to_json()), "{i}");
+    }
+    state.record_dirty(Some("ns/one-more"));
+    assert!(walks_everything(&state.to_json()));
+    assert!(!walks_everything(b"{garbage"));
+    state.mark_synced(Some("\"e\""), "2026-12-01T00:00:00.000Z");
+    assert!(!walks_everything(&state.to_json()), "a sync settles it");
+}

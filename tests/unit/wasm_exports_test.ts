@@ -60,6 +60,7 @@ const FUNCTIONS: Record<string, () => unknown> = {
   sidecarLazyPullActive: () => wasm.sidecarLazyPullActive(DEEP),
   sidecarMarkDirty: () => wasm.sidecarMarkDirty(JUNK, EVIL),
   sidecarUnreadable: () => wasm.sidecarUnreadable(JUNK),
+  sidecarWalksEverything: () => wasm.sidecarWalksEverything(DEEP),
   sidecarWithCatalogHash: () => wasm.sidecarWithCatalogHash(DEEP, HUGE),
 };
 
