@@ -380,9 +380,12 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
           throw error;
         }
         if (taken) await dropTakenJournal(ctx.cache, taken);
+        taken = undefined;
         run.onWritten(undefined, now());
         break;
       case "done":
+        // No sidecar written after a take (nothing to record): its lines go back.
+        if (taken) await giveBackJournal(ctx.cache, taken);
         return push;
     }
   }

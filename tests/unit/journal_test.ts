@@ -13,8 +13,12 @@ import {
   takeJournal,
 } from "../../js/journal.ts";
 import { SIDECAR } from "../../js/context.ts";
+import type { SyncContext } from "../../js/context.ts";
+import { SyncError } from "../../js/errors.ts";
+import { push } from "../../js/push.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
-import { assert, assertEquals } from "../harness/assert.ts";
+import { MemoryClient } from "../harness/memory_client.ts";
+import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 
 const decoder = new TextDecoder();
 
@@ -85,4 +89,26 @@ Deno.test("no journal: a take moves nothing and readers see the sidecar as it is
   assertEquals(taken.bytes.length, 0);
   await giveBackJournal(cache, taken);
   assertEquals(await cache.readFile(JOURNAL), null);
+});
+
+/** A cache whose sidecar cannot be written (a full disk at the wrong moment). */
+class SidecarUnwritable extends MemoryCache {
+  override writeAtomic(path: string, data: Uint8Array) {
+    if (path === SIDECAR) {
+      return Promise.reject(new SyncError("cache-not-writable", `cannot write ${path}: disk full`));
+    }
+    return super.writeAtomic(path, data);
+  }
+}
+
+Deno.test("a push whose sidecar write fails gives the taken journal back", async () => {
+  const client = new MemoryClient();
+  const cache = new SidecarUnwritable().seed({ "data/a.json": "{}" });
+  await appendTombstone(cache, "data/gone.json");
+  const ctx: SyncContext = { store: client, cache, lock: false };
+  const error = await assertRejects(() => push(ctx), SyncError);
+  assertEquals((error as SyncError).code, "cache-not-writable");
+  assert(client.objects.has("data/a.json"), "the push itself landed");
+  assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
+  assertEquals(tombstones(await readSidecar(cache)), ["data/gone.json"]);
 });
