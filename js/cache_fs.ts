@@ -476,10 +476,23 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
 
   /** @inheritdoc */
   async append(path: string, data: Uint8Array): Promise<void> {
-    // `O_APPEND` follows a link at `path` itself as a write would: the journal is a file this
-    // shim creates at the cache root, and a link above it is refused like every write.
+    // An append opens `path` itself, following a link there (a rename-into-place would replace
+    // one instead): only a regular file or nothing may be at `path`, and a link above it is
+    // refused like every write.
     refuseSymlinkedFolders(this.root, path);
-    await this.#io(path, () => Deno.writeFile(this.#abs(path), data, { append: true }));
+    await this.#io(path, async () => {
+      const found = await Deno.lstat(this.#abs(path)).catch((error) => {
+        if (error instanceof Deno.errors.NotFound) return null;
+        throw error;
+      });
+      if (found !== null && !found.isFile) {
+        throw new SyncError(
+          "unsafe-local-path",
+          `refusing to append to ${this.#abs(path)}: it is not a regular file`,
+        );
+      }
+      await Deno.writeFile(this.#abs(path), data, { append: true });
+    });
   }
 
   /** @inheritdoc */

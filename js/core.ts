@@ -766,9 +766,13 @@ export class PullRun {
     core(() => this.#inner.onPublished(published, etag));
   }
 
-  /** The write asked for is done. */
-  onWritten(): void {
-    core(() => this.#inner.onWritten(sessionOf(this.#planner)));
+  /**
+   * The write asked for is done. After the local index, `sidecarNow` is the sidecar read again
+   * (with the journal taken into it): the sidecar the pull writes is decided from it, so what
+   * others recorded meanwhile is kept. Ignored after the sidecar.
+   */
+  onWritten(sidecarNow?: Uint8Array): void {
+    core(() => this.#inner.onWritten(sessionOf(this.#planner), sidecarNow));
   }
 
   /** The bytes a `writeSidecar` action writes. */

@@ -60,8 +60,72 @@ export async function readSidecar(
   path: string = SIDECAR,
 ): Promise<Uint8Array | undefined> {
   const sidecar = (await cache.readFile(path)) ?? undefined;
+  // Only a regular file counts (the same test a take uses): a link planted at the journal's
+  // name would otherwise be read on every sync and never taken, its lines coming back forever.
+  if ((await cache.stat(JOURNAL)) === null) return sidecar;
   const journal = await cache.readFile(JOURNAL);
   return journal === null ? sidecar : sidecarFoldJournal(sidecar, journal);
+}
+
+/**
+ * For a run about to rewrite the sidecar (the push at its end, a pull that vouches for the
+ * cache): takes the journal and reads the sidecar as it is now, the taken lines folded in. The
+ * run decides what to write from this, not from its first read, so what others recorded
+ * meanwhile is kept. Settle the take with {@link settleTaken} on every path that follows.
+ *
+ * @param cache the cache folder
+ * @param path the sidecar's name
+ */
+export async function takeForRewrite(
+  cache: CacheStore,
+  path: string = SIDECAR,
+): Promise<{ taken: TakenJournal; sidecarNow: Uint8Array | undefined }> {
+  const taken = await takeJournal(cache);
+  try {
+    const raw = (await cache.readFile(path)) ?? undefined;
+    return { taken, sidecarNow: taken.moved ? sidecarFoldJournal(raw, taken.bytes) : raw };
+  } catch (error) {
+    await settleTaken(cache, taken, undefined, path);
+    throw error;
+  }
+}
+
+/**
+ * Ends a take: when the sidecar on disk is `written` (the bytes the run meant to write, which
+ * hold the taken lines), the taken file is dropped; otherwise (no sidecar written, or a write
+ * that failed before its rename) the lines go back to the journal. Compared with the disk, not
+ * inferred from the error, since a write can fail after its rename. Never throws: a failure here
+ * must not hide the run's own error; it is logged (the lines then stay in the taken file, which
+ * the next take removes unread, so a delete is withheld, never made).
+ *
+ * @param cache the cache folder
+ * @param taken what {@link takeJournal} returned
+ * @param written the sidecar bytes the run wrote or tried to write, if any
+ * @param path the sidecar's name
+ * @param log where to say that a give-back failed
+ */
+export async function settleTaken(
+  cache: CacheStore,
+  taken: TakenJournal,
+  written: Uint8Array | undefined,
+  path: string = SIDECAR,
+  log?: (line: string) => void,
+): Promise<void> {
+  if (!taken.moved) return;
+  try {
+    const onDisk = written === undefined ? null : await cache.readFile(path);
+    if (onDisk !== null && sameBytes(onDisk, written!)) await dropTakenJournal(cache, taken);
+    else await giveBackJournal(cache, taken);
+  } catch (error) {
+    log?.(
+      `could not put the tombstone journal back (${String(error)}); its deletes are withheld ` +
+        `until the paths are marked again`,
+    );
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
 
 /** A journal moved aside by {@link takeJournal}, with what it held. */

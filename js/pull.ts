@@ -18,7 +18,6 @@ import {
   type PullPlan,
   type PullRequest,
   PullRun,
-  sidecarFoldJournal,
   type Verdict,
 } from "./core.ts";
 import { LOCAL_INDEX, type SyncContext } from "./context.ts";
@@ -31,7 +30,7 @@ import {
   publishUnderLock,
   type RebuiltIndex,
 } from "./remote_index.ts";
-import { dropTakenJournal, giveBackJournal, takeJournal, type TakenJournal } from "./journal.ts";
+import { readSidecar, settleTaken, takeForRewrite, type TakenJournal } from "./journal.ts";
 import { isNotFound } from "./store.ts";
 import { downloadToStage, hashFile, readChunks, stageFile } from "./transfer.ts";
 
@@ -128,18 +127,17 @@ async function pullWith(
   let moved: Transferred | undefined;
   let applied: PullApplied | undefined;
   let indexPublished = false;
-  // The journal is taken with the sidecar (see journal.ts): the sidecar this pull writes holds
-  // its lines, so they must not be folded again (each fold marks the cache dirty, and would turn
-  // every later no-op pull into a full one). Given back when no sidecar gets written.
+  // The journal is taken once the local index is written, when the sidecar is read again to
+  // decide what this pull records (see journal.ts): the sidecar written then holds its lines,
+  // which must not be folded again (each fold marks the cache dirty, and would turn every later
+  // no-op pull into a full one). Settled on every path that follows.
   let taken: TakenJournal | undefined;
   try {
     for (;;) {
       const action = run.poll();
       switch (action.action) {
         case "readLocalState": {
-          taken = await takeJournal(ctx.cache);
-          const raw = (await ctx.cache.readFile(action.sidecar)) ?? undefined;
-          const sidecar = taken.moved ? sidecarFoldJournal(raw, taken.bytes) : raw;
+          const sidecar = await readSidecar(ctx.cache, action.sidecar);
           run.onLocalState(sidecar, (await ctx.cache.stat(action.localIndex)) !== null);
           break;
         }
@@ -198,16 +196,24 @@ async function pullWith(
           run.onPublished(indexPublished, put?.etag);
           break;
         }
-        case "writeLocalIndex":
+        case "writeLocalIndex": {
           await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPull());
+          const current = await takeForRewrite(ctx.cache);
+          taken = current.taken;
+          run.onWritten(current.sidecarNow);
+          break;
+        }
+        case "writeSidecar": {
+          const bytes = run.sidecar();
+          try {
+            await ctx.cache.writeAtomic(action.path, bytes);
+          } finally {
+            if (taken) await settleTaken(ctx.cache, taken, bytes, action.path, ctx.log);
+            taken = undefined;
+          }
           run.onWritten();
           break;
-        case "writeSidecar":
-          await ctx.cache.writeAtomic(action.path, run.sidecar());
-          if (taken) await dropTakenJournal(ctx.cache, taken);
-          taken = undefined;
-          run.onWritten();
-          break;
+        }
         case "done":
           if (action.noop) {
             ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
@@ -228,7 +234,7 @@ async function pullWith(
       }
     }
   } finally {
-    if (taken) await giveBackJournal(ctx.cache, taken);
+    if (taken) await settleTaken(ctx.cache, taken, undefined, undefined, ctx.log);
   }
 }
 

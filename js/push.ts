@@ -20,19 +20,12 @@ import {
   type PushPlan,
   PushRun,
   type PushRunRequest,
-  sidecarFoldJournal,
   type Uploaded,
 } from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
-import {
-  dropTakenJournal,
-  giveBackJournal,
-  readSidecar,
-  takeJournal,
-  type TakenJournal,
-} from "./journal.ts";
+import { readSidecar, settleTaken, takeForRewrite, type TakenJournal } from "./journal.ts";
 import { writeV1Mirror } from "./shards.ts";
 import { logBase } from "./pull.ts";
 import {
@@ -353,7 +346,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         run.onDeleted(report.deleted, failures.length);
         break;
       }
-      case "writeLocalIndex":
+      case "writeLocalIndex": {
         await recording(
           report,
           () => ctx.cache.writeAtomic(action.path, planner.localIndexAfterPush()),
@@ -361,31 +354,30 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         // Read again: swamp core may have marked files dirty since the push began. The journal
         // is taken, not just read: the sidecar written next holds its lines, minus the
         // tombstones this push consumed, and those must not come back from the journal.
-        taken = await recording(report, () => takeJournal(ctx.cache));
+        const current = await recording(report, () => takeForRewrite(ctx.cache, SIDECAR));
+        taken = current.taken;
         try {
-          run.onWritten(
-            sidecarFoldJournal((await ctx.cache.readFile(SIDECAR)) ?? undefined, taken.bytes),
-            now(),
-          );
+          run.onWritten(current.sidecarNow, now());
         } catch (error) {
-          await giveBackJournal(ctx.cache, taken);
+          await settleTaken(ctx.cache, taken, undefined, SIDECAR, ctx.log);
           throw error;
         }
         break;
-      case "writeSidecar":
+      }
+      case "writeSidecar": {
+        const bytes = run.sidecar();
         try {
-          await recording(report, () => ctx.cache.writeAtomic(action.path, run.sidecar()));
-        } catch (error) {
-          if (taken) await giveBackJournal(ctx.cache, taken);
-          throw error;
+          await recording(report, () => ctx.cache.writeAtomic(action.path, bytes));
+        } finally {
+          if (taken) await settleTaken(ctx.cache, taken, bytes, action.path, ctx.log);
+          taken = undefined;
         }
-        if (taken) await dropTakenJournal(ctx.cache, taken);
-        taken = undefined;
         run.onWritten(undefined, now());
         break;
+      }
       case "done":
         // No sidecar written after a take (nothing to record): its lines go back.
-        if (taken) await giveBackJournal(ctx.cache, taken);
+        if (taken) await settleTaken(ctx.cache, taken, undefined, SIDECAR, ctx.log);
         return push;
     }
   }

@@ -375,8 +375,11 @@ impl PullRun {
         Ok(())
     }
 
-    /// The last write asked for is done.
-    pub fn on_written(&mut self, session: &Session) -> CoreResult<()> {
+    /// The last write asked for is done. After the local index, `sidecar_now` is the sidecar
+    /// read again (absent: `None`): the sidecar this pull writes is decided from it, not from
+    /// the copy read at the start, so what others recorded meanwhile (a `markDirty`, a push that
+    /// consumed tombstones) is kept, never written over. After the sidecar it is ignored.
+    pub fn on_written(&mut self, session: &Session, sidecar_now: Option<&[u8]>) -> CoreResult<()> {
         match self.stage {
             Stage::AwaitLocalIndex => {
                 let end = PullEnd {
@@ -387,7 +390,7 @@ impl PullRun {
                     commit_seq: self.commit_seq,
                     now_iso: self.now_iso.clone(),
                 };
-                self.sidecar_after = session.sidecar_after_pull(self.sidecar.as_deref(), &end)?;
+                self.sidecar_after = session.sidecar_after_pull(sidecar_now, &end)?;
                 self.stage = Stage::LocalIndexWritten;
                 Ok(())
             }

@@ -217,9 +217,13 @@ impl SyncState {
         all
     }
 
-    /// Forgets tombstones a completed push has acted on.
+    /// Forgets tombstones a completed push has acted on, in both places they are read from: an
+    /// extension `dirtyPaths` entry is evidence too ([`SyncState::tombstones_of`]), and one left
+    /// behind after an unverified push (which keeps `dirtyPaths`) would come back as used-up
+    /// evidence.
     pub fn consume_tombstones(&mut self, consumed: &[String]) {
         self.tombstones.retain(|t| !consumed.contains(t));
+        self.dirty_paths.retain(|p| !consumed.contains(p));
     }
 }
 

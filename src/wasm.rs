@@ -1717,10 +1717,17 @@ impl PullRun {
             .map_err(to_js_error)
     }
 
-    /// The write asked for is done.
+    /// The write asked for is done; after the local index, with the sidecar read again
+    /// (undefined when absent; ignored after the sidecar).
     #[wasm_bindgen(js_name = onWritten)]
-    pub fn on_written(&mut self, planner: &Planner) -> Result<(), JsValue> {
-        self.inner.on_written(&planner.inner).map_err(to_js_error)
+    pub fn on_written(
+        &mut self,
+        planner: &Planner,
+        sidecar_now: Option<Vec<u8>>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_written(&planner.inner, sidecar_now.as_deref())
+            .map_err(to_js_error)
     }
 
     /// The bytes a `writeSidecar` action writes.

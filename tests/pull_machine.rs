@@ -122,7 +122,7 @@ fn answers_out_of_order_are_refused_not_obeyed() {
         "invalid-input"
     );
     assert_eq!(
-        run.on_written(&session).unwrap_err().code(),
+        run.on_written(&session, None).unwrap_err().code(),
         "invalid-input"
     );
     assert!(run.sidecar().is_err());

@@ -630,3 +630,19 @@ fn only_a_dirty_sidecar_past_the_extensions_cap_walks_everything() {
     state.mark_synced(Some("\"e\""), "2026-12-01T00:00:00.000Z");
     assert!(!walks_everything(&state.to_json()), "a sync settles it");
 }
+
+#[test]
+fn an_unverified_push_forgets_used_tombstones_in_dirty_paths_too() {
+    // `dirtyPaths` count as evidence (`tombstones_of`); a push that could not verify the cache
+    // keeps them, so a path it acted on must leave them as well as `s3syncTombstones`.
+    let mut state = SyncState::fresh();
+    state.record_dirty(Some("ns/used"));
+    state.record_dirty(Some("ns/kept"));
+    state.record_push(
+        false,
+        None,
+        "2026-12-01T00:00:00.000Z",
+        &["ns/used".to_string()],
+    );
+    assert_eq!(SyncState::tombstones_of(&state.to_json()), ["ns/kept"]);
+}

@@ -285,11 +285,15 @@ pub fn run_pull(
             }
             PullAction::WriteLocalIndex { path } => {
                 cache.write(&path, session.local_index_after_pull().unwrap());
-                run.on_written(&session).unwrap();
+                let sidecar = cache
+                    .files
+                    .get(".datastore-sync-state.json")
+                    .map(|(b, _)| b.clone());
+                run.on_written(&session, sidecar.as_deref()).unwrap();
             }
             PullAction::WriteSidecar { path } => {
                 cache.write(&path, run.sidecar().unwrap().to_vec());
-                run.on_written(&session).unwrap();
+                run.on_written(&session, None).unwrap();
             }
             PullAction::Done { noop } => {
                 ran.noop = noop;

@@ -1,7 +1,8 @@
 /** The cache adapter on a real temp folder: atomic writes, the walk, path checks. */
 import { checkCachePath, DenoCacheFs, TEMP_PREFIX } from "../../js/cache_fs.ts";
 import { SyncError } from "../../js/errors.ts";
-import { assert, assertEquals, assertThrows } from "../harness/assert.ts";
+import { assert, assertEquals, assertRejects, assertThrows } from "../harness/assert.ts";
+import { JOURNAL, readSidecar } from "../../js/journal.ts";
 
 Deno.test("writeAtomic creates folders, replaces whole files and leaves no temp file", async () => {
   const root = await Deno.makeTempDir();
@@ -189,5 +190,25 @@ Deno.test("removeEmptyTree removes only empty folders and keeps any tree holding
   } finally {
     await Deno.remove(root, { recursive: true });
     await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("append refuses a link at the path; the journal behind a link is never read", async () => {
+  const root = await Deno.makeTempDir({ prefix: "s3sync-append-" });
+  const outside = await Deno.makeTempFile({ prefix: "s3sync-outside-" });
+  try {
+    await Deno.writeTextFile(outside, '\n"data/planted"\n');
+    await Deno.symlink(outside, `${root}/${JOURNAL}`);
+    const cache = new DenoCacheFs(root);
+    const error = await assertRejects(
+      () => cache.append(JOURNAL, new TextEncoder().encode('\n"data/x"\n')),
+      SyncError,
+    );
+    assertEquals((error as SyncError).code, "unsafe-local-path");
+    assertEquals(await Deno.readTextFile(outside), '\n"data/planted"\n');
+    assertEquals(await readSidecar(cache), undefined);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside);
   }
 });

@@ -15,6 +15,7 @@ import {
 import { SIDECAR } from "../../js/context.ts";
 import type { SyncContext } from "../../js/context.ts";
 import { SyncError } from "../../js/errors.ts";
+import { pull } from "../../js/pull.ts";
 import { push } from "../../js/push.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
 import { MemoryClient } from "../harness/memory_client.ts";
@@ -111,4 +112,35 @@ Deno.test("a push whose sidecar write fails gives the taken journal back", async
   assert(client.objects.has("data/a.json"), "the push itself landed");
   assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
   assertEquals(tombstones(await readSidecar(cache)), ["data/gone.json"]);
+});
+
+/** A cache that records every move, to see whether a run took the journal. */
+class MoveRecording extends MemoryCache {
+  readonly moves: string[] = [];
+  override moveNew(from: string, to: string): Promise<boolean> {
+    this.moves.push(from);
+    return super.moveNew(from, to);
+  }
+}
+
+Deno.test("a pull that writes no sidecar (scoped) never takes the journal", async () => {
+  // A pull holding the journal while a push consumed tombstones would give them back after.
+  const client = new MemoryClient();
+  const seedCache = new MemoryCache().seed({ "data/a.json": "{}", "logs/b.log": "b" });
+  await push({ store: client, cache: seedCache, lock: false });
+  const cache = new MoveRecording();
+  await pull({ store: client, cache, lock: false });
+  await appendTombstone(cache, "data/gone.json");
+  const before = await cache.readFile(JOURNAL);
+  cache.moves.length = 0;
+  await pull({ store: client, cache, lock: false }, { scope: ["logs"] });
+  assert(!cache.moves.includes(JOURNAL), `moved: ${cache.moves}`);
+  assertEquals(await cache.readFile(JOURNAL), before);
+  // Nor does a no-op pull (it writes nothing); the push takes it and writes the sidecar.
+  await pull({ store: client, cache, lock: false });
+  assertEquals(await cache.readFile(JOURNAL), before);
+  await push({ store: client, cache, lock: false });
+  assert(cache.moves.includes(JOURNAL));
+  assertEquals(await cache.readFile(JOURNAL), null);
+  assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
 });
