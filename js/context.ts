@@ -50,3 +50,7 @@ export interface SyncContext {
 export const LOCAL_INDEX: string = BOOKKEEPING.localIndex;
 /** The sync-state sidecar at the cache root (the core's name). */
 export const SIDECAR: string = BOOKKEEPING.sidecar;
+/** The tombstone journal beside the sidecar (the core's name; see journal.ts). */
+export const JOURNAL: string = BOOKKEEPING.journal;
+/** Where a run moves the journal while it folds it into the sidecar (the core's name). */
+export const JOURNAL_TAKEN: string = BOOKKEEPING.journalTaken;

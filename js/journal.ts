@@ -12,13 +12,8 @@
  * @module
  */
 import type { CacheStore } from "./cache_fs.ts";
-import { BOOKKEEPING, journalLine, sidecarFoldJournal } from "./core.ts";
-
-/** The journal's name at the cache root (the core's; internal, never synced). */
-export const JOURNAL: string = BOOKKEEPING.journal;
-/** Where a push moves the journal while it folds it into the sidecar. */
-export const JOURNAL_TAKEN: string = BOOKKEEPING.journalTaken;
-const SIDECAR: string = BOOKKEEPING.sidecar;
+import { journalLine, sidecarFoldJournal } from "./core.ts";
+import { JOURNAL, JOURNAL_TAKEN, SIDECAR } from "./context.ts";
 
 /**
  * Appends and takes of one cache, in this process, one at a time: an append that had opened the

@@ -10,7 +10,7 @@ import { SyncError } from "../../js/errors.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 import { contentOf, datastoreRels, listTree } from "../harness/seed.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";
-import { JOURNAL, JOURNAL_TAKEN } from "../../js/journal.ts";
+import { JOURNAL, JOURNAL_TAKEN } from "../../js/context.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

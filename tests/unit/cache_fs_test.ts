@@ -2,7 +2,8 @@
 import { checkCachePath, DenoCacheFs, TEMP_PREFIX } from "../../js/cache_fs.ts";
 import { SyncError } from "../../js/errors.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "../harness/assert.ts";
-import { JOURNAL, readSidecar } from "../../js/journal.ts";
+import { JOURNAL } from "../../js/context.ts";
+import { readSidecar } from "../../js/journal.ts";
 
 Deno.test("writeAtomic creates folders, replaces whole files and leaves no temp file", async () => {
   const root = await Deno.makeTempDir();

@@ -7,12 +7,10 @@ import {
   appendTombstone,
   dropTakenJournal,
   giveBackJournal,
-  JOURNAL,
-  JOURNAL_TAKEN,
   readSidecar,
   takeJournal,
 } from "../../js/journal.ts";
-import { SIDECAR } from "../../js/context.ts";
+import { JOURNAL, JOURNAL_TAKEN, SIDECAR } from "../../js/context.ts";
 import type { SyncContext } from "../../js/context.ts";
 import { SyncError } from "../../js/errors.ts";
 import { pull } from "../../js/pull.ts";
