@@ -194,6 +194,9 @@ function randomSuffix(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Files up to this size are read in one direct call (see `readFile`). */
+const DIRECT_READ_MAX = 256 * 1024;
+
 /** Bytes read from a file per chunk when streaming it. */
 const READ_CHUNK = 256 * 1024;
 
@@ -318,6 +321,11 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
     refuseSymlinkedFolders(this.root, path);
     return await this.#io(path, async () => {
       try {
+        // Small files (the bookkeeping read on every `markDirty`) in one direct call, faster
+        // than an async op's round trip; big ones (an index) without blocking the event loop.
+        if (Deno.lstatSync(this.#abs(path)).size <= DIRECT_READ_MAX) {
+          return Deno.readFileSync(this.#abs(path));
+        }
         return await Deno.readFile(this.#abs(path));
       } catch (error) {
         if (error instanceof Deno.errors.NotFound) return null;
@@ -400,10 +408,45 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
     data: Uint8Array,
     options: { flush?: boolean } = {},
   ): Promise<FileStat> {
+    if (options.flush === false) {
+      // Unflushed rewrites are the per-call bookkeeping (swamp core calls `markDirty` before
+      // every cache write): none waits on the device, and each of their six steps cost more as
+      // an async op's round trip through the event loop than as the system call itself, so they
+      // run as direct calls (about twice as fast per rewrite).
+      return await this.#io(path, () => Promise.resolve(this.#replaceUnflushed(path, data)));
+    }
     return await this.#io(path, async () => {
       const { temp } = await this.#writeTemp(path, oneChunk(data), undefined, options.flush);
       return await this.#renameInto(path, temp);
     });
+  }
+
+  /**
+   * `writeAtomic` without a flush, in direct calls: the same steps and checks as
+   * `#writeTemp` then `#renameInto` (a new temp file beside `path`, never through a link,
+   * renamed over it; a failure removes the temp file).
+   */
+  #replaceUnflushed(path: string, data: Uint8Array): FileStat {
+    const target = this.#abs(path);
+    const folder = dirname(target);
+    refuseSymlinkedFolders(this.root, path);
+    Deno.mkdirSync(folder, { recursive: true });
+    refuseSymlinkedFolders(this.root, path);
+    const temp = `${folder}${sep}${TEMP_PREFIX}${randomSuffix()}`;
+    try {
+      Deno.writeFileSync(temp, data, { createNew: true });
+      refuseSymlinkedFolders(this.root, path);
+      Deno.renameSync(temp, target);
+    } catch (error) {
+      try {
+        Deno.removeSync(temp);
+      } catch {
+        // Never created, or already gone: nothing to clean up.
+      }
+      throw error;
+    }
+    const stat = Deno.statSync(target);
+    return { size: stat.size, mtimeMs: stat.mtime?.getTime() };
   }
 
   /**
@@ -463,12 +506,16 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
 
   /** @inheritdoc */
   async stat(path: string): Promise<FileStat | null> {
-    return await this.#io(path, async () => {
+    // A direct call: an lstat answers from the inode cache, faster than an async op's round
+    // trip, and the sidecar's is taken on every `markDirty`.
+    return await this.#io(path, () => {
       try {
-        const stat = await Deno.lstat(this.#abs(path));
-        return stat.isFile ? { size: stat.size, mtimeMs: stat.mtime?.getTime() } : null;
+        const stat = Deno.lstatSync(this.#abs(path));
+        return Promise.resolve(
+          stat.isFile ? { size: stat.size, mtimeMs: stat.mtime?.getTime() } : null,
+        );
       } catch (error) {
-        if (error instanceof Deno.errors.NotFound) return null;
+        if (error instanceof Deno.errors.NotFound) return Promise.resolve(null);
         throw error;
       }
     });
@@ -480,18 +527,22 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
     // one instead): only a regular file or nothing may be at `path`, and a link above it is
     // refused like every write.
     refuseSymlinkedFolders(this.root, path);
-    await this.#io(path, async () => {
-      const found = await Deno.lstat(this.#abs(path)).catch((error) => {
-        if (error instanceof Deno.errors.NotFound) return null;
-        throw error;
-      });
+    // Direct calls, like the unflushed rewrite: one journal line per `markDirty`, no flush.
+    await this.#io(path, () => {
+      let found: Deno.FileInfo | null = null;
+      try {
+        found = Deno.lstatSync(this.#abs(path));
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
       if (found !== null && !found.isFile) {
         throw new SyncError(
           "unsafe-local-path",
           `refusing to append to ${this.#abs(path)}: it is not a regular file`,
         );
       }
-      await Deno.writeFile(this.#abs(path), data, { append: true });
+      Deno.writeFileSync(this.#abs(path), data, { append: true });
+      return Promise.resolve();
     });
   }
 

@@ -1210,7 +1210,10 @@ export function findCollisions(paths: string[]): Collision[] {
   return core(() => wasm.findCollisions(paths));
 }
 
-/** The sidecar after a `markDirty` (tombstone already normalised, or undefined for bulk). */
+/**
+ * The sidecar after a `markDirty` (tombstone already normalised, or undefined for bulk); a
+ * {@link DirtyRecorder} gives the same bytes without parsing its own output again.
+ */
 export function sidecarMarkDirty(sidecar: Uint8Array | undefined, tombstone?: string): Uint8Array {
   return wasm.sidecarMarkDirty(sidecar, tombstone);
 }
@@ -1232,11 +1235,33 @@ export function sidecarFoldJournal(
 }
 
 /**
- * True when the sidecar already asks the extension to walk everything (dirty, past its cap of
- * dirty paths): later tombstones may then go to the journal without the extension missing one.
+ * Records `markDirty` calls into the sidecar, one rewrite per call, reusing the state behind the
+ * bytes it returned last when it is handed exactly those bytes again (read from disk each call,
+ * so another writer's rewrite is parsed, never overlooked). A service keeps one for its life, so
+ * a run of calls parses the growing sidecar once instead of once per call.
  */
-export function sidecarWalksEverything(sidecar: Uint8Array): boolean {
-  return wasm.sidecarWalksEverything(sidecar);
+export class DirtyRecorder {
+  readonly #inner = new wasm.DirtyRecorder();
+
+  /**
+   * The sidecar after a `markDirty`.
+   *
+   * @param sidecar its current bytes, undefined when absent
+   * @param tombstone the path, normalised (see {@link Planner.normalizeTombstone}); undefined
+   *   asks for a walk of everything
+   */
+  record(sidecar: Uint8Array | undefined, tombstone?: string): Uint8Array {
+    return this.#inner.record(sidecar, tombstone);
+  }
+
+  /**
+   * True when the sidecar last returned asks the extension to walk everything (dirty, past its
+   * cap of dirty paths): later tombstones may then go to the journal without the extension
+   * missing one.
+   */
+  get walksEverything(): boolean {
+    return this.#inner.walksEverything;
+  }
 }
 
 /** The journal line `markDirty` appends for a tombstone the core normalised. */

@@ -6,7 +6,7 @@
  * @module
  */
 import type { CacheStore, FileStat } from "./cache_fs.ts";
-import { Planner, sidecarMarkDirty, sidecarWalksEverything } from "./core.ts";
+import { DirtyRecorder, Planner } from "./core.ts";
 import { SIDECAR } from "./context.ts";
 import { appendTombstone } from "./journal.ts";
 
@@ -23,7 +23,8 @@ import { appendTombstone } from "./journal.ts";
  *   made; a sidecar left unreadable withholds every delete until a full pull). `journal: true`:
  *   append a tombstone to the journal instead of rewriting the sidecar (for a caller that knows
  *   the sidecar already asks for a walk of everything); a path that is no tombstone still
- *   rewrites the sidecar.
+ *   rewrites the sidecar. `recorder`: the caller's {@link DirtyRecorder}, kept across calls so a
+ *   sidecar it wrote itself is not parsed again (a fresh one per call otherwise).
  * @returns the tombstone recorded (undefined when the path cannot be evidence: outside the bound
  *   tree, internal, unsafe; only a bulk walk is then requested); after a rewrite, the sidecar's
  *   stat and whether it now asks for a walk of everything (later tombstones may then be
@@ -33,7 +34,7 @@ export async function markDirty(
   cache: CacheStore,
   namespace: string | undefined,
   path?: string,
-  options: { flush?: boolean; journal?: boolean } = {},
+  options: { flush?: boolean; journal?: boolean; recorder?: DirtyRecorder } = {},
 ): Promise<{ tombstone?: string; stat?: FileStat; walksEverything?: boolean }> {
   using planner = new Planner(namespace);
   const tombstone = path === undefined ? undefined : planner.normalizeTombstone(path);
@@ -41,8 +42,9 @@ export async function markDirty(
     await appendTombstone(cache, tombstone);
     return { tombstone };
   }
+  const recorder = options.recorder ?? new DirtyRecorder();
   const before = (await cache.readFile(SIDECAR)) ?? undefined;
-  const after = sidecarMarkDirty(before, tombstone);
+  const after = recorder.record(before, tombstone);
   const stat = await cache.writeAtomic(SIDECAR, after, { flush: options.flush ?? true });
-  return { tombstone, stat, walksEverything: sidecarWalksEverything(after) };
+  return { tombstone, stat, walksEverything: recorder.walksEverything };
 }

@@ -11,6 +11,7 @@
  */
 import { type CacheStore, DenoCacheFs, type FileStat, isSymlinkRefusal } from "./cache_fs.ts";
 import {
+  DirtyRecorder,
   mapCallerPath,
   mapRel,
   Planner,
@@ -151,6 +152,8 @@ export class S3SyncService {
   #sidecarWritten: FileStat | null = null;
   /** Whether that write asked the extension to walk everything (see `markDirty`). */
   #sidecarWalksEverything = false;
+  /** The sidecar state behind our last `markDirty` write, so the next call need not parse it. */
+  readonly #dirtyRecorder = new DirtyRecorder();
 
   /**
    * @param client any object with the extension's client methods
@@ -477,6 +480,7 @@ export class S3SyncService {
     const written = await recordDirty(this.#cache, namespace, opts.relPath, {
       flush: false,
       journal,
+      recorder: this.#dirtyRecorder,
     });
     if (written.stat) {
       this.#sidecarWritten = written.stat;

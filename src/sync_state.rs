@@ -93,7 +93,16 @@ impl SyncState {
 
     /// The pretty JSON the extension writes (two-space indent, no trailing newline).
     pub fn to_json(&self) -> Vec<u8> {
-        serde_json::to_vec_pretty(self).unwrap_or_default()
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    /// Appends [`SyncState::to_json`]'s bytes to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        // Writing into a `Vec` cannot fail, and every field serialises (strings, numbers from
+        // parsed JSON, booleans); on the impossible error `out` keeps what was written.
+        let _ = serde_json::to_writer_pretty(out, self);
     }
 
     /// Records a verified, clean sync against the remote index `etag` at `now_iso`. A multipart
@@ -217,6 +226,11 @@ impl SyncState {
         all
     }
 
+    /// True when this state asks the extension to walk everything: dirty, `bulkInvalidated`.
+    pub fn asks_walk_of_everything(&self) -> bool {
+        self.local_dirty && self.bulk_invalidated
+    }
+
     /// Forgets tombstones a completed push has acted on, in both places they are read from: an
     /// extension `dirtyPaths` entry is evidence too ([`SyncState::tombstones_of`]), and one left
     /// behind after an unverified push (which keeps `dirtyPaths`) would come back as used-up
@@ -227,13 +241,79 @@ impl SyncState {
     }
 }
 
+/// Records `markDirty` calls into the sidecar, one rewrite per call, keeping what it last wrote.
+///
+/// Swamp core calls `markDirty` before every cache write, and each call parses the sidecar,
+/// records the path and writes it back. Parsing it again costs as much as writing it (the
+/// sidecar grows with every pending tombstone), so the recorder keeps the state behind the bytes
+/// it returned last: when the caller hands back exactly those bytes (read from disk again, so a
+/// rewrite by anyone else is seen), that state is reused instead of parsed. Any other bytes are
+/// parsed as [`SyncState::for_update`] reads them, so a sequence of calls gives the same bytes
+/// as [`SyncState::for_update`], [`SyncState::record_dirty`] and [`SyncState::to_json`] per call.
+#[derive(Debug, Default)]
+pub struct DirtyRecorder {
+    /// The bytes last returned and the state they serialise.
+    last: Option<(Vec<u8>, SyncState)>,
+}
+
+impl DirtyRecorder {
+    /// An empty recorder (the first call parses).
+    pub fn new() -> DirtyRecorder {
+        DirtyRecorder::default()
+    }
+
+    /// The sidecar `sidecar` (its current bytes, `None` when absent) after a `markDirty` of
+    /// `tombstone` (see [`SyncState::record_dirty`]).
+    pub fn record(&mut self, sidecar: Option<&[u8]>, tombstone: Option<&str>) -> &[u8] {
+        let (mut bytes, mut state) = match (self.last.take(), sidecar) {
+            // Only our own bytes, unchanged, skip the parse: `parse(to_json(s)) == s` for every
+            // state this recorder builds (tests/sync_state.rs checks the equivalence).
+            (Some((bytes, state)), Some(current)) if same_bytes(&bytes, current) => (bytes, state),
+            (last, _) => (
+                last.map(|(bytes, _)| bytes).unwrap_or_default(),
+                SyncState::for_update(sidecar),
+            ),
+        };
+        state.record_dirty(tombstone);
+        // Written into the last call's buffer: the sidecar only grows between syncs, so this
+        // reuses the allocation instead of growing a new one from empty each call.
+        bytes.clear();
+        state.write_json(&mut bytes);
+        &self.last.insert((bytes, state)).0
+    }
+
+    /// True when the sidecar last returned asks the extension to walk everything (see
+    /// [`walks_everything`]); false before the first call.
+    pub fn walks_everything(&self) -> bool {
+        self.last
+            .as_ref()
+            .is_some_and(|(_, state)| state.asks_walk_of_everything())
+    }
+}
+
+/// Byte equality, eight bytes per step: WASM's `memcmp` compares one byte at a time, which made
+/// comparing a sidecar cost as much as parsing it.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (a_words, b_words) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tails_match = a_words.remainder() == b_words.remainder();
+    tails_match
+        && a_words.zip(b_words).all(|(x, y)| {
+            // `chunks_exact(8)` yields exactly eight bytes, so both conversions succeed.
+            u64::from_ne_bytes(x.try_into().unwrap_or_default())
+                == u64::from_ne_bytes(y.try_into().unwrap_or_default())
+        })
+}
+
 /// True when a sidecar already asks the extension to walk everything (dirty, `bulkInvalidated`):
 /// further dirty paths change nothing the extension reads, so this core's tombstones may go to
 /// the journal from then on. Before that, each dirty path is rewritten into the sidecar's
 /// `dirtyPaths`, as the extension itself does up to its cap, so a cache handed back to the
 /// extension walks what it must.
 pub fn walks_everything(sidecar: &[u8]) -> bool {
-    SyncState::parse(sidecar).is_some_and(|state| state.local_dirty && state.bulk_invalidated)
+    SyncState::parse(sidecar).is_some_and(|state| state.asks_walk_of_everything())
 }
 
 /// Folds the tombstone journal into a sidecar: the sidecar as it would read had each

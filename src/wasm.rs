@@ -570,11 +570,48 @@ pub fn sidecar_fold_journal(sidecar: Option<Vec<u8>>, journal: Vec<u8>) -> Optio
     crate::sync_state::fold_journal(sidecar.as_deref(), &journal)
 }
 
-/// True when the sidecar already asks the extension to walk everything, so later tombstones may
-/// go to the journal (see [`crate::sync_state::walks_everything`]).
-#[wasm_bindgen(js_name = sidecarWalksEverything)]
-pub fn sidecar_walks_everything(sidecar: &[u8]) -> bool {
-    crate::sync_state::walks_everything(sidecar)
+/// Records `markDirty` calls into the sidecar, reusing the state behind the bytes it wrote last
+/// (see [`crate::sync_state::DirtyRecorder`]); one per service, so a run of calls parses once.
+#[wasm_bindgen]
+pub struct DirtyRecorder {
+    inner: crate::sync_state::DirtyRecorder,
+}
+
+#[wasm_bindgen]
+impl DirtyRecorder {
+    /// An empty recorder.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> DirtyRecorder {
+        DirtyRecorder {
+            inner: crate::sync_state::DirtyRecorder::new(),
+        }
+    }
+
+    /// The sidecar (its current bytes, undefined when absent) after a `markDirty` of
+    /// `tombstone` (already normalised; undefined asks for a walk of everything).
+    pub fn record(
+        &mut self,
+        sidecar: Option<js_sys::Uint8Array>,
+        tombstone: Option<String>,
+    ) -> js_sys::Uint8Array {
+        // Copied across once each way: the recorder keeps its own bytes to compare the next
+        // call's with, so neither side needs an owned copy of the other's.
+        let current = sidecar.map(|bytes| bytes.to_vec());
+        js_sys::Uint8Array::from(self.inner.record(current.as_deref(), tombstone.as_deref()))
+    }
+
+    /// True when the sidecar last returned asks the extension to walk everything, so later
+    /// tombstones may go to the journal (see [`crate::sync_state::walks_everything`]).
+    #[wasm_bindgen(getter, js_name = walksEverything)]
+    pub fn walks_everything(&self) -> bool {
+        self.inner.walks_everything()
+    }
+}
+
+impl Default for DirtyRecorder {
+    fn default() -> Self {
+        DirtyRecorder::new()
+    }
 }
 
 /// The journal line `markDirty` appends for `tombstone` (already normalised).

@@ -646,3 +646,126 @@ fn an_unverified_push_forgets_used_tombstones_in_dirty_paths_too() {
     );
     assert_eq!(SyncState::tombstones_of(&state.to_json()), ["ns/kept"]);
 }
+
+/// One `markDirty` rewrite without a recorder: parse, record, serialise (what the service did
+/// per call before the recorder).
+fn rewritten(sidecar: Option<&[u8]>, tombstone: Option<&str>) -> Vec<u8> {
+    let mut state = SyncState::for_update(sidecar);
+    state.record_dirty(tombstone);
+    state.to_json()
+}
+
+/// A JSON value for unknown sidecar fields: the shapes whose round trip could drift (floats,
+/// big integers, escapes, nesting).
+fn any_extra_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("JSON has no NaN or infinity", |f| f.is_finite())
+            .prop_map(Value::from),
+        "[a-z\"\\\\é\u{1F600}\n]{0,8}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z]{1,4}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// What lies on disk before a `markDirty`: whatever the recorder wrote last, or someone else's
+/// rewrite of it.
+#[derive(Debug, Clone)]
+enum OnDisk {
+    /// The recorder's own bytes, untouched.
+    Ours,
+    /// Removed.
+    Absent,
+    /// Unreadable bytes.
+    Garbage,
+    /// A sync settled it (the push or a pull rewrote it), with extra fields of another writer.
+    Synced(Vec<(String, Value)>),
+    /// Another writer added a tombstone.
+    OtherTombstone(String),
+}
+
+fn any_on_disk() -> impl proptest::strategy::Strategy<Value = OnDisk> {
+    use proptest::prelude::*;
+    prop_oneof![
+        6 => Just(OnDisk::Ours),
+        1 => Just(OnDisk::Absent),
+        1 => Just(OnDisk::Garbage),
+        1 => proptest::collection::vec(("x[a-z]{1,4}", any_extra_value()), 0..4)
+            .prop_map(OnDisk::Synced),
+        1 => "ns/[a-c]{1,2}".prop_map(OnDisk::OtherTombstone),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// The recorder writes exactly the bytes a fresh parse per call writes, whatever happened
+    /// to the sidecar between calls: reusing its own state never hides another writer's change.
+    #[test]
+    fn the_recorder_writes_what_a_parse_per_call_writes(
+        steps in proptest::collection::vec(
+            (any_on_disk(), proptest::option::weighted(0.9, "ns/[a-c]{1,2}")),
+            1..40,
+        ),
+    ) {
+        use s3sync_core::sync_state::DirtyRecorder;
+        let mut recorder = DirtyRecorder::new();
+        let mut disk: Option<Vec<u8>> = None;
+        for (change, tombstone) in steps {
+            match change {
+                OnDisk::Ours => {}
+                OnDisk::Absent => disk = None,
+                OnDisk::Garbage => disk = Some(b"{\"version\":2,".to_vec()),
+                OnDisk::Synced(extra) => {
+                    let mut state = SyncState::for_update(disk.as_deref());
+                    state.mark_synced(Some("\"etag\""), NOW);
+                    state.extra.extend(extra);
+                    disk = Some(state.to_json());
+                }
+                OnDisk::OtherTombstone(path) => {
+                    disk = Some(rewritten(disk.as_deref(), Some(&path)));
+                }
+            }
+            let expected = rewritten(disk.as_deref(), tombstone.as_deref());
+            let written = recorder.record(disk.as_deref(), tombstone.as_deref()).to_vec();
+            proptest::prop_assert_eq!(&written, &expected);
+            let parsed = SyncState::parse(&written).expect("the recorder writes a readable sidecar");
+            proptest::prop_assert_eq!(recorder.walks_everything(), parsed.asks_walk_of_everything());
+            disk = Some(written);
+        }
+    }
+}
+
+#[test]
+fn the_recorder_crosses_the_extensions_cap_like_a_parse_per_call() {
+    use s3sync_core::sync_state::{walks_everything, DirtyRecorder};
+    let mut recorder = DirtyRecorder::new();
+    assert!(!recorder.walks_everything(), "nothing recorded yet");
+    let mut disk: Option<Vec<u8>> = None;
+    for i in 0..=DIRTY_PATHS_CAP {
+        let path = format!("ns/p-{i}");
+        let expected = rewritten(disk.as_deref(), Some(&path));
+        let written = recorder.record(disk.as_deref(), Some(&path)).to_vec();
+        assert_eq!(written, expected, "call {i}");
+        assert_eq!(
+            recorder.walks_everything(),
+            walks_everything(&written),
+            "call {i}"
+        );
+        disk = Some(written);
+    }
+    assert!(
+        recorder.walks_everything(),
+        "past the cap the extension walks everything"
+    );
+}

@@ -95,6 +95,32 @@ export function serviceContract(target: ContractTarget): void {
   );
 
   test(
+    "markDirty keeps another writer's rewrite of the sidecar, even one its stat cannot tell apart",
+    async (client, cache) => {
+      const service = new S3SyncService(client, cache);
+      const sidecarPath = `${cache}/.datastore-sync-state.json`;
+      await service.markDirty({ relPath: "logs/ours-1.log" });
+      await service.markDirty({ relPath: "logs/ours-2.log" });
+      // Another writer swaps one of our paths for its own of the same length and puts the old
+      // mtime back: same size, same mtime, different bytes.
+      const before = await Deno.stat(sidecarPath);
+      const text = decoder.decode(await Deno.readFile(sidecarPath));
+      const theirs = text.replaceAll("logs/ours-2.log", "logs/them-2.log");
+      assertEquals(theirs.length, text.length);
+      await Deno.writeTextFile(sidecarPath, theirs);
+      await Deno.utime(sidecarPath, before.atime ?? new Date(), before.mtime ?? new Date());
+      await service.markDirty({ relPath: "logs/ours-3.log" });
+      const sidecar = JSON.parse(decoder.decode(await Deno.readFile(sidecarPath)));
+      assertEquals(sidecar.s3syncTombstones, [
+        "logs/ours-1.log",
+        "logs/them-2.log",
+        "logs/ours-3.log",
+      ]);
+      assertEquals(sidecar.dirtyPaths, sidecar.s3syncTombstones);
+    },
+  );
+
+  test(
     "tombstones past the extension's cap go to the journal; the push deletes them and consumes it",
     async (client, cache, keys) => {
       const rels = datastoreRels(12);

@@ -219,6 +219,7 @@ Deno.test("js/core.ts declares only the encoders' own inputs", async () => {
       "MigrateRun",
       "ResolveRun",
       "ContaminationRun",
+      "DirtyRecorder",
     ]
       .includes(n)
   );

@@ -20,6 +20,52 @@ Deno.test("writeAtomic creates folders, replaces whole files and leaves no temp 
   }
 });
 
+Deno.test("an unflushed writeAtomic replaces whole files, returns their stat and leaves no temp file", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const cache = new DenoCacheFs(root);
+    const first = await cache.writeAtomic("side.json", new TextEncoder().encode("first"), {
+      flush: false,
+    });
+    assertEquals(first.size, 5);
+    const second = await cache.writeAtomic("a/b/side.json", new TextEncoder().encode("second!"), {
+      flush: false,
+    });
+    assertEquals(second, await cache.stat("a/b/side.json"));
+    assertEquals(await Deno.readTextFile(`${root}/a/b/side.json`), "second!");
+    await cache.writeAtomic("side.json", new TextEncoder().encode("third"), { flush: false });
+    assertEquals(await Deno.readTextFile(`${root}/side.json`), "third");
+    const names = [...Deno.readDirSync(root)].map((e) => e.name).sort();
+    assertEquals(names, ["a", "side.json"]);
+    // A failed write (a folder where the file goes) leaves the folder and no temp file.
+    await Deno.mkdir(`${root}/taken`);
+    await assertRejects(() =>
+      cache.writeAtomic("taken", new TextEncoder().encode("x"), { flush: false })
+    );
+    assert(Deno.statSync(`${root}/taken`).isDirectory);
+    assert(![...Deno.readDirSync(root)].some((e) => e.name.startsWith(TEMP_PREFIX)));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("readFile returns small and large files whole, and null for an absent one", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const cache = new DenoCacheFs(root);
+    // Either side of the size read in one direct call (256 KiB).
+    for (const size of [0, 1, 256 * 1024, 256 * 1024 + 1, 3 * 1024 * 1024]) {
+      const bytes = new Uint8Array(size).map((_, i) => (i * 31) & 0xff);
+      await Deno.writeFile(`${root}/f-${size}`, bytes);
+      assertEquals(await cache.readFile(`f-${size}`), bytes, `size ${size}`);
+    }
+    assertEquals(await cache.readFile("absent"), null);
+    assertEquals(await cache.stat("absent"), null);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("the walk reports files, skips temp files and symlinks, and never follows a link out", async () => {
   const root = await Deno.makeTempDir();
   const outside = await Deno.makeTempDir();
@@ -93,6 +139,8 @@ Deno.test("writeAtomic, ensureDir, remove and readFile refuse a path through a s
       const attempt of [
         () => cache.writeAtomic("ns/logs/a.log", data),
         () => cache.writeAtomic("ns/logs/new/deep/b.log", data),
+        () => cache.writeAtomic("ns/logs/c.log", data, { flush: false }),
+        () => cache.writeAtomic("ns/logs/new/deep/d.log", data, { flush: false }),
         () => cache.ensureDir("ns/logs/sub"),
         () => cache.ensureDir("ns/logs"),
         () => cache.remove("ns/logs/a.log"),

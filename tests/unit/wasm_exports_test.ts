@@ -60,7 +60,6 @@ const FUNCTIONS: Record<string, () => unknown> = {
   sidecarLazyPullActive: () => wasm.sidecarLazyPullActive(DEEP),
   sidecarMarkDirty: () => wasm.sidecarMarkDirty(JUNK, EVIL),
   sidecarUnreadable: () => wasm.sidecarUnreadable(JUNK),
-  sidecarWalksEverything: () => wasm.sidecarWalksEverything(DEEP),
   sidecarWithCatalogHash: () => wasm.sidecarWithCatalogHash(DEEP, HUGE),
 };
 
@@ -125,6 +124,7 @@ const NOT_CORE = new Set([
   "MigrateRun",
   "ResolveRun",
   "ContaminationRun",
+  "DirtyRecorder",
 ]);
 
 /** A push run with a planner, for the run's methods (each called out of order or with junk). */
@@ -363,6 +363,22 @@ const CONTAMINATION_RUN_METHODS: Record<string, () => unknown> = {
   result: () => contaminationRun().result(),
 };
 
+/** One hostile case per `DirtyRecorder` method (each on a recorder that has seen junk). */
+const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
+  free: () => new wasm.DirtyRecorder().free(),
+  record: () => {
+    const recorder = new wasm.DirtyRecorder();
+    recorder.record(DEEP, EVIL + HUGE);
+    recorder.record(JUNK, undefined);
+    return recorder.record(undefined, EVIL);
+  },
+  walksEverything: () => {
+    const recorder = new wasm.DirtyRecorder();
+    recorder.record(JUNK, EVIL);
+    return recorder.walksEverything;
+  },
+};
+
 Deno.test("every WASM export has a hostile-input case here", () => {
   const functions = Object.entries(wasm)
     .filter(([name, value]) => typeof value === "function" && !NOT_CORE.has(name))
@@ -401,6 +417,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(contaminationRunMethods, Object.keys(CONTAMINATION_RUN_METHODS).sort());
+  const recorderMethods = Object.getOwnPropertyNames(wasm.DirtyRecorder.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(recorderMethods, Object.keys(DIRTY_RECORDER_METHODS).sort());
 });
 
 Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
@@ -414,6 +434,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(MIGRATE_RUN_METHODS),
     ...Object.entries(RESOLVE_RUN_METHODS),
     ...Object.entries(CONTAMINATION_RUN_METHODS),
+    ...Object.entries(DIRTY_RECORDER_METHODS),
   ];
   for (const [name, call] of all) {
     survives(name, call);
