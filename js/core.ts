@@ -7,6 +7,7 @@
  */
 import * as wasm from "./wasm.ts";
 import { core } from "./errors.ts";
+import { ListingWriter } from "./listing_buffer.ts";
 
 export { SyncError } from "./errors.ts";
 export type { GuardCode, ProblemCode, RefusalCode, SyncErrorCode } from "./codes.ts";
@@ -174,8 +175,6 @@ export interface LocalFile {
   mtimeMs?: number;
 }
 
-const encoder = new TextEncoder();
-
 /** Shards as one buffer with names and lengths: one copy across the boundary. */
 function packShards(shards: Map<string, Uint8Array>): [string[], Uint8Array, Uint32Array] {
   const names = [...shards.keys()];
@@ -196,15 +195,16 @@ function packShards(shards: Map<string, Uint8Array>): [string[], Uint8Array, Uin
  * @returns one buffer for the whole walk
  */
 export function encodeLocalListing(files: Iterable<LocalFile>): Uint8Array {
-  const parts: string[] = [];
+  // About 100 bytes a file (a path of ~70, a size, an mtime): one allocation for most walks;
+  // pages not written to are never touched.
+  const listing = new ListingWriter(Array.isArray(files) ? files.length * 100 : undefined);
   for (const f of files) {
-    parts.push(
-      f.path,
-      String(f.size),
-      f.mtimeMs === undefined ? "" : String(Math.trunc(f.mtimeMs)),
-    );
+    listing.text(f.path);
+    listing.number(f.size);
+    if (f.mtimeMs === undefined) listing.empty();
+    else listing.number(Math.trunc(f.mtimeMs));
   }
-  return encoder.encode(parts.length ? parts.join("\0") + "\0" : "");
+  return listing.finish();
 }
 
 /**
@@ -214,11 +214,14 @@ export function encodeLocalListing(files: Iterable<LocalFile>): Uint8Array {
  * @returns the page buffer
  */
 export function encodeRemotePage(objects: Iterable<ListedObject>): Uint8Array {
-  const parts: string[] = [];
+  const page = new ListingWriter();
   for (const o of objects) {
-    parts.push(o.key, String(o.size), o.etag ?? "", o.lastModified?.toISOString() ?? "");
+    page.text(o.key);
+    page.number(o.size);
+    page.text(o.etag ?? "");
+    page.text(o.lastModified?.toISOString() ?? "");
   }
-  return encoder.encode(parts.length ? parts.join("\0") + "\0" : "");
+  return page.finish();
 }
 
 /** Hashes by path as the two parallel arrays the core takes (paths, then their hashes). */
