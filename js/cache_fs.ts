@@ -321,9 +321,13 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
     refuseSymlinkedFolders(this.root, path);
     return await this.#io(path, async () => {
       try {
-        // Small files (the bookkeeping read on every `markDirty`) in one direct call, faster
-        // than an async op's round trip; big ones (an index) without blocking the event loop.
-        if (Deno.lstatSync(this.#abs(path)).size <= DIRECT_READ_MAX) {
+        // Small regular files (the bookkeeping read on every `markDirty`) in one direct call,
+        // faster than an async op's round trip; anything else without blocking the event loop:
+        // a big file (an index), a link (its target's size is unknown here), a FIFO (a direct
+        // read could hang the whole process). A file that grows between the two calls is read
+        // whole, directly: a bounded stall, never a wrong result.
+        const info = Deno.lstatSync(this.#abs(path));
+        if (info.isFile && info.size <= DIRECT_READ_MAX) {
           return Deno.readFileSync(this.#abs(path));
         }
         return await Deno.readFile(this.#abs(path));
@@ -410,9 +414,9 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
   ): Promise<FileStat> {
     if (options.flush === false) {
       // Unflushed rewrites are the per-call bookkeeping (swamp core calls `markDirty` before
-      // every cache write): none waits on the device, and each of their six steps cost more as
-      // an async op's round trip through the event loop than as the system call itself, so they
-      // run as direct calls (about twice as fast per rewrite).
+      // every cache write): nothing is flushed to the device, and each of their six steps cost
+      // more as an async op's round trip through the event loop than as the system call
+      // itself, so they run as direct calls (about twice as fast per rewrite).
       return await this.#io(path, () => Promise.resolve(this.#replaceUnflushed(path, data)));
     }
     return await this.#io(path, async () => {

@@ -1265,6 +1265,11 @@ export class DirtyRecorder {
   get walksEverything(): boolean {
     return this.#inner.walksEverything;
   }
+
+  /** Frees the recorder's WASM memory (a copy of the sidecar it last wrote). */
+  [Symbol.dispose](): void {
+    this.#inner.free();
+  }
 }
 
 /** The journal line `markDirty` appends for a tombstone the core normalised. */

@@ -8,7 +8,7 @@
 import type { CacheStore, FileStat } from "./cache_fs.ts";
 import { DirtyRecorder, Planner } from "./core.ts";
 import { SIDECAR } from "./context.ts";
-import { appendTombstone } from "./journal.ts";
+import { appendTombstone, exclusive } from "./journal.ts";
 
 /**
  * Records a `markDirty`.
@@ -24,7 +24,7 @@ import { appendTombstone } from "./journal.ts";
  *   append a tombstone to the journal instead of rewriting the sidecar (for a caller that knows
  *   the sidecar already asks for a walk of everything); a path that is no tombstone still
  *   rewrites the sidecar. `recorder`: the caller's {@link DirtyRecorder}, kept across calls so a
- *   sidecar it wrote itself is not parsed again (a fresh one per call otherwise).
+ *   sidecar it wrote itself is not parsed again (a fresh one per call otherwise, freed at its end).
  * @returns the tombstone recorded (undefined when the path cannot be evidence: outside the bound
  *   tree, internal, unsafe; only a bulk walk is then requested); after a rewrite, the sidecar's
  *   stat and whether it now asks for a walk of everything (later tombstones may then be
@@ -42,9 +42,15 @@ export async function markDirty(
     await appendTombstone(cache, tombstone);
     return { tombstone };
   }
-  const recorder = options.recorder ?? new DirtyRecorder();
-  const before = (await cache.readFile(SIDECAR)) ?? undefined;
-  const after = recorder.record(before, tombstone);
-  const stat = await cache.writeAtomic(SIDECAR, after, { flush: options.flush ?? true });
-  return { tombstone, stat, walksEverything: recorder.walksEverything };
+  using fresh = options.recorder ? undefined : new DirtyRecorder();
+  const recorder = options.recorder ?? fresh!;
+  // One read-modify-write at a time per cache: two calls that read the same sidecar would each
+  // write it without the other's tombstone.
+  return await exclusive(cache, async () => {
+    const before = (await cache.readFile(SIDECAR)) ?? undefined;
+    const after = recorder.record(before, tombstone);
+    const walksEverything = recorder.walksEverything;
+    const stat = await cache.writeAtomic(SIDECAR, after, { flush: options.flush ?? true });
+    return { tombstone, stat, walksEverything };
+  });
 }

@@ -16,13 +16,20 @@ import { journalLine, sidecarFoldJournal } from "./core.ts";
 import { JOURNAL, JOURNAL_TAKEN, SIDECAR } from "./context.ts";
 
 /**
- * Appends and takes of one cache, in this process, one at a time: an append that had opened the
- * journal before a take moved it would otherwise land in the taken file after the take read it,
- * and be dropped with it.
+ * Appends, takes and `markDirty` rewrites of one cache, in this process, one at a time: an
+ * append that had opened the journal before a take moved it would otherwise land in the taken
+ * file after the take read it, and be dropped with it; two rewrites that read the same sidecar
+ * would each write it without the other's tombstone.
  */
 const queues = new Map<string, Promise<unknown>>();
 
-function exclusive<T>(cache: CacheStore, run: () => Promise<T>): Promise<T> {
+/**
+ * Runs `run` once every earlier run queued for the same cache has settled (see `queues`).
+ *
+ * @param cache the cache folder
+ * @param run the work: a read-modify-write of the sidecar, or of the journal
+ */
+export function exclusive<T>(cache: CacheStore, run: () => Promise<T>): Promise<T> {
   const before = queues.get(cache.root) ?? Promise.resolve();
   const turn = before.then(run, run);
   const settled = turn.then(() => {}, () => {});

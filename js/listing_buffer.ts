@@ -56,7 +56,11 @@ export class ListingWriter {
     this.#bytes[this.#at++] = 0;
   }
 
-  /** The bytes written (a view of the buffer, which the writer no longer touches). */
+  /**
+   * The bytes written: a view of the buffer, which the writer no longer touches. The view keeps
+   * the whole buffer alive (up to twice what was written, or the guess given): hand it on (the
+   * core copies it in) and drop it, rather than keep it.
+   */
   finish(): Uint8Array {
     const written = this.#bytes.subarray(0, this.#at);
     this.#bytes = new Uint8Array(0);

@@ -692,6 +692,32 @@ enum OnDisk {
     Synced(Vec<(String, Value)>),
     /// Another writer added a tombstone.
     OtherTombstone(String),
+    /// Another writer edited it in place without changing its length (one path letter swapped).
+    SameLengthEdit(usize),
+    /// The extension wrote it, in one of its own shapes.
+    Extension(usize),
+}
+
+/// Sidecars as the extension (or an older writer) leaves them: compact, the old ETag spelling,
+/// an explicit null, version 1.
+const EXTENSION_SHAPES: [&str; 4] = [
+    r#"{"version":2,"remoteIndexETag":"abc","lastVerifiedAt":"2026-08-08T09:30:00.000Z","localDirty":true,"dirtyPaths":["ns/x"],"bulkInvalidated":false,"lazyPullActive":false}"#,
+    r#"{"version":2,"remoteIndexEtag":"abc","lastVerifiedAt":"","localDirty":false,"dirtyPaths":[],"bulkInvalidated":false,"lazyPullActive":true,"dirtyPathsOverflowed":null}"#,
+    r#"{"version":1,"remoteIndexETag":"abc","lastVerifiedAt":"2026-08-08T09:30:00.000Z","localDirty":false}"#,
+    "{\n  \"version\": 2,\n  \"remoteIndexETag\": \"\",\n  \"lastVerifiedAt\": \"\",\n  \"localDirty\": true,\n  \"dirtyPaths\": [],\n  \"bulkInvalidated\": true,\n  \"lazyPullActive\": false,\n  \"lastCatalogHash\": \"h\",\n  \"commitSeq\": 4\n}",
+];
+
+/// `bytes` with one path letter (an `a`, `b` or `c` after `ns/`) swapped for another, chosen by
+/// `pick`; the same bytes when there is none.
+fn swap_a_path_letter(bytes: &[u8], pick: usize) -> Vec<u8> {
+    let mut edited = bytes.to_vec();
+    let letters: Vec<usize> = (3..bytes.len())
+        .filter(|&i| &bytes[i - 3..i] == b"ns/" && matches!(bytes[i], b'a'..=b'c'))
+        .collect();
+    if let Some(&at) = letters.get(pick % letters.len().max(1)) {
+        edited[at] = if edited[at] == b'a' { b'b' } else { b'a' };
+    }
+    edited
 }
 
 fn any_on_disk() -> impl proptest::strategy::Strategy<Value = OnDisk> {
@@ -703,6 +729,8 @@ fn any_on_disk() -> impl proptest::strategy::Strategy<Value = OnDisk> {
         1 => proptest::collection::vec(("x[a-z]{1,4}", any_extra_value()), 0..4)
             .prop_map(OnDisk::Synced),
         1 => "ns/[a-c]{1,2}".prop_map(OnDisk::OtherTombstone),
+        1 => any::<usize>().prop_map(OnDisk::SameLengthEdit),
+        1 => (0..EXTENSION_SHAPES.len()).prop_map(OnDisk::Extension),
     ]
 }
 
@@ -735,6 +763,10 @@ proptest::proptest! {
                 OnDisk::OtherTombstone(path) => {
                     disk = Some(rewritten(disk.as_deref(), Some(&path)));
                 }
+                OnDisk::SameLengthEdit(pick) => {
+                    disk = disk.map(|bytes| swap_a_path_letter(&bytes, pick));
+                }
+                OnDisk::Extension(shape) => disk = Some(EXTENSION_SHAPES[shape].as_bytes().to_vec()),
             }
             let expected = rewritten(disk.as_deref(), tombstone.as_deref());
             let written = recorder.record(disk.as_deref(), tombstone.as_deref()).to_vec();
@@ -768,4 +800,40 @@ fn the_recorder_crosses_the_extensions_cap_like_a_parse_per_call() {
         recorder.walks_everything(),
         "past the cap the extension walks everything"
     );
+}
+
+#[test]
+fn the_recorder_parses_again_after_any_one_byte_edit_at_the_same_length() {
+    use s3sync_core::sync_state::DirtyRecorder;
+    // Paths of eight lengths (each written twice: dirty path and tombstone), so the sidecar's
+    // length takes four remainders modulo 8: the comparison runs eight bytes per step, then the
+    // tail, and an edit lands in every position of both (a comparison skipping the tail fails
+    // here).
+    for path in [
+        "ns/a",
+        "ns/ab",
+        "ns/abc",
+        "ns/abcd",
+        "ns/abcde",
+        "ns/abcdef",
+        "ns/abcdefg",
+        "ns/abcdefgh",
+    ] {
+        let mut first = DirtyRecorder::new();
+        let ours = first.record(None, Some(path)).to_vec();
+        for at in 0..ours.len() {
+            let mut edited = ours.clone();
+            // Another printable byte: mostly still JSON, sometimes not (both must be parsed).
+            edited[at] = if edited[at] == b'x' { b'y' } else { b'x' };
+            let mut recorder = DirtyRecorder::new();
+            assert_eq!(recorder.record(None, Some(path)), ours.as_slice());
+            let expected = rewritten(Some(&edited), Some("ns/next"));
+            assert_eq!(
+                recorder.record(Some(&edited), Some("ns/next")),
+                expected.as_slice(),
+                "{path}: byte {at} of {}",
+                ours.len()
+            );
+        }
+    }
 }

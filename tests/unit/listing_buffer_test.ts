@@ -91,3 +91,13 @@ Deno.test("a cache walk and a listing page encode as before", () => {
     ])),
   );
 });
+
+Deno.test("a writer used again after finish starts a new buffer and leaves the old view alone", () => {
+  const writer = new ListingWriter(0);
+  writer.text("first");
+  const first = writer.finish();
+  writer.text("second");
+  writer.number(2);
+  assertEquals(writer.finish(), joined(["second", "2"]));
+  assertEquals(first, joined(["first"]));
+});
