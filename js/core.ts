@@ -589,6 +589,16 @@ function sessionOf(planner: Planner): wasm.Planner {
 }
 
 /**
+ * The sidecar a push or pull run writes next: its bytes when the run's next action is
+ * `writeSidecar`, undefined when it writes none.
+ */
+export function sidecarToWrite(
+  run: { poll(): { action: string }; sidecar(): Uint8Array },
+): Uint8Array | undefined {
+  return run.poll().action === "writeSidecar" ? run.sidecar() : undefined;
+}
+
+/**
  * A push as the core's state machine: {@link PushRun.poll} says what to do next, the `on*`
  * methods hand back what happened. Hold it with `using` (a two-phase push keeps it from the
  * prepare to the commit).

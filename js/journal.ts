@@ -3,7 +3,7 @@
  * tombstone here instead of rewriting the whole sidecar (which cost O(n) per call with n
  * tombstones pending); whoever reads the sidecar reads it with the journal folded in
  * ({@link readSidecar}), and the push, which forgets the tombstones it acted on, takes the
- * journal before it rewrites the sidecar ({@link takeJournal}) so a line it folded can never be
+ * journal as it rewrites the sidecar ({@link rewriteSidecar}) so a line it folded can never be
  * folded again after its tombstone was consumed.
  *
  * Line format, folding and the rules for torn or malformed lines are the core's
@@ -16,10 +16,10 @@ import { journalLine, sidecarFoldJournal } from "./core.ts";
 import { JOURNAL, JOURNAL_TAKEN, SIDECAR } from "./context.ts";
 
 /**
- * Appends, takes and `markDirty` rewrites of one cache, in this process, one at a time: an
- * append that had opened the journal before a take moved it would otherwise land in the taken
- * file after the take read it, and be dropped with it; two rewrites that read the same sidecar
- * would each write it without the other's tombstone.
+ * Appends, `markDirty` rewrites and a sync's closing rewrite of one cache, in this process, one at
+ * a time: an append that had opened the journal before a take moved it would otherwise land in
+ * the taken file after the take read it, and be dropped with it; two rewrites that read the same
+ * sidecar would each write it without the other's tombstone.
  */
 const queues = new Map<string, Promise<unknown>>();
 
@@ -70,54 +70,77 @@ export async function readSidecar(
 }
 
 /**
- * For a run about to rewrite the sidecar (the push at its end, a pull that vouches for the
- * cache): takes the journal and reads the sidecar as it is now, the taken lines folded in. The
- * run decides what to write from this, not from its first read, so what others recorded
- * meanwhile is kept. Settle the take with {@link settleTaken} on every path that follows.
+ * For a run that may rewrite the sidecar at its end (the push, a pull that vouches for the
+ * cache): reads the sidecar as the syncs see it now (the journal folded in), lets `decide` turn
+ * that into the bytes to write (undefined: nothing to write), and writes them, all in one queued
+ * section (see {@link exclusive}): a `markDirty` of this process waits for the write instead of
+ * landing between the read and the write, where the write would drop it.
+ *
+ * The journal is taken only when a sidecar is written (it then holds the journal's lines, which
+ * must not be folded in again: a push consumed some of them), so a run that writes none never
+ * moves it. Whether the write landed is checked on disk, not inferred from an error (a write can
+ * fail after its rename): landed, the taken file is dropped, and lines another process appended
+ * after the read go back to the journal; not landed, every taken line goes back.
  *
  * @param cache the cache folder
+ * @param decide the run's decision from the sidecar as it is now; it may throw (nothing is
+ *   taken or written then)
  * @param path the sidecar's name
+ * @param log where to say that putting lines back failed
+ * @returns the bytes written, or undefined when `decide` wrote none
  */
-export async function takeForRewrite(
+export function rewriteSidecar(
   cache: CacheStore,
+  decide: (sidecarNow: Uint8Array | undefined) => Uint8Array | undefined,
   path: string = SIDECAR,
-): Promise<{ taken: TakenJournal; sidecarNow: Uint8Array | undefined }> {
-  const taken = await takeJournal(cache);
-  try {
+  log?: (line: string) => void,
+): Promise<Uint8Array | undefined> {
+  return exclusive(cache, async () => {
     const raw = (await cache.readFile(path)) ?? undefined;
-    return { taken, sidecarNow: taken.moved ? sidecarFoldJournal(raw, taken.bytes) : raw };
-  } catch (error) {
-    await settleTaken(cache, taken, undefined, path);
-    throw error;
-  }
+    // Only a regular file counts, as for every reader (see `readSidecar`).
+    const journal = (await cache.stat(JOURNAL)) === null ? null : await cache.readFile(JOURNAL);
+    const bytes = decide(journal === null ? raw : sidecarFoldJournal(raw, journal));
+    if (bytes === undefined) return undefined;
+    const taken = journal === null ? NOTHING_TAKEN : await takeNow(cache);
+    try {
+      await cache.writeAtomic(path, bytes);
+    } finally {
+      await settleTaken(cache, taken, bytes, path, journal?.length ?? 0, log);
+    }
+    return bytes;
+  });
 }
 
+/** No journal was taken. */
+const NOTHING_TAKEN: TakenJournal = { bytes: new Uint8Array(), moved: false };
+
 /**
- * Ends a take: when the sidecar on disk is `written` (the bytes the run meant to write, which
- * hold the taken lines), the taken file is dropped; otherwise (no sidecar written, or a write
- * that failed before its rename) the lines go back to the journal. Compared with the disk, not
- * inferred from the error, since a write can fail after its rename. Never throws: a failure here
- * must not hide the run's own error; it is logged (the lines then stay in the taken file, which
- * the next take removes unread, so a delete is withheld, never made).
- *
- * @param cache the cache folder
- * @param taken what {@link takeJournal} returned
- * @param written the sidecar bytes the run wrote or tried to write, if any
- * @param path the sidecar's name
- * @param log where to say that a give-back failed
+ * Ends a take inside the queued section: when the sidecar on disk is `written`, the lines it
+ * holds (the first `folded` bytes of the taken file) are done with and only what was appended
+ * after them goes back; otherwise all of it goes back. The taken file is removed either way.
+ * Never throws: a failure here must not hide the run's own error; it is logged (the lines then
+ * stay in the taken file, which the next take removes unread, so a delete is withheld, never
+ * made).
  */
-export async function settleTaken(
+async function settleTaken(
   cache: CacheStore,
   taken: TakenJournal,
-  written: Uint8Array | undefined,
-  path: string = SIDECAR,
+  written: Uint8Array,
+  path: string,
+  folded: number,
   log?: (line: string) => void,
 ): Promise<void> {
   if (!taken.moved) return;
   try {
-    const onDisk = written === undefined ? null : await cache.readFile(path);
-    if (onDisk !== null && sameBytes(onDisk, written!)) await dropTakenJournal(cache, taken);
-    else await giveBackJournal(cache, taken);
+    const onDisk = await cache.readFile(path);
+    const landed = onDisk !== null && sameBytes(onDisk, written);
+    // The journal only grows, so what another process appended after the read is the tail
+    // past the bytes that were read (and folded into what was written).
+    const back = landed ? taken.bytes.subarray(Math.min(folded, taken.bytes.length)) : taken.bytes;
+    // Appended as they were: every line starts with a newline, so a torn one cannot join the
+    // next (see `journal_line` in the core).
+    if (back.length > 0) await cache.append(JOURNAL, back);
+    await cache.remove(JOURNAL_TAKEN);
   } catch (error) {
     log?.(
       `could not put the tombstone journal back (${String(error)}); its deletes are withheld ` +
@@ -130,58 +153,25 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
 
-/** A journal moved aside by {@link takeJournal}, with what it held. */
-export interface TakenJournal {
+/** A journal moved aside, with what it held. */
+interface TakenJournal {
   /** The journal's bytes when taken (empty when there was none). */
   readonly bytes: Uint8Array;
-  /** Whether a journal was moved aside (and must be dropped or given back). */
+  /** Whether a journal was moved aside (and must be settled). */
   readonly moved: boolean;
 }
 
 /**
- * Moves the journal aside and reads it, for a push about to rewrite the sidecar: its lines are
- * folded into what the push writes, and new appends start a new journal meanwhile. A taken
- * journal left by a run that crashed is removed first and never folded: its lines may be
- * tombstones a push already consumed, and folding one again would revive delete evidence that
- * was used up (losing one withholds a delete, the safe way round).
- *
- * @param cache the cache folder
+ * Moves the journal aside and reads it, inside the cache's queued section: new appends start a
+ * new journal meanwhile. A taken journal left by a run that crashed is removed first and never
+ * folded: its lines may be tombstones a push already consumed, and folding one again would
+ * revive delete evidence that was used up (losing one withholds a delete, the safe way round).
  */
-export function takeJournal(cache: CacheStore): Promise<TakenJournal> {
-  return exclusive(cache, async () => {
-    // One stat in the common case (no journal: every no-op pull passes here).
-    if ((await cache.stat(JOURNAL)) === null) return { bytes: new Uint8Array(), moved: false };
-    await cache.remove(JOURNAL_TAKEN);
-    if (!(await cache.moveNew(JOURNAL, JOURNAL_TAKEN).catch(absentIsFalse))) {
-      return { bytes: new Uint8Array(), moved: false };
-    }
-    return { bytes: (await cache.readFile(JOURNAL_TAKEN)) ?? new Uint8Array(), moved: true };
-  });
-}
-
-/**
- * After the sidecar holding a taken journal's lines was written: drops the taken file.
- *
- * @param cache the cache folder
- * @param taken what {@link takeJournal} returned
- */
-export async function dropTakenJournal(cache: CacheStore, taken: TakenJournal): Promise<void> {
-  if (taken.moved) await cache.remove(JOURNAL_TAKEN);
-}
-
-/**
- * When the sidecar could not be written: appends the taken lines back to the journal, so the
- * tombstones stay recorded for the next push.
- *
- * @param cache the cache folder
- * @param taken what {@link takeJournal} returned
- */
-export async function giveBackJournal(cache: CacheStore, taken: TakenJournal): Promise<void> {
-  if (!taken.moved) return;
-  // Appended as they were: every line starts with a newline, so a torn one cannot join the
-  // next (see `journal_line` in the core).
-  if (taken.bytes.length > 0) await exclusive(cache, () => cache.append(JOURNAL, taken.bytes));
+async function takeNow(cache: CacheStore): Promise<TakenJournal> {
+  if ((await cache.stat(JOURNAL)) === null) return NOTHING_TAKEN;
   await cache.remove(JOURNAL_TAKEN);
+  if (!(await cache.moveNew(JOURNAL, JOURNAL_TAKEN).catch(absentIsFalse))) return NOTHING_TAKEN;
+  return { bytes: (await cache.readFile(JOURNAL_TAKEN)) ?? new Uint8Array(), moved: true };
 }
 
 /** `moveNew` of an absent journal: nothing to take. */

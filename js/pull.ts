@@ -18,9 +18,10 @@ import {
   type PullPlan,
   type PullRequest,
   PullRun,
+  sidecarToWrite,
   type Verdict,
 } from "./core.ts";
-import { LOCAL_INDEX, type SyncContext } from "./context.ts";
+import { LOCAL_INDEX, SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
 import { isSymlinkRefusal, type StagedFile } from "./cache_fs.ts";
@@ -30,7 +31,7 @@ import {
   publishUnderLock,
   type RebuiltIndex,
 } from "./remote_index.ts";
-import { readSidecar, settleTaken, takeForRewrite, type TakenJournal } from "./journal.ts";
+import { readSidecar, rewriteSidecar } from "./journal.ts";
 import { isNotFound } from "./store.ts";
 import { downloadToStage, hashFile, readChunks, stageFile } from "./transfer.ts";
 
@@ -127,114 +128,114 @@ async function pullWith(
   let moved: Transferred | undefined;
   let applied: PullApplied | undefined;
   let indexPublished = false;
-  // The journal is taken once the local index is written, when the sidecar is read again to
-  // decide what this pull records (see journal.ts): the sidecar written then holds its lines,
-  // which must not be folded again (each fold marks the cache dirty, and would turn every later
-  // no-op pull into a full one). Settled on every path that follows.
-  let taken: TakenJournal | undefined;
-  try {
-    for (;;) {
-      const action = run.poll();
-      switch (action.action) {
-        case "readLocalState": {
-          const sidecar = await readSidecar(ctx.cache, action.sidecar);
-          run.onLocalState(sidecar, (await ctx.cache.stat(action.localIndex)) !== null);
-          break;
-        }
-        case "headIndex": {
-          const head = await withRetry(
-            () => ctx.store.headObject(action.key, ctx.signal),
-            retry,
-            ctx.signal,
-          );
-          run.onHead(head.exists, head.etag);
-          break;
-        }
-        case "loadIndex":
-          loaded = await loadRemoteIndex(ctx, planner);
-          if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
-          run.onIndex(loaded.exists, loaded.etag, loaded.v2?.commitSeq);
-          break;
-        case "readBase":
-          logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
-          break;
-        case "walk": {
-          plan = run.onWalk((await ctx.cache.walk(ctx.signal)).files);
-          ctx.log?.(
-            `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
-              `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +
-              `${plan.summary.refused} refused`,
-          );
-          break;
-        }
-        case "transfer": {
-          moved = await transfer(ctx, planner, must(plan), action.folders);
-          applied = run.onTransfers({
-            downloaded: moved.downloaded,
-            notFound: moved.notFound,
-            aside: moved.keptAside,
-            failures: moved.failures.length,
-          }, ctx.now?.() ?? new Date());
-          if (moved.atBareKey.length > 0) {
-            ctx.log?.(
-              `${moved.atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
-            );
-          }
-          if (applied.sizesCorrected.length > 0) {
-            ctx.log?.(
-              `${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`,
-            );
-          }
-          break;
-        }
-        case "publishIndex": {
-          const body = planner.indexJson(false);
-          const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, {
-            retry: true,
-          });
-          indexPublished = put !== null;
-          run.onPublished(indexPublished, put?.etag);
-          break;
-        }
-        case "writeLocalIndex": {
-          await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPull());
-          const current = await takeForRewrite(ctx.cache);
-          taken = current.taken;
-          run.onWritten(current.sidecarNow);
-          break;
-        }
-        case "writeSidecar": {
-          const bytes = run.sidecar();
-          try {
-            await ctx.cache.writeAtomic(action.path, bytes);
-          } finally {
-            if (taken) await settleTaken(ctx.cache, taken, bytes, action.path, ctx.log);
-            taken = undefined;
-          }
-          run.onWritten();
-          break;
-        }
-        case "done":
-          if (action.noop) {
-            ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
-            return {
-              noop: true,
-              indexEntries: -1,
-              downloaded: 0,
-              bytes: 0,
-              notFound: [],
-              failures: [],
-              indexPublished: false,
-              attention: [],
-            };
-          }
-          return finished(ctx, planner, must(loaded), must(plan), must(moved), must(applied), {
-            indexPublished,
-          });
+  for (;;) {
+    const action = run.poll();
+    switch (action.action) {
+      case "readLocalState": {
+        const sidecar = await readSidecar(ctx.cache, action.sidecar);
+        run.onLocalState(sidecar, (await ctx.cache.stat(action.localIndex)) !== null);
+        break;
       }
+      case "headIndex": {
+        const head = await withRetry(
+          () => ctx.store.headObject(action.key, ctx.signal),
+          retry,
+          ctx.signal,
+        );
+        run.onHead(head.exists, head.etag);
+        break;
+      }
+      case "loadIndex":
+        loaded = await loadRemoteIndex(ctx, planner);
+        if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
+        run.onIndex(loaded.exists, loaded.etag, loaded.v2?.commitSeq);
+        break;
+      case "readBase":
+        logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
+        break;
+      case "walk": {
+        plan = run.onWalk((await ctx.cache.walk(ctx.signal)).files);
+        ctx.log?.(
+          `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
+            `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +
+            `${plan.summary.refused} refused`,
+        );
+        break;
+      }
+      case "transfer": {
+        moved = await transfer(ctx, planner, must(plan), action.folders);
+        applied = run.onTransfers({
+          downloaded: moved.downloaded,
+          notFound: moved.notFound,
+          aside: moved.keptAside,
+          failures: moved.failures.length,
+        }, ctx.now?.() ?? new Date());
+        if (moved.atBareKey.length > 0) {
+          ctx.log?.(
+            `${moved.atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
+          );
+        }
+        if (applied.sizesCorrected.length > 0) {
+          ctx.log?.(
+            `${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`,
+          );
+        }
+        break;
+      }
+      case "publishIndex": {
+        const body = planner.indexJson(false);
+        const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, {
+          retry: true,
+        });
+        indexPublished = put !== null;
+        run.onPublished(indexPublished, put?.etag);
+        break;
+      }
+      case "writeLocalIndex": {
+        await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPull());
+        // What this pull records is decided from the sidecar read again now (what others
+        // recorded during the pull is kept) and written in the same queued section, so a
+        // `markDirty` meanwhile waits for the write instead of being overwritten by it. The
+        // journal is taken only when a sidecar is written: its lines are then in it, and each
+        // fold marks the cache dirty (folded twice, every later no-op pull would be a full one).
+        const written = await rewriteSidecar(
+          ctx.cache,
+          (sidecarNow) => {
+            run.onWritten(sidecarNow);
+            return sidecarToWrite(run);
+          },
+          SIDECAR,
+          ctx.log,
+        );
+        if (written !== undefined) run.onWritten();
+        break;
+      }
+      case "writeSidecar": {
+        // Only ever asked for right after the local index, and written there; should a
+        // machine ask again, its bytes are written the same way.
+        const bytes = run.sidecar();
+        await rewriteSidecar(ctx.cache, () => bytes, SIDECAR, ctx.log);
+        run.onWritten();
+        break;
+      }
+      case "done":
+        if (action.noop) {
+          ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
+          return {
+            noop: true,
+            indexEntries: -1,
+            downloaded: 0,
+            bytes: 0,
+            notFound: [],
+            failures: [],
+            indexPublished: false,
+            attention: [],
+          };
+        }
+        return finished(ctx, planner, must(loaded), must(plan), must(moved), must(applied), {
+          indexPublished,
+        });
     }
-  } finally {
-    if (taken) await settleTaken(ctx.cache, taken, undefined, undefined, ctx.log);
   }
 }
 

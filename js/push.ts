@@ -20,12 +20,13 @@ import {
   type PushPlan,
   PushRun,
   type PushRunRequest,
+  sidecarToWrite,
   type Uploaded,
 } from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
-import { readSidecar, settleTaken, takeForRewrite, type TakenJournal } from "./journal.ts";
+import { readSidecar, rewriteSidecar } from "./journal.ts";
 import { writeV1Mirror } from "./shards.ts";
 import { logBase } from "./pull.ts";
 import {
@@ -251,7 +252,6 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
   const { planner, run, report, request } = push;
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const now = () => ctx.now?.() ?? new Date();
-  let taken: TakenJournal | undefined;
   for (;;) {
     const action = run.poll();
     switch (action.action) {
@@ -351,33 +351,32 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
           report,
           () => ctx.cache.writeAtomic(action.path, planner.localIndexAfterPush()),
         );
-        // Read again: swamp core may have marked files dirty since the push began. The journal
-        // is taken, not just read: the sidecar written next holds its lines, minus the
-        // tombstones this push consumed, and those must not come back from the journal.
-        const current = await recording(report, () => takeForRewrite(ctx.cache, SIDECAR));
-        taken = current.taken;
-        try {
-          run.onWritten(current.sidecarNow, now());
-        } catch (error) {
-          await settleTaken(ctx.cache, taken, undefined, SIDECAR, ctx.log);
-          throw error;
-        }
+        // The sidecar read again (swamp core may have marked files dirty since the push began)
+        // and written in one queued section, so a `markDirty` meanwhile waits for the write
+        // instead of being overwritten by it; the journal is taken with the write (its lines,
+        // minus the tombstones this push consumed, are in it and must not come back).
+        const written = await recording(report, () =>
+          rewriteSidecar(
+            ctx.cache,
+            (sidecarNow) => {
+              run.onWritten(sidecarNow, now());
+              return sidecarToWrite(run);
+            },
+            SIDECAR,
+            ctx.log,
+          ));
+        if (written !== undefined) run.onWritten(undefined, now());
         break;
       }
       case "writeSidecar": {
+        // Only ever asked for right after the local index, and written there; should a machine
+        // ask again, its bytes are written the same way.
         const bytes = run.sidecar();
-        try {
-          await recording(report, () => ctx.cache.writeAtomic(action.path, bytes));
-        } finally {
-          if (taken) await settleTaken(ctx.cache, taken, bytes, action.path, ctx.log);
-          taken = undefined;
-        }
+        await recording(report, () => rewriteSidecar(ctx.cache, () => bytes, SIDECAR, ctx.log));
         run.onWritten(undefined, now());
         break;
       }
       case "done":
-        // No sidecar written after a take (nothing to record): its lines go back.
-        if (taken) await settleTaken(ctx.cache, taken, undefined, SIDECAR, ctx.log);
         return push;
     }
   }

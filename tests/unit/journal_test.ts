@@ -2,14 +2,9 @@
  * The tombstone journal (js/journal.ts) on the in-memory cache, through the real WASM build: what
  * a reader sees, how a push or pull takes the journal, and what a crash can leave behind.
  */
-import { sidecarFoldJournal, sidecarMarkDirty } from "../../js/core.ts";
-import {
-  appendTombstone,
-  dropTakenJournal,
-  giveBackJournal,
-  readSidecar,
-  takeJournal,
-} from "../../js/journal.ts";
+import { journalLine, sidecarFoldJournal, sidecarMarkDirty } from "../../js/core.ts";
+import { markDirty } from "../../js/dirty.ts";
+import { appendTombstone, readSidecar, rewriteSidecar } from "../../js/journal.ts";
 import { JOURNAL, JOURNAL_TAKEN, SIDECAR } from "../../js/context.ts";
 import type { SyncContext } from "../../js/context.ts";
 import { SyncError } from "../../js/errors.ts";
@@ -44,50 +39,114 @@ Deno.test("appends that race one another all land", async () => {
   assertEquals(tombstones(await readSidecar(cache)).sort(), names.sort());
 });
 
-Deno.test("a taken journal is folded once: dropped after the write, never read again", async () => {
+Deno.test("a rewrite folds the journal in once: taken with the write, never read again", async () => {
   const cache = new MemoryCache();
   await appendTombstone(cache, "ns/a");
-  const taken = await takeJournal(cache);
-  assert(taken.moved);
+  const written = await rewriteSidecar(cache, (now) => now);
+  assertEquals(tombstones(written), ["ns/a"]);
   assertEquals(await cache.readFile(JOURNAL), null);
-  // Appends while the sidecar is being written start a new journal.
-  await appendTombstone(cache, "ns/b");
-  const written = sidecarFoldJournal(undefined, taken.bytes)!;
-  await cache.writeAtomic(SIDECAR, written);
-  await dropTakenJournal(cache, taken);
   assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
+  // Later appends start a new journal.
+  await appendTombstone(cache, "ns/b");
+  assertEquals(tombstones(await cache.readFile(SIDECAR) ?? undefined), ["ns/a"]);
   assertEquals(tombstones(await readSidecar(cache)), ["ns/a", "ns/b"]);
 });
 
-Deno.test("a taken journal is given back when the sidecar could not be written", async () => {
+Deno.test("lines another process appends after the read go back to the journal", async () => {
   const cache = new MemoryCache();
   await appendTombstone(cache, "ns/a");
-  const taken = await takeJournal(cache);
-  await appendTombstone(cache, "ns/b");
-  await giveBackJournal(cache, taken);
+  // Straight to the cache, past this process's queue, while the run decides.
+  const written = await rewriteSidecar(cache, (now) => {
+    void cache.append(JOURNAL, journalLine("ns/late"));
+    return now;
+  });
+  assertEquals(tombstones(written), ["ns/a"]);
   assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
-  assertEquals(tombstones(await readSidecar(cache)).sort(), ["ns/a", "ns/b"]);
+  assertEquals(tombstones(sidecarFoldJournal(undefined, (await cache.readFile(JOURNAL))!)), [
+    "ns/late",
+  ]);
+  assertEquals(tombstones(await readSidecar(cache)), ["ns/a", "ns/late"]);
 });
 
-Deno.test("a taken journal left by a crash is removed unread at the next take", async () => {
+Deno.test("a run that writes no sidecar never moves the journal", async () => {
+  const cache = new MemoryCache();
+  await appendTombstone(cache, "ns/a");
+  const before = await cache.readFile(JOURNAL);
+  let seen: Uint8Array | undefined;
+  assertEquals(await rewriteSidecar(cache, (now) => (seen = now, undefined)), undefined);
+  assertEquals(tombstones(seen), ["ns/a"], "the decision saw the journal folded in");
+  assertEquals(await cache.readFile(JOURNAL), before);
+  assertEquals(await cache.readFile(SIDECAR), null);
+  // Nor does a decision that throws.
+  await assertRejects(() =>
+    rewriteSidecar(cache, () => {
+      throw new Error("machine out of order");
+    })
+  );
+  assertEquals(await cache.readFile(JOURNAL), before);
+  assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
+});
+
+Deno.test("a taken journal left by a crash is removed unread at the next rewrite", async () => {
   const cache = new MemoryCache();
   // Its tombstone may have been consumed by the push that crashed: folding it again would
   // revive used-up delete evidence.
   await cache.append(JOURNAL_TAKEN, new TextEncoder().encode('\n"ns/consumed"\n'));
   await appendTombstone(cache, "ns/new");
   assertEquals(tombstones(await readSidecar(cache)), ["ns/new"]);
-  const taken = await takeJournal(cache);
-  assertEquals(tombstones(sidecarFoldJournal(undefined, taken.bytes)), ["ns/new"]);
+  assertEquals(tombstones(await rewriteSidecar(cache, (now) => now)), ["ns/new"]);
+  assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
 });
 
-Deno.test("no journal: a take moves nothing and readers see the sidecar as it is", async () => {
+Deno.test("no journal: a rewrite creates none and readers see the sidecar as it is", async () => {
   const cache = new MemoryCache();
   assertEquals(await readSidecar(cache), undefined);
-  const taken = await takeJournal(cache);
-  assertEquals(taken.moved, false);
-  assertEquals(taken.bytes.length, 0);
-  await giveBackJournal(cache, taken);
+  const bytes = sidecarMarkDirty(undefined, "ns/a");
+  assertEquals(await rewriteSidecar(cache, () => bytes), bytes);
   assertEquals(await cache.readFile(JOURNAL), null);
+  assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
+  assertEquals(await readSidecar(cache), bytes);
+});
+
+/** A cache that lets a `markDirty` start while a run reads the sidecar for its last rewrite. */
+class MarkedDuringRewrite extends MemoryCache {
+  marked: Promise<unknown> | undefined;
+  #armed = false;
+  arm(): void {
+    this.#armed = true;
+  }
+  override readFile(path: string): Promise<Uint8Array | null> {
+    if (this.#armed && path === SIDECAR) {
+      this.#armed = false;
+      // Not awaited: swamp core's call arrives while the run is between its read and its write.
+      this.marked = markDirty(this, undefined, "data/deleted-meanwhile.json", { flush: false });
+    }
+    return super.readFile(path);
+  }
+}
+
+Deno.test("a markDirty during a push's closing rewrite waits for it and is kept", async () => {
+  const client = new MemoryClient();
+  const cache = new MarkedDuringRewrite().seed({ "data/a.json": "{}" });
+  await push({ store: client, cache, lock: false });
+  await cache.writeAtomic("data/b.json", new TextEncoder().encode("{}"));
+  // The push reads the sidecar twice: at its start (`readLocalState`) and before its last
+  // rewrite; arm for the second.
+  let reads = 0;
+  const read = cache.readFile.bind(cache);
+  cache.readFile = (path: string) => {
+    if (path === SIDECAR && ++reads === 2) cache.arm();
+    return read(path);
+  };
+  await push({ store: client, cache, lock: false });
+  assert(cache.marked !== undefined, "the markDirty ran during the push");
+  await cache.marked;
+  const sidecar = JSON.parse(decoder.decode((await cache.readFile(SIDECAR))!));
+  assert(
+    (sidecar.s3syncTombstones ?? []).includes("data/deleted-meanwhile.json"),
+    JSON.stringify(sidecar),
+  );
+  assertEquals(sidecar.localDirty, true, "the push's clean record came first");
 });
 
 /** A cache whose sidecar cannot be written (a full disk at the wrong moment). */
