@@ -14,6 +14,7 @@
 import type { CacheStore } from "./cache_fs.ts";
 import { journalLine, sidecarFoldJournal } from "./core.ts";
 import { JOURNAL, JOURNAL_TAKEN, SIDECAR } from "./context.ts";
+import { SyncError } from "./errors.ts";
 
 /**
  * Appends, `markDirty` rewrites and a sync's closing rewrite of one cache, in this process, one at
@@ -80,7 +81,9 @@ export async function readSidecar(
  * must not be folded in again: a push consumed some of them), so a run that writes none never
  * moves it. Whether the write landed is checked on disk, not inferred from an error (a write can
  * fail after its rename): landed, the taken file is dropped, and lines another process appended
- * after the read go back to the journal; not landed, every taken line goes back.
+ * after the read (and a torn last line the fold skipped) go back to the journal; not landed,
+ * every taken line goes back. A journal that another process took, replaced or removed since the
+ * read fails the run with `lock-lost` before anything is written.
  *
  * @param cache the cache folder
  * @param decide the run's decision from the sidecar as it is now; it may throw (nothing is
@@ -102,10 +105,23 @@ export function rewriteSidecar(
     const bytes = decide(journal === null ? raw : sidecarFoldJournal(raw, journal));
     if (bytes === undefined) return undefined;
     const taken = journal === null ? NOTHING_TAKEN : await takeNow(cache);
+    if (journal !== null && !(taken.moved && startsWith(taken.bytes, journal))) {
+      // Another process took, replaced or removed the journal since the read (only a second
+      // writer ignoring swamp core's lock can): the sidecar decided from it may hold lines that
+      // process already acted on. Nothing is written; whatever was taken goes back whole.
+      await settleTaken(cache, taken, undefined, path, 0, log);
+      throw new SyncError(
+        "lock-lost",
+        "another process changed the tombstone journal during this run; nothing was recorded " +
+          "in the cache and no tombstone was lost: run it again",
+      );
+    }
     try {
       await cache.writeAtomic(path, bytes);
     } finally {
-      await settleTaken(cache, taken, bytes, path, journal?.length ?? 0, log);
+      // The sidecar holds the journal's complete lines as read; a torn last line was skipped by
+      // the fold, so it goes back with whatever followed it.
+      await settleTaken(cache, taken, bytes, path, completeLines(journal), log);
     }
     return bytes;
   });
@@ -125,15 +141,15 @@ const NOTHING_TAKEN: TakenJournal = { bytes: new Uint8Array(), moved: false };
 async function settleTaken(
   cache: CacheStore,
   taken: TakenJournal,
-  written: Uint8Array,
+  written: Uint8Array | undefined,
   path: string,
   folded: number,
   log?: (line: string) => void,
 ): Promise<void> {
   if (!taken.moved) return;
   try {
-    const onDisk = await cache.readFile(path);
-    const landed = onDisk !== null && sameBytes(onDisk, written);
+    const onDisk = written === undefined ? null : await cache.readFile(path);
+    const landed = onDisk !== null && sameBytes(onDisk, written!);
     // The journal only grows, so what another process appended after the read is the tail
     // past the bytes that were read (and folded into what was written).
     const back = landed ? taken.bytes.subarray(Math.min(folded, taken.bytes.length)) : taken.bytes;
@@ -147,6 +163,16 @@ async function settleTaken(
         `until the paths are marked again`,
     );
   }
+}
+
+/** The length of `journal`'s complete lines (up to and with its last newline); 0 for none. */
+function completeLines(journal: Uint8Array | null): number {
+  return journal === null ? 0 : journal.lastIndexOf(0x0a) + 1;
+}
+
+/** True when `bytes` begins with `prefix`. */
+function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
+  return bytes.length >= prefix.length && sameBytes(bytes.subarray(0, prefix.length), prefix);
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -210,14 +210,10 @@ async function pullWith(
         if (written !== undefined) run.onWritten();
         break;
       }
-      case "writeSidecar": {
-        // Only ever asked for right after the local index, and written there; should a
-        // machine ask again, its bytes are written the same way.
-        const bytes = run.sidecar();
-        await rewriteSidecar(ctx.cache, () => bytes, SIDECAR, ctx.log);
-        run.onWritten();
-        break;
-      }
+      case "writeSidecar":
+        // Asked for only right after the local index, and written there with the journal; a
+        // write here, apart from the sidecar it was decided from, could drop tombstones.
+        throw new SyncError("core-error", "pull run: writeSidecar asked for out of sequence");
       case "done":
         if (action.noop) {
           ctx.log?.("remote index unchanged since the last verified pull: nothing to do");

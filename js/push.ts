@@ -368,14 +368,10 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         if (written !== undefined) run.onWritten(undefined, now());
         break;
       }
-      case "writeSidecar": {
-        // Only ever asked for right after the local index, and written there; should a machine
-        // ask again, its bytes are written the same way.
-        const bytes = run.sidecar();
-        await recording(report, () => rewriteSidecar(ctx.cache, () => bytes, SIDECAR, ctx.log));
-        run.onWritten(undefined, now());
-        break;
-      }
+      case "writeSidecar":
+        // Asked for only right after the local index, and written there with the journal; a
+        // write here, apart from the sidecar it was decided from, could drop tombstones.
+        throw new SyncError("core-error", "push run: writeSidecar asked for out of sequence");
       case "done":
         return push;
     }

@@ -5,7 +5,7 @@
 import { journalLine, sidecarFoldJournal, sidecarMarkDirty } from "../../js/core.ts";
 import { markDirty } from "../../js/dirty.ts";
 import { appendTombstone, readSidecar, rewriteSidecar } from "../../js/journal.ts";
-import { JOURNAL, JOURNAL_TAKEN, SIDECAR } from "../../js/context.ts";
+import { JOURNAL, JOURNAL_TAKEN, LOCAL_INDEX, SIDECAR } from "../../js/context.ts";
 import type { SyncContext } from "../../js/context.ts";
 import { SyncError } from "../../js/errors.ts";
 import { pull } from "../../js/pull.ts";
@@ -69,22 +69,74 @@ Deno.test("lines another process appends after the read go back to the journal",
 });
 
 Deno.test("a run that writes no sidecar never moves the journal", async () => {
-  const cache = new MemoryCache();
+  const cache = new MoveRecording();
   await appendTombstone(cache, "ns/a");
   const before = await cache.readFile(JOURNAL);
   let seen: Uint8Array | undefined;
   assertEquals(await rewriteSidecar(cache, (now) => (seen = now, undefined)), undefined);
   assertEquals(tombstones(seen), ["ns/a"], "the decision saw the journal folded in");
-  assertEquals(await cache.readFile(JOURNAL), before);
-  assertEquals(await cache.readFile(SIDECAR), null);
   // Nor does a decision that throws.
   await assertRejects(() =>
     rewriteSidecar(cache, () => {
       throw new Error("machine out of order");
     })
   );
+  assertEquals(cache.moves, [], "nothing was moved");
   assertEquals(await cache.readFile(JOURNAL), before);
+  assertEquals(await cache.readFile(SIDECAR), null);
   assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
+});
+
+Deno.test("a line torn at the read goes back whole once its writer finished it", async () => {
+  const cache = new MemoryCache();
+  await appendTombstone(cache, "ns/a");
+  // Another process is mid-append when the run reads: the line is cut after `"ns/to`.
+  const line = journalLine("ns/torn");
+  await cache.append(JOURNAL, line.subarray(0, 6));
+  const written = await rewriteSidecar(cache, (now) => {
+    void cache.append(JOURNAL, line.subarray(6));
+    return now;
+  });
+  assertEquals(tombstones(written), ["ns/a"], "a torn line is not folded");
+  assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
+  assertEquals(tombstones(await readSidecar(cache)), ["ns/a", "ns/torn"]);
+});
+
+Deno.test("a journal another process took, replaced or removed meanwhile fails the run, writing nothing", async () => {
+  for (
+    const [what, meddle] of [
+      ["replaced", (cache: MemoryCache) => {
+        void cache.remove(JOURNAL);
+        void cache.append(JOURNAL, journalLine("ns/fresh"));
+      }],
+      ["removed", (cache: MemoryCache) => void cache.remove(JOURNAL)],
+    ] as const
+  ) {
+    const cache = new MemoryCache();
+    await appendTombstone(cache, "ns/a");
+    const error = await assertRejects(
+      () => rewriteSidecar(cache, (now) => (meddle(cache), now)),
+      SyncError,
+    );
+    assertEquals((error as SyncError).code, "lock-lost", what);
+    assertEquals(await cache.readFile(SIDECAR), null, `${what}: no sidecar written`);
+    assertEquals(await cache.readFile(JOURNAL_TAKEN), null, what);
+    const left = tombstones(await readSidecar(cache));
+    assertEquals(left, what === "replaced" ? ["ns/fresh"] : [], `${what}: the journal as found`);
+  }
+});
+
+Deno.test("a write that fails after a late append gives every line back", async () => {
+  const cache = new SidecarUnwritable();
+  await appendTombstone(cache, "ns/a");
+  await assertRejects(() =>
+    rewriteSidecar(cache, (now) => {
+      void cache.append(JOURNAL, journalLine("ns/late"));
+      return now;
+    })
+  );
+  assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
+  assertEquals(tombstones(await readSidecar(cache)), ["ns/a", "ns/late"]);
 });
 
 Deno.test("a taken journal left by a crash is removed unread at the next rewrite", async () => {
@@ -108,17 +160,20 @@ Deno.test("no journal: a rewrite creates none and readers see the sidecar as it 
   assertEquals(await readSidecar(cache), bytes);
 });
 
-/** A cache that lets a `markDirty` start while a run reads the sidecar for its last rewrite. */
+/**
+ * A cache that starts a `markDirty` (without waiting for it) when a run, having written its local
+ * index, reads the sidecar for its last rewrite: swamp core's call arriving mid-rewrite.
+ */
 class MarkedDuringRewrite extends MemoryCache {
   marked: Promise<unknown> | undefined;
   #armed = false;
-  arm(): void {
-    this.#armed = true;
+  override writeAtomic(path: string, data: Uint8Array) {
+    if (path === LOCAL_INDEX) this.#armed = true;
+    return super.writeAtomic(path, data);
   }
   override readFile(path: string): Promise<Uint8Array | null> {
     if (this.#armed && path === SIDECAR) {
       this.#armed = false;
-      // Not awaited: swamp core's call arrives while the run is between its read and its write.
       this.marked = markDirty(this, undefined, "data/deleted-meanwhile.json", { flush: false });
     }
     return super.readFile(path);
@@ -128,25 +183,21 @@ class MarkedDuringRewrite extends MemoryCache {
 Deno.test("a markDirty during a push's closing rewrite waits for it and is kept", async () => {
   const client = new MemoryClient();
   const cache = new MarkedDuringRewrite().seed({ "data/a.json": "{}" });
-  await push({ store: client, cache, lock: false });
+  let clock = Date.parse("2026-12-01T00:00:00.000Z");
+  const now = () => new Date(clock += 60_000);
+  await push({ store: client, cache, lock: false, now });
+  await cache.marked;
+  const firstRecord = JSON.parse(decoder.decode((await cache.readFile(SIDECAR))!));
   await cache.writeAtomic("data/b.json", new TextEncoder().encode("{}"));
-  // The push reads the sidecar twice: at its start (`readLocalState`) and before its last
-  // rewrite; arm for the second.
-  let reads = 0;
-  const read = cache.readFile.bind(cache);
-  cache.readFile = (path: string) => {
-    if (path === SIDECAR && ++reads === 2) cache.arm();
-    return read(path);
-  };
-  await push({ store: client, cache, lock: false });
+  await push({ store: client, cache, lock: false, now });
   assert(cache.marked !== undefined, "the markDirty ran during the push");
   await cache.marked;
   const sidecar = JSON.parse(decoder.decode((await cache.readFile(SIDECAR))!));
-  assert(
-    (sidecar.s3syncTombstones ?? []).includes("data/deleted-meanwhile.json"),
-    JSON.stringify(sidecar),
-  );
-  assertEquals(sidecar.localDirty, true, "the push's clean record came first");
+  // On top of the second push's record (not the first's, which it would have read had it run
+  // before the push's write), with its own tombstone.
+  assert(sidecar.lastVerifiedAt > firstRecord.lastVerifiedAt, JSON.stringify(sidecar));
+  assertEquals(sidecar.s3syncTombstones, ["data/deleted-meanwhile.json"]);
+  assertEquals(sidecar.localDirty, true);
 });
 
 /** A cache whose sidecar cannot be written (a full disk at the wrong moment). */
