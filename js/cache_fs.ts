@@ -77,6 +77,12 @@ export interface StreamingCache {
   ): Promise<StagedFile>;
 }
 
+/** True when two stats describe the same file version (size and mtime). */
+export function sameStat(a: FileStat | null, b: FileStat | null): boolean {
+  return a !== null && b !== null && a.size === b.size && a.mtimeMs === b.mtimeMs &&
+    a.mtimeMs !== undefined;
+}
+
 /** True when the cache streams (see {@link StreamingCache}). */
 export function cacheStreams(cache: object): cache is StreamingCache {
   return typeof (cache as StreamingCache).readRange === "function" &&

@@ -48,7 +48,12 @@ export function exclusive<T>(cache: CacheStore, run: () => Promise<T>): Promise<
  * @param tombstone the cache-relative path the core returned from `normalizeTombstone`
  */
 export function appendTombstone(cache: CacheStore, tombstone: string): Promise<void> {
-  return exclusive(cache, () => cache.append(JOURNAL, journalLine(tombstone)));
+  return exclusive(cache, () => appendTombstoneNow(cache, tombstone));
+}
+
+/** {@link appendTombstone}'s work, for a caller already in the cache's queued section. */
+export function appendTombstoneNow(cache: CacheStore, tombstone: string): Promise<void> {
+  return cache.append(JOURNAL, journalLine(tombstone));
 }
 
 /**

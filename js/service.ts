@@ -9,7 +9,13 @@
  *
  * @module
  */
-import { type CacheStore, DenoCacheFs, type FileStat, isSymlinkRefusal } from "./cache_fs.ts";
+import {
+  type CacheStore,
+  DenoCacheFs,
+  type FileStat,
+  isSymlinkRefusal,
+  sameStat,
+} from "./cache_fs.ts";
 import {
   DirtyRecorder,
   mapCallerPath,
@@ -133,12 +139,6 @@ const preparedPushes = new WeakMap<object, PreparedPush>();
 export type PushManifest = { readonly __brand: unique symbol };
 /** The memo key of a `markDirty` without a path. */
 const BULK = Symbol("bulk");
-
-/** True when two stats describe the same file version (size and mtime). */
-function sameStat(a: FileStat | null, b: FileStat | null): boolean {
-  return a !== null && b !== null && a.size === b.size && a.mtimeMs === b.mtimeMs &&
-    a.mtimeMs !== undefined;
-}
 
 /** The sync service. */
 export class S3SyncService {
@@ -476,10 +476,12 @@ export class S3SyncService {
     // as we left it, a tombstone is one line appended to the journal beside it (rewriting the
     // whole sidecar per call cost O(n) with n tombstones pending); every sync folds the journal
     // in before it reads the sidecar.
-    const journal = oursStill && this.#sidecarWalksEverything && opts.relPath !== undefined;
+    const journalWhile = oursStill && this.#sidecarWalksEverything && opts.relPath !== undefined
+      ? stat ?? undefined
+      : undefined;
     const written = await recordDirty(this.#cache, namespace, opts.relPath, {
       flush: false,
-      journal,
+      journalWhile,
       recorder: this.#dirtyRecorder,
     });
     if (written.stat) {

@@ -252,3 +252,37 @@ Deno.test("a pull that writes no sidecar (scoped) never takes the journal", asyn
   assertEquals(await cache.readFile(JOURNAL), null);
   assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
 });
+
+Deno.test("a tombstone meant for the journal is written to the sidecar when a sync settled it first", async () => {
+  // The service chooses the journal from its last stat of a sidecar that asks for a walk of
+  // everything; a push's closing rewrite queued before the call makes the sidecar clean again,
+  // and a line only in the journal would be missed by the extension, which reads the sidecar.
+  const cache = new MemoryCache();
+  let walking: Uint8Array | undefined;
+  for (let i = 0; i <= 200; i++) walking = sidecarMarkDirty(walking, `ns/p-${i}`);
+  const stat = await cache.writeAtomic(SIDECAR, walking!);
+  const settled = rewriteSidecar(cache, () => new TextEncoder().encode(SETTLED));
+  const marked = markDirty(cache, "ns", "ns/x", { flush: false, journalWhile: stat });
+  await Promise.all([settled, marked]);
+  assertEquals(await cache.readFile(JOURNAL), null, "nothing journalled");
+  const sidecar = JSON.parse(decoder.decode((await cache.readFile(SIDECAR))!));
+  assertEquals(sidecar.dirtyPaths, ["ns/x"]);
+  assertEquals(sidecar.s3syncTombstones, ["ns/x"]);
+  // While the sidecar is as the caller left it, the tombstone is one line in the journal.
+  const now = (await cache.stat(SIDECAR))!;
+  await markDirty(cache, "ns", "ns/y", { flush: false, journalWhile: now });
+  assertEquals(tombstones(sidecarFoldJournal(undefined, (await cache.readFile(JOURNAL))!)), [
+    "ns/y",
+  ]);
+});
+
+/** A clean, verified sidecar, as a sync's closing rewrite leaves it. */
+const SETTLED = JSON.stringify({
+  version: 2,
+  remoteIndexETag: "e",
+  lastVerifiedAt: "2026-12-01T00:00:00.000Z",
+  localDirty: false,
+  dirtyPaths: [],
+  bulkInvalidated: false,
+  lazyPullActive: false,
+});
