@@ -1224,14 +1224,6 @@ export function findCollisions(paths: string[]): Collision[] {
 }
 
 /**
- * The sidecar after a `markDirty` (tombstone already normalised, or undefined for bulk); a
- * {@link DirtyRecorder} gives the same bytes without parsing its own output again.
- */
-export function sidecarMarkDirty(sidecar: Uint8Array | undefined, tombstone?: string): Uint8Array {
-  return wasm.sidecarMarkDirty(sidecar, tombstone);
-}
-
-/**
  * The sidecar with the tombstone journal folded in: as it would read had each journalled
  * `markDirty` rewritten it. Torn, malformed and unsafe lines are skipped (a skipped tombstone
  * withholds a delete, never makes one).

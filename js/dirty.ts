@@ -8,7 +8,7 @@
 import { type CacheStore, type FileStat, sameStat } from "./cache_fs.ts";
 import { DirtyRecorder, Planner } from "./core.ts";
 import { SIDECAR } from "./context.ts";
-import { appendTombstoneNow, exclusive } from "./journal.ts";
+import { appendTombstone, exclusive } from "./journal.ts";
 
 /**
  * Records a `markDirty`.
@@ -47,7 +47,7 @@ export async function markDirty(
     const journalled = options.journalWhile !== undefined && tombstone !== undefined &&
       sameStat(await cache.stat(SIDECAR), options.journalWhile);
     if (journalled) {
-      await appendTombstoneNow(cache, tombstone);
+      await appendTombstone(cache, tombstone);
       return { tombstone };
     }
     const before = (await cache.readFile(SIDECAR)) ?? undefined;

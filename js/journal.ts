@@ -42,17 +42,14 @@ export function exclusive<T>(cache: CacheStore, run: () => Promise<T>): Promise<
 }
 
 /**
- * Records a tombstone (already normalised by the core) in the journal.
+ * Records a tombstone (already normalised by the core) in the journal. Call it inside the cache's
+ * queued section ({@link exclusive}), as `markDirty` does: an append racing a take could land in
+ * the taken file after it was read.
  *
  * @param cache the cache folder
  * @param tombstone the cache-relative path the core returned from `normalizeTombstone`
  */
 export function appendTombstone(cache: CacheStore, tombstone: string): Promise<void> {
-  return exclusive(cache, () => appendTombstoneNow(cache, tombstone));
-}
-
-/** {@link appendTombstone}'s work, for a caller already in the cache's queued section. */
-export function appendTombstoneNow(cache: CacheStore, tombstone: string): Promise<void> {
   return cache.append(JOURNAL, journalLine(tombstone));
 }
 
@@ -67,12 +64,24 @@ export async function readSidecar(
   cache: CacheStore,
   path: string = SIDECAR,
 ): Promise<Uint8Array | undefined> {
+  return folded(await readSidecarAndJournal(cache, path));
+}
+
+/** The sidecar's and the journal's bytes as they are now (see {@link readSidecar}). */
+async function readSidecarAndJournal(
+  cache: CacheStore,
+  path: string,
+): Promise<{ sidecar: Uint8Array | undefined; journal: Uint8Array | null }> {
   const sidecar = (await cache.readFile(path)) ?? undefined;
   // Only a regular file counts (the same test a take uses): a link planted at the journal's
   // name would otherwise be read on every sync and never taken, its lines coming back forever.
-  if ((await cache.stat(JOURNAL)) === null) return sidecar;
-  const journal = await cache.readFile(JOURNAL);
-  return journal === null ? sidecar : sidecarFoldJournal(sidecar, journal);
+  if ((await cache.stat(JOURNAL)) === null) return { sidecar, journal: null };
+  return { sidecar, journal: await cache.readFile(JOURNAL) };
+}
+
+/** The sidecar with the journal folded in. */
+function folded(read: { sidecar: Uint8Array | undefined; journal: Uint8Array | null }) {
+  return read.journal === null ? read.sidecar : sidecarFoldJournal(read.sidecar, read.journal);
 }
 
 /**
@@ -104,10 +113,9 @@ export function rewriteSidecar(
   log?: (line: string) => void,
 ): Promise<Uint8Array | undefined> {
   return exclusive(cache, async () => {
-    const raw = (await cache.readFile(path)) ?? undefined;
-    // Only a regular file counts, as for every reader (see `readSidecar`).
-    const journal = (await cache.stat(JOURNAL)) === null ? null : await cache.readFile(JOURNAL);
-    const bytes = decide(journal === null ? raw : sidecarFoldJournal(raw, journal));
+    const read = await readSidecarAndJournal(cache, path);
+    const journal = read.journal;
+    const bytes = decide(folded(read));
     if (bytes === undefined) return undefined;
     const taken = journal === null ? NOTHING_TAKEN : await takeNow(cache);
     if (journal !== null && !(taken.moved && startsWith(taken.bytes, journal))) {

@@ -227,6 +227,9 @@ impl SyncState {
     }
 
     /// True when this state asks the extension to walk everything: dirty, `bulkInvalidated`.
+    /// Further dirty paths then change nothing the extension reads, so this core's tombstones may
+    /// go to the journal from then on; before that each one is rewritten into `dirtyPaths`, as
+    /// the extension itself does up to its cap, so a cache handed back to it walks what it must.
     pub fn asks_walk_of_everything(&self) -> bool {
         self.local_dirty && self.bulk_invalidated
     }
@@ -283,7 +286,7 @@ impl DirtyRecorder {
     }
 
     /// True when the sidecar last returned asks the extension to walk everything (see
-    /// [`walks_everything`]); false before the first call.
+    /// [`SyncState::asks_walk_of_everything`]); false before the first call.
     pub fn walks_everything(&self) -> bool {
         self.last
             .as_ref()
@@ -305,15 +308,6 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
             u64::from_ne_bytes(x.try_into().unwrap_or_default())
                 == u64::from_ne_bytes(y.try_into().unwrap_or_default())
         })
-}
-
-/// True when a sidecar already asks the extension to walk everything (dirty, `bulkInvalidated`):
-/// further dirty paths change nothing the extension reads, so this core's tombstones may go to
-/// the journal from then on. Before that, each dirty path is rewritten into the sidecar's
-/// `dirtyPaths`, as the extension itself does up to its cap, so a cache handed back to the
-/// extension walks what it must.
-pub fn walks_everything(sidecar: &[u8]) -> bool {
-    SyncState::parse(sidecar).is_some_and(|state| state.asks_walk_of_everything())
 }
 
 /// Folds the tombstone journal into a sidecar: the sidecar as it would read had each

@@ -554,15 +554,6 @@ impl Planner {
     }
 }
 
-/// The sidecar after a `markDirty` (`tombstone` already normalised, or absent for a bulk
-/// signal).
-#[wasm_bindgen(js_name = sidecarMarkDirty)]
-pub fn sidecar_mark_dirty(sidecar: Option<Vec<u8>>, tombstone: Option<String>) -> Vec<u8> {
-    let mut state = SyncState::for_update(sidecar.as_deref());
-    state.record_dirty(tombstone.as_deref());
-    state.to_json()
-}
-
 /// The sidecar with the tombstone journal folded in (see [`crate::sync_state::fold_journal`]);
 /// undefined when there was no sidecar and no line of the journal counts.
 #[wasm_bindgen(js_name = sidecarFoldJournal)]
@@ -601,7 +592,7 @@ impl DirtyRecorder {
     }
 
     /// True when the sidecar last returned asks the extension to walk everything, so later
-    /// tombstones may go to the journal (see [`crate::sync_state::walks_everything`]).
+    /// tombstones may go to the journal (see [`crate::sync_state::SyncState::asks_walk_of_everything`]).
     #[wasm_bindgen(getter, js_name = walksEverything)]
     pub fn walks_everything(&self) -> bool {
         self.inner.walks_everything()

@@ -617,7 +617,8 @@ proptest::proptest! {
 
 #[test]
 fn only_a_dirty_sidecar_past_the_extensions_cap_walks_everything() {
-    use s3sync_core::sync_state::walks_everything;
+    let walks_everything =
+        |bytes: &[u8]| SyncState::parse(bytes).is_some_and(|s| s.asks_walk_of_everything());
     let mut state = SyncState::fresh();
     assert!(!walks_everything(&state.to_json()));
     for i in 0..DIRTY_PATHS_CAP {
@@ -780,7 +781,9 @@ proptest::proptest! {
 
 #[test]
 fn the_recorder_crosses_the_extensions_cap_like_a_parse_per_call() {
-    use s3sync_core::sync_state::{walks_everything, DirtyRecorder};
+    use s3sync_core::sync_state::DirtyRecorder;
+    let walks_everything =
+        |bytes: &[u8]| SyncState::parse(bytes).is_some_and(|s| s.asks_walk_of_everything());
     let mut recorder = DirtyRecorder::new();
     assert!(!recorder.walks_everything(), "nothing recorded yet");
     let mut disk: Option<Vec<u8>> = None;

@@ -2,9 +2,14 @@
  * The tombstone journal (js/journal.ts) on the in-memory cache, through the real WASM build: what
  * a reader sees, how a push or pull takes the journal, and what a crash can leave behind.
  */
-import { journalLine, sidecarFoldJournal, sidecarMarkDirty } from "../../js/core.ts";
+import { DirtyRecorder, journalLine, sidecarFoldJournal } from "../../js/core.ts";
 import { markDirty } from "../../js/dirty.ts";
-import { appendTombstone, readSidecar, rewriteSidecar } from "../../js/journal.ts";
+import {
+  appendTombstone as appendNow,
+  exclusive,
+  readSidecar,
+  rewriteSidecar,
+} from "../../js/journal.ts";
 import { JOURNAL, JOURNAL_TAKEN, LOCAL_INDEX, SIDECAR } from "../../js/context.ts";
 import type { SyncContext } from "../../js/context.ts";
 import { SyncError } from "../../js/errors.ts";
@@ -16,6 +21,18 @@ import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 
 const decoder = new TextDecoder();
 
+/** A journal append as `markDirty` makes it: in the cache's queue. */
+function appendTombstone(cache: MemoryCache, tombstone: string): Promise<void> {
+  return exclusive(cache, () => appendNow(cache, tombstone));
+}
+
+/** The sidecar after `markDirty` of each path in turn, from `sidecar`. */
+function markedSidecar(sidecar: Uint8Array | undefined, ...paths: string[]): Uint8Array {
+  using recorder = new DirtyRecorder();
+  for (const path of paths) sidecar = recorder.record(sidecar, path);
+  return sidecar!;
+}
+
 /** The tombstones a sidecar's bytes record. */
 function tombstones(bytes: Uint8Array | undefined): string[] {
   if (bytes === undefined) return [];
@@ -24,7 +41,7 @@ function tombstones(bytes: Uint8Array | undefined): string[] {
 
 Deno.test("a reader sees the journalled tombstones folded into the sidecar", async () => {
   const cache = new MemoryCache();
-  await cache.writeAtomic(SIDECAR, sidecarMarkDirty(undefined, "ns/a"));
+  await cache.writeAtomic(SIDECAR, markedSidecar(undefined, "ns/a"));
   await appendTombstone(cache, "ns/b");
   await appendTombstone(cache, "ns/c/d");
   assertEquals(tombstones(await readSidecar(cache)), ["ns/a", "ns/b", "ns/c/d"]);
@@ -153,7 +170,7 @@ Deno.test("a taken journal left by a crash is removed unread at the next rewrite
 Deno.test("no journal: a rewrite creates none and readers see the sidecar as it is", async () => {
   const cache = new MemoryCache();
   assertEquals(await readSidecar(cache), undefined);
-  const bytes = sidecarMarkDirty(undefined, "ns/a");
+  const bytes = markedSidecar(undefined, "ns/a");
   assertEquals(await rewriteSidecar(cache, () => bytes), bytes);
   assertEquals(await cache.readFile(JOURNAL), null);
   assertEquals(await cache.readFile(JOURNAL_TAKEN), null);
@@ -258,9 +275,8 @@ Deno.test("a tombstone meant for the journal is written to the sidecar when a sy
   // everything; a push's closing rewrite queued before the call makes the sidecar clean again,
   // and a line only in the journal would be missed by the extension, which reads the sidecar.
   const cache = new MemoryCache();
-  let walking: Uint8Array | undefined;
-  for (let i = 0; i <= 200; i++) walking = sidecarMarkDirty(walking, `ns/p-${i}`);
-  const stat = await cache.writeAtomic(SIDECAR, walking!);
+  const walking = markedSidecar(undefined, ...Array.from({ length: 201 }, (_, i) => `ns/p-${i}`));
+  const stat = await cache.writeAtomic(SIDECAR, walking);
   const settled = rewriteSidecar(cache, () => new TextEncoder().encode(SETTLED));
   const marked = markDirty(cache, "ns", "ns/x", { flush: false, journalWhile: stat });
   await Promise.all([settled, marked]);

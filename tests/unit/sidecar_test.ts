@@ -2,12 +2,7 @@
  * The sidecar functions through the real WASM build: what the push reads from a sidecar it
  * cannot parse, what it writes back, and what `markDirty` reports of each rewrite.
  */
-import {
-  DirtyRecorder,
-  sidecarLazyPullActive,
-  sidecarMarkDirty,
-  sidecarUnreadable,
-} from "../../js/core.ts";
+import { DirtyRecorder, sidecarLazyPullActive, sidecarUnreadable } from "../../js/core.ts";
 import { markDirty } from "../../js/dirty.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
@@ -42,7 +37,8 @@ Deno.test("marking an unreadable sidecar dirty keeps deletes withheld until a fu
   // in src/push_run.rs, src/pull_run.rs and tests/sync_state.rs; markDirty is the one rewrite
   // the shim calls directly.
   const garbage = encoder.encode('{"version": 2, "lazyPu');
-  const rewritten = sidecarMarkDirty(garbage, "ns/a.txt");
+  using recorder = new DirtyRecorder();
+  const rewritten = recorder.record(garbage, "ns/a.txt");
   assert(rewritten !== undefined);
   assertEquals(sidecarUnreadable(rewritten), false);
   assertEquals(sidecarLazyPullActive(rewritten), true);

@@ -58,7 +58,6 @@ const FUNCTIONS: Record<string, () => unknown> = {
   sidecarCatalogHash: () => wasm.sidecarCatalogHash(JUNK),
   sidecarFoldJournal: () => wasm.sidecarFoldJournal(DEEP, JUNK),
   sidecarLazyPullActive: () => wasm.sidecarLazyPullActive(DEEP),
-  sidecarMarkDirty: () => wasm.sidecarMarkDirty(JUNK, EVIL),
   sidecarUnreadable: () => wasm.sidecarUnreadable(JUNK),
   sidecarWithCatalogHash: () => wasm.sidecarWithCatalogHash(DEEP, HUGE),
 };
