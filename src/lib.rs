@@ -18,6 +18,7 @@
 //! - [`index`]: index formats v1 and v2.
 //! - [`listing`]: compact listing buffers that cross the WASM boundary.
 //! - [`migrate`]: the remote side of a solo → namespaced migrate.
+//! - [`compare`]: byte-string comparison a word at a time (and the WASM build's `memcmp`).
 //! - [`codes`]: the stable codes of verdicts, problems and refusals, as types.
 //! - [`conflicts`]: conflict copies (this cache's side of a two-sided change) and `resolve`.
 //! - [`contamination`]: objects of other namespaces under the bound one, and which are safe to remove.
@@ -47,7 +48,11 @@
 //! (serde_json, and serde-wasm-bindgen's `json_compatible`) send `None` as `null` and maps as
 //! objects. A doc comment on such a type must not contain `*/`: it becomes a TypeScript comment.
 
+// The one exception, `compare`, supplies the WASM build's `memcmp` and `bcmp`.
+#![deny(unsafe_code)]
+
 pub mod codes;
+pub mod compare;
 pub mod conflicts;
 pub mod contamination;
 pub mod contamination_machine;

@@ -1,11 +1,11 @@
-//! The index parser's fast path (issue 15): entries in key order are bulk-built into the map,
-//! known fields are read without a `serde_json::Value`. These cases pin what it accepts and
+//! The index parser's fast path (issue 15): entries are collected, sorted once and bulk-built
+//! into the map, known fields are read without a `serde_json::Value`. These cases pin what it accepts and
 //! refuses, with which message, to what the parser before it did (they pass against both).
 
 use s3sync_core::index::Index;
 
-/// The index parser keeps entries that arrive in key order in a list built into the map at
-/// the end; entries out of order, and a key repeated after them, must read as before.
+/// The index parser sorts the entries it read and builds the map from them at the end; entries
+/// in any order read the same, and a repeated key is refused wherever it sits.
 #[test]
 fn entries_out_of_order_parse_and_repeats_are_refused() {
     let entry = |rel: &str| format!(r#""{rel}":{{"key":"{rel}","size":1}}"#);
@@ -29,6 +29,19 @@ fn entries_out_of_order_parse_and_repeats_are_refused() {
             "{repeated:?}: {error}"
         );
     }
+    // Parsing finishes before the repeat is seen: a malformed entry after a repeated key is
+    // the error reported (both refuse the index as corrupt; only the message differs).
+    let body = format!(
+        r#"{{"version":1,"entries":{{{},{},"c":{{"key":"c","size":-1}}}}}}"#,
+        entry("a"),
+        entry("a")
+    );
+    let error = Index::parse(body.as_bytes()).expect_err("refused");
+    assert!(
+        error.to_string().contains("\"size\" is negative"),
+        "{error}"
+    );
+    assert_eq!(error.code(), "index-corrupt");
 }
 
 /// Known fields are read without building a `serde_json::Value`; their checks refuse the same

@@ -241,3 +241,46 @@ fn namespaced_pull_plan_under_wasm() {
     let json = session.index_json(false).unwrap();
     assert_eq!(Index::parse(&json).unwrap().entries.len(), 2);
 }
+
+#[path = "common/compare_cases.rs"]
+mod compare_cases;
+
+/// The WASM build links this crate's `memcmp` and `bcmp` in place of the byte loops of
+/// `compiler_builtins`: every slice and string ordering and equality goes through them.
+#[wasm_bindgen_test]
+fn slice_order_and_equality_are_those_of_a_byte_loop() {
+    compare_cases::check(|a, b| a.cmp(b));
+    compare_cases::check(|a, b| {
+        std::str::from_utf8(a)
+            .ok()
+            .zip(std::str::from_utf8(b).ok())
+            .map_or_else(|| a.cmp(b), |(x, y)| x.cmp(y))
+    });
+    compare_cases::check(s3sync_core::compare::compare_bytes);
+    compare_cases::check_equality();
+}
+
+/// A sort of keys sharing long prefixes (as index keys do) comes out in the reference order.
+#[wasm_bindgen_test]
+fn sorted_index_like_keys_are_in_byte_order() {
+    let mut keys: Vec<String> = (0..2_000u32)
+        .map(|i| {
+            let scrambled = i.wrapping_mul(2_654_435_761) % 2_000;
+            format!(
+                "data/@test/model-type-{:03}/{scrambled:08x}/file-{:04}.json",
+                scrambled % 7,
+                i % 13
+            )
+        })
+        .collect();
+    keys.sort();
+    for pair in keys.windows(2) {
+        assert_ne!(
+            compare_cases::reference(pair[0].as_bytes(), pair[1].as_bytes()),
+            std::cmp::Ordering::Greater,
+            "{} before {}",
+            pair[0],
+            pair[1]
+        );
+    }
+}
