@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::listing::LocalFile;
 use crate::paths::{
-    foreign_namespaces_in, is_internal, PathHash, PathModel, PlaceRef, NAMESPACE_MARKER,
+    foreign_namespaces_in, is_internal, PathHash, PathModel, PlaceRef, RelRef, NAMESPACE_MARKER,
 };
 
 /// How many example paths a survey keeps per finding (counts are always complete).
@@ -40,8 +40,9 @@ pub struct PayloadFile<'a> {
     /// Its position in the walk (below [`Survey::walked`]), so a plan can mark the files it
     /// has met in a flat table instead of a second map.
     pub slot: usize,
-    /// Its rel (the cache path without the namespace folder).
-    pub rel: &'a str,
+    /// Its rel (the cache path without the namespace folder), checked by the survey as
+    /// [`PathModel::rel_ref`] checks, so plans need not check it again.
+    pub rel: RelRef<'a>,
 }
 
 /// The payload files of a walk by rel: the files in a list, found through a hash table of
@@ -71,7 +72,7 @@ impl<'a> Payload<'a> {
 
     /// Adds a file; a rel walked twice keeps its last file, as a map insert would.
     fn insert(&mut self, file: PayloadFile<'a>) {
-        let hash = self.hasher.hash_one(file.rel);
+        let hash = self.hasher.hash_one(file.rel.as_str());
         let files = &self.files;
         match self
             .by_rel
@@ -84,8 +85,9 @@ impl<'a> Payload<'a> {
                 let at = u32::try_from(self.files.len()).unwrap_or(u32::MAX);
                 self.files.push(file);
                 let files = &self.files;
-                self.by_rel
-                    .insert_unique(hash, at, |&i| self.hasher.hash_one(files[i as usize].rel));
+                self.by_rel.insert_unique(hash, at, |&i| {
+                    self.hasher.hash_one(files[i as usize].rel.as_str())
+                });
             }
         }
     }
@@ -94,7 +96,7 @@ impl<'a> Payload<'a> {
     pub fn get(&self, rel: &str) -> Option<&PayloadFile<'a>> {
         let hash = self.hasher.hash_one(rel);
         self.by_rel
-            .find(hash, |&at| self.files[at as usize].rel == rel)
+            .find(hash, |&at| self.files[at as usize].rel.as_str() == rel)
             .map(|&at| &self.files[at as usize])
     }
 
@@ -115,12 +117,12 @@ impl<'a> Payload<'a> {
 
     /// The rels, in walk order.
     pub fn keys(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.files.iter().map(|f| f.rel)
+        self.files.iter().map(|f| f.rel.as_str())
     }
 
     /// The rels with their files, in walk order.
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, &PayloadFile<'a>)> + '_ {
-        self.files.iter().map(|f| (f.rel, f))
+        self.files.iter().map(|f| (f.rel.as_str(), f))
     }
 }
 

@@ -643,7 +643,7 @@ impl PathModel {
     /// namespace's marker (see [`foreign_namespaces_in`]).
     pub fn classify_cache_path(&self, path: &str, foreign: &ForeignNamespaces) -> CachePlace {
         match self.place_of(path, foreign) {
-            PlaceRef::Payload(rel) => CachePlace::Payload(RelPath(rel.to_string())),
+            PlaceRef::Payload(rel) => CachePlace::Payload(rel.to_rel_path()),
             PlaceRef::Internal(rel) => CachePlace::Internal(rel.to_string()),
             PlaceRef::RootLayout(rel) => CachePlace::RootLayout(RelPath(rel.to_string())),
             PlaceRef::ForeignNamespace(ns) => CachePlace::ForeignNamespace(ns.to_string()),
@@ -705,7 +705,9 @@ impl PathModel {
             return PlaceRef::Other;
         }
         if self.fits_key_limit(rel) {
-            PlaceRef::Payload(rel)
+            // Every rule of `check_rel` holds: the path rules were checked on the whole path
+            // (a rel inside it breaks none that the whole does not), the key limit just now.
+            PlaceRef::Payload(RelRef(rel))
         } else {
             PlaceRef::Unsafe(PathRefusal::TooLong)
         }
@@ -715,8 +717,8 @@ impl PathModel {
 /// [`CachePlace`] borrowing from the classified path (see [`PathModel::place_of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PlaceRef<'a> {
-    /// Payload inside the bound tree: its rel.
-    Payload(&'a str),
+    /// Payload inside the bound tree: its rel, checked as [`PathModel::rel_ref`] checks.
+    Payload(RelRef<'a>),
     /// Bookkeeping inside the bound tree or at the cache root.
     Internal(&'a str),
     /// A data tree at the cache root (namespaced): the rel it would have in the namespace.

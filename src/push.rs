@@ -346,9 +346,10 @@ pub fn plan_push(
         base: base_entry,
     } in in_order
     {
-        let Ok(rel) = model.rel_ref(rel_text) else {
-            continue;
-        };
+        // Every local is a walked payload file, whose rel the survey checked (a key joined to
+        // one is the same string); checking it again here cost ~6 % of a 10^6 WASM push.
+        let rel = stat.rel;
+        debug_assert_eq!(rel.as_str(), rel_text);
         // The walked path is the cache path of its rel (see `PayloadFile::cache_path`).
         let cache_path = stat.cache_path;
         debug_assert_eq!(cache_path, model.under_binding(rel.as_str()));

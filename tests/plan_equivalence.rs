@@ -85,7 +85,7 @@ fn payload_table_answers_as_a_map_of_the_last_file_per_rel() {
     assert_eq!(want.len(), 3_000, "rels walked twice are in the case");
     for (rel, size) in &want {
         let file = surveyed.payload.get(rel).expect("walked rel is found");
-        assert_eq!((file.rel, file.size), (*rel, *size));
+        assert_eq!((file.rel.as_str(), file.size), (*rel, *size));
         assert_eq!(file.cache_path, format!("ns/{rel}"));
         assert_eq!(
             files[file.slot].size, *size,
