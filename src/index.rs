@@ -53,11 +53,25 @@ pub struct Index {
 impl Index {
     /// Parses a v1 monolith from raw bytes.
     pub fn parse(bytes: &[u8]) -> CoreResult<Index> {
-        let raw = parse_document(bytes, ".datastore-index.json")?;
-        expect_version(&raw, ".datastore-index.json", &[1])?;
+        Index::from_document(parse_document(bytes, MONOLITH_FILE)?)
+    }
+
+    /// [`Index::parse`] of bytes it owns, dropped as soon as they are read: the entries are
+    /// sorted and built into the map after that, so the bytes (190 MB for 10^6 entries) and
+    /// the sort's lists are never held at once.
+    pub fn parse_owned(bytes: Vec<u8>) -> CoreResult<Index> {
+        let document = parse_document(&bytes, MONOLITH_FILE)?;
+        drop(bytes);
+        Index::from_document(document)
+    }
+
+    fn from_document(raw: RawDocument) -> CoreResult<Index> {
         let entries = raw
             .entries
-            .ok_or_else(|| CoreError::corrupt("missing field \"entries\""))?;
+            .map(|entries| entries_by_rel(entries, MONOLITH_FILE))
+            .transpose()?;
+        expect_version(&raw.version, MONOLITH_FILE, &[1])?;
+        let entries = entries.ok_or_else(|| CoreError::corrupt("missing field \"entries\""))?;
         let last_pulled = optional_string(raw.last_pulled, "lastPulled")?;
         Ok(Index {
             last_pulled,
@@ -255,9 +269,12 @@ impl ShardMeta {
 pub fn parse_shard(bytes: &[u8], partition: &str) -> CoreResult<BTreeMap<String, IndexEntry>> {
     let file = format!("_index/{partition}.json");
     let raw = parse_document(bytes, &file)?;
-    expect_version(&raw, &file, &[1])?;
-    raw.entries
-        .ok_or_else(|| CoreError::corrupt(format!("{file}: missing field \"entries\"")))
+    let entries = raw
+        .entries
+        .map(|entries| entries_by_rel(entries, &file))
+        .transpose()?;
+    expect_version(&raw.version, &file, &[1])?;
+    entries.ok_or_else(|| CoreError::corrupt(format!("{file}: missing field \"entries\"")))
 }
 
 /// The compact JSON of one shard holding `rels` of `index`.
@@ -311,8 +328,36 @@ pub fn group_by_partition(index: &Index) -> Partitioned {
 struct RawDocument {
     version: Option<Value>,
     last_pulled: Option<Value>,
-    entries: Option<BTreeMap<String, IndexEntry>>,
+    /// As read, in document order (see [`entries_by_rel`]).
+    entries: Option<Vec<(String, IndexEntry)>>,
     extra: Map<String, Value>,
+}
+
+/// The file name a monolith's errors name.
+const MONOLITH_FILE: &str = ".datastore-index.json";
+
+/// The entries of a document as a map. They are sorted once and built into the map in one
+/// bulk build. Inserted one by one (as before), an index in insertion order (the extension's)
+/// left the map's nodes part-empty and scattered, and every plan's walk over it paid for that:
+/// at 10^6 entries the WASM plans ran ~300 ms faster over the bulk-built map, for a parse about
+/// as fast (WASM) or a few % slower (native). A key that appears twice shows as two neighbours
+/// once sorted: `index-corrupt`, naming it. As the whole document has been read by then, one
+/// with both a repeated key and a malformed entry reports the malformed entry.
+fn entries_by_rel(
+    mut entries: Vec<(String, IndexEntry)>,
+    file: &str,
+) -> CoreResult<BTreeMap<String, IndexEntry>> {
+    // Sorted in place and then collected: the bulk build takes this list's buffer as its own.
+    // (Sorting positions and mapping them into a second list held both lists at once: +126 MiB
+    // of WASM memory at 10^6 entries.)
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    if let Some(pair) = entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+        return Err(CoreError::corrupt(format!(
+            "{file}: entry {:?} appears twice",
+            pair[0].0
+        )));
+    }
+    Ok(entries.into_iter().collect())
 }
 
 fn parse_document(bytes: &[u8], file: &str) -> CoreResult<RawDocument> {
@@ -324,8 +369,8 @@ fn parse_document(bytes: &[u8], file: &str) -> CoreResult<RawDocument> {
     Ok(raw)
 }
 
-fn expect_version(raw: &RawDocument, file: &str, known: &[u64]) -> CoreResult<()> {
-    let version = match &raw.version {
+fn expect_version(version: &Option<Value>, file: &str, known: &[u64]) -> CoreResult<()> {
+    let version = match version {
         // Writers before versioning omitted the field; their shape is v1's.
         None => 1,
         Some(Value::Number(n)) => n
@@ -397,7 +442,7 @@ impl<'de> Visitor<'de> for DocumentVisitor {
 struct EntriesSeed;
 
 impl<'de> DeserializeSeed<'de> for EntriesSeed {
-    type Value = BTreeMap<String, IndexEntry>;
+    type Value = Vec<(String, IndexEntry)>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_map(EntriesVisitor)
@@ -407,44 +452,20 @@ impl<'de> DeserializeSeed<'de> for EntriesSeed {
 struct EntriesVisitor;
 
 impl<'de> Visitor<'de> for EntriesVisitor {
-    type Value = BTreeMap<String, IndexEntry>;
+    type Value = Vec<(String, IndexEntry)>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("\"entries\" as an object of entries")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        // Entries are collected in a list, sorted once and built into the map in one bulk
-        // build. Inserted one by one (as before), an index in insertion order (the
-        // extension's) left the map's nodes part-empty and scattered, and every plan's walk
-        // over it paid for that: at 10^6 entries the WASM plans ran ~300 ms faster over the
-        // bulk-built map, for a parse about as fast (WASM) or ~4 % slower (native). A repeated
-        // key shows as two neighbours once sorted; as parsing has finished by then, a document
-        // with a repeated key and a later malformed entry reports the malformed one.
-        let mut entries: Vec<(String, IndexEntry)> = Vec::new();
+        // Kept in document order; `entries_by_rel` sorts them and refuses a repeated key.
+        let mut entries = Vec::new();
         while let Some(rel) = map.next_key::<String>()? {
             let entry = map.next_value_seed(EntryFieldsSeed { rel: &rel })?;
             entries.push((rel, entry));
         }
-        // Sorted as (key, position) pairs, then moved out in that order: sorting the entries
-        // themselves moved ~100 bytes a swap and was slower.
-        let mut order: Vec<(&str, usize)> = entries
-            .iter()
-            .enumerate()
-            .map(|(at, (rel, _))| (rel.as_str(), at))
-            .collect();
-        order.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        if let Some(pair) = order.windows(2).find(|pair| pair[0].0 == pair[1].0) {
-            return Err(de::Error::custom(format_args!(
-                "entry {:?} appears twice",
-                pair[0].0
-            )));
-        }
-        let order: Vec<usize> = order.into_iter().map(|(_, at)| at).collect();
-        Ok(order
-            .into_iter()
-            .map(|at| std::mem::take(&mut entries[at]))
-            .collect())
+        Ok(entries)
     }
 }
 

@@ -143,7 +143,16 @@ impl Session {
 
     /// Parses and keeps a v1 index from raw bytes.
     pub fn load_index(&mut self, bytes: &[u8]) -> CoreResult<IndexLoaded> {
-        let index = Index::parse(bytes)?;
+        self.keep_index(Index::parse(bytes)?)
+    }
+
+    /// [`Session::load_index`] of bytes it owns, dropped once read (see
+    /// [`Index::parse_owned`]): the WASM surface hands over its copy.
+    pub fn load_index_owned(&mut self, bytes: Vec<u8>) -> CoreResult<IndexLoaded> {
+        self.keep_index(Index::parse_owned(bytes)?)
+    }
+
+    fn keep_index(&mut self, index: Index) -> CoreResult<IndexLoaded> {
         let loaded = IndexLoaded {
             entries: index.entries.len() as u64,
             internal_entries: index

@@ -35,8 +35,8 @@ impl ShortText {
     pub fn as_str(&self) -> &str {
         match &self.0 {
             // The bytes were copied from a `&str` whole (see `From<&str>`), so they are UTF-8;
-            // checking again costs a few nanoseconds for 24 bytes and keeps the crate free of
-            // `unsafe`. The fallback cannot be reached.
+            // checking again costs a few nanoseconds for 24 bytes and keeps `unsafe` out of
+            // this module. The fallback cannot be reached.
             Repr::Inline { len, bytes } => {
                 std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
             }

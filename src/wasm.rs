@@ -81,10 +81,11 @@ impl Planner {
         Ok(Planner { inner })
     }
 
-    /// Parses a v1 index from its raw bytes; returns `{entries, internalEntries}`.
+    /// Parses a v1 index from its raw bytes; returns `{entries, internalEntries}`. The bytes are
+    /// taken as an owned copy so the core can free them before it builds the index map.
     #[wasm_bindgen(js_name = loadIndex, unchecked_return_type = "IndexLoaded")]
-    pub fn load_index(&mut self, bytes: &[u8]) -> Result<JsValue, JsValue> {
-        to_js(&self.inner.load_index(bytes).map_err(to_js_error)?)
+    pub fn load_index(&mut self, bytes: Vec<u8>) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.load_index_owned(bytes).map_err(to_js_error)?)
     }
 
     /// Loads a v2 shard-first index: the meta bytes, and the shards as one `blob` cut by

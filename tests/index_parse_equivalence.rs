@@ -89,3 +89,29 @@ fn known_field_values_are_judged_as_before() {
         );
     }
 }
+
+/// `Index::parse_owned` (the WASM surface's path: the bytes are freed before the map is built)
+/// accepts and refuses exactly what `Index::parse` does, with the same message.
+#[test]
+fn parse_owned_reads_as_parse() {
+    let documents = [
+        r#"{"version":1,"entries":{}}"#,
+        r#"{"version":1,"lastPulled":"t","entries":{"b":{"key":"b","size":2},"a":{"key":"a","size":1}},"x":[1]}"#,
+        r#"{"entries":{"a":{"key":"a","size":1}}}"#,
+        r#"{"version":1,"entries":{"a":{"key":"a","size":1},"a":{"key":"a","size":1}}}"#,
+        r#"{"version":2,"entries":{"a":{"key":"a","size":1},"a":{"key":"a","size":1}}}"#,
+        r#"{"version":2,"entries":{}}"#,
+        r#"{"version":1}"#,
+        r#"{"version":1,"entries":{"a":{"key":"b","size":1}}}"#,
+        r#"{"version":1,"entries":{"a":{"key":"a","size":1}}} trailing"#,
+        "",
+    ];
+    for document in documents {
+        let borrowed = Index::parse(document.as_bytes()).map_err(|e| e.to_string());
+        let owned = Index::parse_owned(document.as_bytes().to_vec()).map_err(|e| e.to_string());
+        assert_eq!(borrowed, owned, "{document}");
+    }
+    // A repeated key is refused before the version is judged, as when it was a parse error.
+    let error = Index::parse(documents[4].as_bytes()).expect_err("refused");
+    assert!(error.to_string().contains("appears twice"), "{error}");
+}
