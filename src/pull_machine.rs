@@ -310,7 +310,7 @@ impl PullRun {
     pub fn on_base(
         &mut self,
         session: &mut Session,
-        bytes: Option<&[u8]>,
+        bytes: Option<Vec<u8>>,
     ) -> CoreResult<Option<BaseLoad>> {
         self.expect(&Stage::AwaitBase, "onBase")?;
         let outcome = bytes.map(|bytes| session.load_base(bytes));

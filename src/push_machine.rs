@@ -227,7 +227,7 @@ impl PushRun {
     pub fn on_base(
         &mut self,
         session: &mut Session,
-        bytes: Option<&[u8]>,
+        bytes: Option<Vec<u8>>,
     ) -> CoreResult<Option<BaseLoad>> {
         self.expect("onBase", |p| matches!(p, PushAction::ReadBase { .. }))?;
         let outcome = bytes.map(|b| session.load_base(b));

@@ -176,9 +176,12 @@ impl Session {
     /// A local index this core wrote names the remote index it mirrors (`s3syncBaseOf`); one
     /// that names another (the cache moved from solo to a namespace, say) is no base for this
     /// binding: its entries say nothing about what this index's files were.
-    pub fn load_base(&mut self, bytes: &[u8]) -> BaseLoad {
+    ///
+    /// The bytes are taken and freed once read, before the entries are sorted (see
+    /// [`Index::parse_owned`]): a base is as large as the remote index it mirrors.
+    pub fn load_base(&mut self, bytes: Vec<u8>) -> BaseLoad {
         self.base = None;
-        let Ok(base) = Index::parse(bytes) else {
+        let Ok(base) = Index::parse_owned(bytes) else {
             return BaseLoad::Unreadable;
         };
         let key = self.model.under_binding(INDEX_FILE);

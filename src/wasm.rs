@@ -222,7 +222,7 @@ impl Planner {
     /// Loads the base: the local index (what this cache last synced). Returns `loaded`,
     /// `unreadable` or `other-index` (then there is no base).
     #[wasm_bindgen(js_name = loadBase, unchecked_return_type = "BaseLoad")]
-    pub fn load_base(&mut self, bytes: &[u8]) -> String {
+    pub fn load_base(&mut self, bytes: Vec<u8>) -> String {
         match self.inner.load_base(bytes) {
             BaseLoad::Loaded => "loaded",
             BaseLoad::Unreadable => "unreadable",
@@ -1698,7 +1698,7 @@ impl PullRun {
     ) -> Result<JsValue, JsValue> {
         base_load_js(
             self.inner
-                .on_base(&mut planner.inner, bytes.as_deref())
+                .on_base(&mut planner.inner, bytes)
                 .map_err(to_js_error)?,
         )
     }
@@ -1856,7 +1856,7 @@ impl PushRun {
     ) -> Result<JsValue, JsValue> {
         base_load_js(
             self.inner
-                .on_base(&mut planner.inner, bytes.as_deref())
+                .on_base(&mut planner.inner, bytes)
                 .map_err(to_js_error)?,
         )
     }

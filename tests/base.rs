@@ -39,13 +39,16 @@ fn a_local_index_of_another_binding_is_no_base() {
     assert_eq!(json(&local)["s3syncBaseOf"], ".datastore-index.json");
     // ...is the base of the solo layout, not of a namespace the cache moved into.
     let mut again = Session::new(None, "").unwrap();
-    assert_eq!(again.load_base(&local), BaseLoad::Loaded);
+    assert_eq!(again.load_base(local.clone()), BaseLoad::Loaded);
     let mut namespaced = Session::new(Some("prod"), "").unwrap();
-    assert_eq!(namespaced.load_base(&local), BaseLoad::OtherIndex);
+    assert_eq!(namespaced.load_base(local.clone()), BaseLoad::OtherIndex);
     // An index without the field (the extension's) is taken as it is; garbage is no base.
     let plain = index(&[entry("logs/a.log", 1, MTIME, MTIME)]);
-    assert_eq!(namespaced.load_base(plain.as_bytes()), BaseLoad::Loaded);
-    assert_eq!(namespaced.load_base(b"{"), BaseLoad::Unreadable);
+    assert_eq!(
+        namespaced.load_base(plain.as_bytes().to_vec()),
+        BaseLoad::Loaded
+    );
+    assert_eq!(namespaced.load_base(b"{".to_vec()), BaseLoad::Unreadable);
 }
 
 #[test]
@@ -66,7 +69,10 @@ fn after_a_pull_files_left_alone_keep_their_base_entries() {
     ]);
     let mut session = Session::new(None, "").unwrap();
     session.load_index(remote.as_bytes()).unwrap();
-    assert_eq!(session.load_base(base.as_bytes()), BaseLoad::Loaded);
+    assert_eq!(
+        session.load_base(base.as_bytes().to_vec()),
+        BaseLoad::Loaded
+    );
     let listing = encode_local([
         ("logs/edited-here.log", 6, Some(MTIME_MS + 1000)),
         ("logs/both.log", 7, Some(MTIME_MS + 1000)),
@@ -123,7 +129,7 @@ fn a_push_never_uploads_over_a_remote_that_moved_when_the_file_changed_here_too(
     ]);
     let mut session = Session::new(None, "").unwrap();
     session.load_index(remote.as_bytes()).unwrap();
-    session.load_base(base.as_bytes());
+    session.load_base(base.as_bytes().to_vec());
     let listing = encode_local([
         ("logs/both.log", 7, Some(MTIME_MS + 1000)),
         ("logs/gone.log", 4, Some(MTIME_MS)),
@@ -199,7 +205,7 @@ fn a_push_deletes_only_what_this_cache_had_and_the_remote_still_holds_unchanged(
     ]);
     let mut session = Session::new(None, "").unwrap();
     session.load_index(remote.as_bytes()).unwrap();
-    session.load_base(base.as_bytes());
+    session.load_base(base.as_bytes().to_vec());
     let listing = encode_local([("logs/keep.log", 1, Some(MTIME_MS))]);
     // The whole folder was marked deleted here.
     let input = PushInput {
@@ -226,7 +232,7 @@ fn a_scoped_pull_vouches_only_for_what_it_fetched() {
     ]);
     let mut session = Session::new(None, "").unwrap();
     session.load_index(remote.as_bytes()).unwrap();
-    session.load_base(base.as_bytes());
+    session.load_base(base.as_bytes().to_vec());
     let listing = encode_local([
         ("data/t/a/latest", 1, Some(MTIME_MS)),
         ("data/t/b/latest", 1, Some(MTIME_MS)),
@@ -248,7 +254,7 @@ fn a_scoped_pull_vouches_only_for_what_it_fetched() {
     let mut push = Session::new(None, "").unwrap();
     push.load_index(remote.as_bytes()).unwrap();
     assert_eq!(
-        push.load_base(&session.local_index_after_pull().unwrap()),
+        push.load_base(session.local_index_after_pull().unwrap()),
         BaseLoad::Loaded
     );
     let plan = push
@@ -268,7 +274,7 @@ fn after_a_push_untouched_files_keep_this_caches_mtime_not_the_uploaders() {
     let base = index(&[entry("logs/a.log", 4, MTIME, MTIME)]);
     let mut session = Session::new(None, "").unwrap();
     session.load_index(remote.as_bytes()).unwrap();
-    session.load_base(base.as_bytes());
+    session.load_base(base.as_bytes().to_vec());
     let listing = encode_local([
         ("logs/a.log", 4, Some(MTIME_MS)),
         ("logs/b.log", 2, Some(MTIME_MS + 7)),
@@ -287,7 +293,7 @@ fn after_a_push_untouched_files_keep_this_caches_mtime_not_the_uploaders() {
     let newer = index(&[entry("logs/a.log", 6, theirs, "2026-08-02T09:00:00.000Z")]);
     let mut next = Session::new(None, "").unwrap();
     next.load_index(newer.as_bytes()).unwrap();
-    next.load_base(&session.local_index_after_push().unwrap());
+    next.load_base(session.local_index_after_push().unwrap());
     let plan = next
         .plan_pull(
             &encode_local([("logs/a.log", 4, Some(MTIME_MS))]),
@@ -307,7 +313,7 @@ fn a_conflict_this_cache_never_synced_leaves_no_entry_in_the_local_index() {
     let listing = encode_local([("logs/b.log", 21, Some(MTIME_MS + 3000))]);
     let mut session = Session::new(None, "").unwrap();
     session.load_index(remote.as_bytes()).unwrap();
-    session.load_base(base.as_bytes());
+    session.load_base(base.as_bytes().to_vec());
     let plan = session
         .plan_push(&listing, &PushInput::default())
         .unwrap()
@@ -320,7 +326,7 @@ fn a_conflict_this_cache_never_synced_leaves_no_entry_in_the_local_index() {
     // So the next pull sees a file never synced here: set aside, the bucket's put in place.
     let mut next = Session::new(None, "").unwrap();
     next.load_index(remote.as_bytes()).unwrap();
-    next.load_base(&after_push);
+    next.load_base(after_push.clone());
     let plan = next.plan_pull(&listing, &PullOptions::default()).unwrap();
     assert_eq!(plan.set_aside, ["logs/b.log"]);
     // And a pull whose download of it failed leaves no entry either.
@@ -340,7 +346,7 @@ fn a_file_this_cache_never_had_leaves_no_entry_in_the_local_index_after_a_push()
     let base = index(&[]);
     let mut session = Session::new(None, "").unwrap();
     session.load_index(remote.as_bytes()).unwrap();
-    session.load_base(base.as_bytes());
+    session.load_base(base.as_bytes().to_vec());
     let plan = session
         .plan_push(&encode_local([]), &PushInput::default())
         .unwrap()
@@ -353,7 +359,7 @@ fn a_file_this_cache_never_had_leaves_no_entry_in_the_local_index_after_a_push()
     // bucket's, never uploaded over it.
     let mut next = Session::new(None, "").unwrap();
     next.load_index(remote.as_bytes()).unwrap();
-    next.load_base(&after_push);
+    next.load_base(after_push.clone());
     let listing = encode_local([("logs/b.log", 20, Some(MTIME_MS + 3000))]);
     let plan = next.plan_push(&listing, &PushInput::default()).unwrap();
     assert!(plan.uploads.is_empty(), "{plan:?}");

@@ -149,7 +149,7 @@ fn a_conflict_whose_bucket_version_arrived_is_synced_to_it_and_reported_with_its
     ]);
     let mut session = Session::new(None, "").unwrap();
     session.load_index(remote.as_bytes()).unwrap();
-    session.load_base(base.as_bytes());
+    session.load_base(base.as_bytes().to_vec());
     let listing = encode_local([
         ("logs/both.log", 7, Some(MTIME_MS + 1000)),
         ("logs/same.log", 4, Some(MTIME_MS + 1000)),
@@ -217,7 +217,7 @@ fn once_a_cache_has_synced_a_new_file_here_is_compared_by_its_bytes_even_at_the_
     let base = index(&[entry("logs/old.log", 1, MTIME)]);
     let mut session = Session::new(None, "").unwrap();
     session.load_index(remote.as_bytes()).unwrap();
-    session.load_base(base.as_bytes());
+    session.load_base(base.as_bytes().to_vec());
     let listing = encode_local([
         ("logs/eq.log", 4, Some(MTIME_MS + 9)),
         ("logs/old.log", 1, Some(MTIME_MS)),

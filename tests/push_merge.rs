@@ -388,7 +388,10 @@ fn the_local_index_keeps_the_base_of_files_behind_the_remote() {
     let theirs = entry(46, "2026-08-02T09:00:00.000Z", "bb");
     let mut session = Session::new(None, "").unwrap();
     session.load_index(index(theirs).as_bytes()).unwrap();
-    assert_eq!(session.load_base(index(ours).as_bytes()), BaseLoad::Loaded);
+    assert_eq!(
+        session.load_base(index(ours).into_bytes()),
+        BaseLoad::Loaded
+    );
     let listing = encode_local([
         ("logs/shared.log", 12, Some(1_785_585_600_512)),
         ("logs/new.log", 3, Some(1_785_585_600_512)),

@@ -250,12 +250,6 @@ mod compare_cases;
 #[wasm_bindgen_test]
 fn slice_order_and_equality_are_those_of_a_byte_loop() {
     compare_cases::check(|a, b| a.cmp(b));
-    compare_cases::check(|a, b| {
-        std::str::from_utf8(a)
-            .ok()
-            .zip(std::str::from_utf8(b).ok())
-            .map_or_else(|| a.cmp(b), |(x, y)| x.cmp(y))
-    });
     compare_cases::check(s3sync_core::compare::compare_bytes);
     compare_cases::check_equality();
 }

@@ -224,7 +224,7 @@ pub fn run_pull(
             }
             PullAction::ReadBase { path } => {
                 let bytes = cache.files.get(&path).map(|(b, _)| b.clone());
-                run.on_base(&mut session, bytes.as_deref()).unwrap();
+                run.on_base(&mut session, bytes).unwrap();
             }
             PullAction::Walk => {
                 let plan = run.on_walk(&mut session, &cache.listing()).unwrap();
@@ -349,7 +349,7 @@ pub fn run_push(
             }
             PushAction::ReadBase { path } => {
                 let bytes = cache.files.get(&path).map(|(b, _)| b.clone());
-                run.on_base(&mut session, bytes.as_deref())?;
+                run.on_base(&mut session, bytes)?;
             }
             PushAction::Walk => {
                 let listing = cache.listing();

@@ -303,7 +303,7 @@ pub(crate) fn run(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("load_index: {e}"))?;
     if let Some(base) = &spec.base {
         let base_bytes = serde_json::to_vec(base).unwrap();
-        if session.load_base(&base_bytes) != BaseLoad::Loaded {
+        if session.load_base(base_bytes.clone()) != BaseLoad::Loaded {
             return Err("the spec's base is no readable index".into());
         }
     }
