@@ -19,7 +19,7 @@ export interface PlanInputs {
   entries: number;
   /** The remote index as fetched: compact JSON bytes. */
   indexBytes: Uint8Array;
-  /** The cache walk, as `DenoCacheFs.walk` returns it. */
+  /** The cache walk, as `DenoCacheFs.walk` returns it (in its order). */
   files: LocalFile[];
 }
 
@@ -85,6 +85,9 @@ export function buildInputs(n: number): PlanInputs {
   }
   files.push({ path: ".datastore-index.json", size: 1_000, mtimeMs: BASE_MTIME_MS });
   files.push({ path: ".datastore-sync-state.json", size: 200, mtimeMs: BASE_MTIME_MS });
+  // In the order `DenoCacheFs.walk` lists a cache: byte order of the paths (all ASCII here,
+  // where the default string order is the byte order).
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const json = `{"version":1,"lastPulled":"2026-08-07T10:00:00.000Z","entries":{${
     parts.join(",")
   }}}`;

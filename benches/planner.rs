@@ -127,6 +127,8 @@ fn dataset(n: usize) -> Dataset {
         200,
         Some(BASE_MTIME_MS),
     ));
+    // In the order the cache walker lists files: byte order of their paths.
+    local.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let listing = encode_local(local.iter().map(|(p, s, m)| (p.as_str(), *s, *m)));
     let keys: Vec<String> = rels.iter().map(|r| format!("{NAMESPACE}/{r}")).collect();
     let remote_pages = keys

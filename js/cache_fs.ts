@@ -31,6 +31,14 @@ export interface WalkResult {
   symlinkedFolders: string[];
 }
 
+/** One step of a walk: a folder to read, or files of one folder to stat. */
+interface WalkStep {
+  /** The folder (cache-relative, `""` for the root). */
+  folder: string;
+  /** Files of the folder (cache-relative paths) to stat; absent: read the folder. */
+  files?: string[];
+}
+
 /** Stat of one file. */
 export interface FileStat {
   /** Size in bytes. */
@@ -273,11 +281,21 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
       out.errors.push(`${this.root}: ${(error as Error).message}`);
       return out;
     }
-    const folders: string[] = [""];
-    while (folders.length) {
+    // Depth first, each folder's entries sorted with a folder sorting as its name and a `/`:
+    // the files come out in byte order of their paths (for names without characters beyond
+    // U+FFFF, whose UTF-16 order differs), the order in which the core's planner meets them in
+    // one pass beside the sorted index instead of a look-up per key. A walk in any other order
+    // is planned the same, only slower.
+    const pending: WalkStep[] = [{ folder: "" }];
+    while (pending.length) {
       signal?.throwIfAborted();
-      const folder = folders.pop()!;
-      const files: string[] = [];
+      const step = pending.pop()!;
+      if (step.files) {
+        await this.#statAll(step.files, out);
+        continue;
+      }
+      const folder = step.folder;
+      const names: string[] = [];
       const links: string[] = [];
       try {
         for await (const entry of Deno.readDir(folder ? this.#abs(folder) : this.root)) {
@@ -285,10 +303,10 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
           if (entry.isSymlink) {
             out.skipped.push(rel);
             links.push(rel);
-          } else if (entry.isDirectory) folders.push(rel);
+          } else if (entry.isDirectory) names.push(`${entry.name}/`);
           else if (entry.name.startsWith(TEMP_PREFIX) || EXTENSION_TEMP.test(entry.name)) {
             out.skipped.push(rel);
-          } else if (entry.isFile) files.push(rel);
+          } else if (entry.isFile) names.push(entry.name);
         }
       } catch (error) {
         out.errors.push(`${folder || "."}: ${(error as Error).message}`);
@@ -300,25 +318,46 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
         const target = await Deno.stat(this.#abs(rel)).catch(() => null);
         if (target === null || target.isDirectory) out.symlinkedFolders.push(rel);
       }
-      for (let i = 0; i < files.length; i += this.statConcurrency) {
-        const batch = files.slice(i, i + this.statConcurrency);
-        const stats = await Promise.allSettled(
-          batch.map((rel) => Deno.lstat(join(this.root, ...rel.split("/")))),
-        );
-        stats.forEach((result, j) => {
-          if (result.status === "fulfilled") {
-            out.files.push({
-              path: batch[j],
-              size: result.value.size,
-              mtimeMs: result.value.mtime?.getTime(),
-            });
-          } else {
-            out.errors.push(`${batch[j]}: ${(result.reason as Error).message}`);
-          }
-        });
+      names.sort();
+      // Stacked last first, so the first name is taken next; neighbouring files stay one step,
+      // stat'ed together.
+      const steps: WalkStep[] = [];
+      let files: string[] = [];
+      for (const name of names) {
+        const rel = folder ? `${folder}/${name}` : name;
+        if (!rel.endsWith("/")) {
+          files.push(rel);
+          continue;
+        }
+        if (files.length) steps.push({ folder, files });
+        files = [];
+        steps.push({ folder: rel.slice(0, -1) });
       }
+      if (files.length) steps.push({ folder, files });
+      for (let i = steps.length - 1; i >= 0; i--) pending.push(steps[i]);
     }
     return out;
+  }
+
+  /** Stats `files` (cache-relative), `statConcurrency` at a time, into `out` in their order. */
+  async #statAll(files: string[], out: WalkResult): Promise<void> {
+    for (let i = 0; i < files.length; i += this.statConcurrency) {
+      const batch = files.slice(i, i + this.statConcurrency);
+      const stats = await Promise.allSettled(
+        batch.map((rel) => Deno.lstat(join(this.root, ...rel.split("/")))),
+      );
+      stats.forEach((result, j) => {
+        if (result.status === "fulfilled") {
+          out.files.push({
+            path: batch[j],
+            size: result.value.size,
+            mtimeMs: result.value.mtime?.getTime(),
+          });
+        } else {
+          out.errors.push(`${batch[j]}: ${(result.reason as Error).message}`);
+        }
+      });
+    }
   }
 
   /** @inheritdoc */

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::codes::{EntryRefusal, RefusalCode};
 use crate::conflicts::{pull_conflict_verdict, KeptAside};
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
-use crate::layout::{LayoutFindings, Survey};
+use crate::layout::{LayoutFindings, PayloadCursor, Survey};
 use crate::paths::{
     find_collisions, find_file_folder_conflicts_sorted, is_internal, is_lazy_skippable,
     is_never_synced, CollisionKind, PathModel, RelRef,
@@ -198,6 +198,8 @@ pub fn plan_pull(
     // The base is walked beside the index (both are sorted): its entry for each key without a
     // look-up, and the keys only it holds on the way.
     let mut base_entries = base.map(|b| b.entries.iter().peekable());
+    // Every look-up below asks for rels in key order (index and base keys interleaved).
+    let mut local_files = survey.payload.cursor();
     for ((key, entry), kind) in index.entries.iter().zip(&kinds) {
         let mut base_entry = None;
         if let Some(walk) = base_entries.as_mut() {
@@ -205,7 +207,7 @@ pub fn plan_pull(
                 if base_key == key {
                     base_entry = Some(b);
                 } else {
-                    note_deleted_remotely(&mut plan, model, survey, base_key, b);
+                    note_deleted_remotely(&mut plan, model, &mut local_files, base_key, b);
                 }
             }
         }
@@ -240,7 +242,7 @@ pub fn plan_pull(
             plan.untouched.push(key.clone());
             continue;
         }
-        let local = survey.payload.get(rel.as_str());
+        let local = local_files.find(rel.as_str());
         // Deleted here since the last sync, the delete not yet pushed: a local change
         // (downloading it again would undo the delete), or a conflict when the remote moved on
         // meanwhile. Only a file the base holds can have been deleted here: a file another
@@ -316,7 +318,7 @@ pub fn plan_pull(
     }
     if let Some(walk) = base_entries {
         for (base_key, b) in walk {
-            note_deleted_remotely(&mut plan, model, survey, base_key, b);
+            note_deleted_remotely(&mut plan, model, &mut local_files, base_key, b);
         }
     }
     plan.lazy_folders = lazy_folders.into_iter().collect();
@@ -354,16 +356,15 @@ impl<'a> KeyKind<'a> {
 fn note_deleted_remotely(
     plan: &mut PullPlan,
     model: &PathModel,
-    survey: &Survey,
+    local_files: &mut PayloadCursor,
     key: &str,
     base_entry: &IndexEntry,
 ) {
     if model.check_rel(key).is_err() {
         return;
     }
-    if survey
-        .payload
-        .get(key)
+    if local_files
+        .find(key)
         .is_some_and(|local| stat_matches(base_entry, local.size, local.mtime_ms))
     {
         plan.deleted_remotely.push(key.to_string());

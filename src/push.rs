@@ -250,12 +250,14 @@ pub fn plan_push(
     let mut absent_conflicts = Vec::new();
     let empty = BTreeMap::new();
     let base_entries = base.map_or(&empty, |b| &b.entries);
+    // The joined keys come in ascending order, as the cursor wants them.
+    let mut local_files = survey.payload.cursor();
     for (key, remote, base_entry) in joined(&index.entries, base_entries) {
         if remote.is_some() && is_internal(key) {
             plan.prune.push(key.clone());
             continue;
         }
-        if let Some(file) = survey.payload.get(key.as_str()) {
+        if let Some(file) = local_files.find(key.as_str()) {
             met[file.slot] = true;
             locals.push(Local {
                 rel: key.as_str(),

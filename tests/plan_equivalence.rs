@@ -1,6 +1,8 @@
 //! The planner's fast paths (issue 15) against plain statements of the same rules: the byte
-//! scan of the path rules against `char::is_control`, and the one-pass file/folder search over
-//! sorted keys against the hashing search. Native only: proptest does not build for wasm32.
+//! scan of the path rules against `char::is_control` and against the rules read one by one, the
+//! internal-name test against its lists, the one-pass file/folder search over sorted keys
+//! against the hashing search, and the payload cursor against a map. Native only: proptest does
+//! not build for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeSet;
@@ -8,7 +10,10 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 
 use s3sync_core::error::{CoreError, PathRefusal};
-use s3sync_core::paths::{find_file_folder_conflicts, find_file_folder_conflicts_sorted, RelPath};
+use s3sync_core::paths::{
+    find_file_folder_conflicts, find_file_folder_conflicts_sorted, is_internal, RelPath,
+    MAX_KEY_BYTES, MAX_SEGMENT_BYTES,
+};
 
 /// Every character, one at a time inside a rel, is refused exactly when `char::is_control`
 /// (or the backslash rule) says so: the byte scan must agree on C0, DEL and C1 and on every
@@ -94,4 +99,211 @@ fn payload_table_answers_as_a_map_of_the_last_file_per_rel() {
     }
     assert!(!surveyed.payload.contains_key("data/m-3000/raw"));
     assert_eq!(surveyed.payload.keys().count(), want.len());
+}
+
+/// The path rules read one at a time, in the order they are reported: the whole-path rules,
+/// then each segment from the left.
+fn refusal_by_the_rules(path: &str) -> Option<PathRefusal> {
+    let whole = [
+        (path.is_empty(), PathRefusal::Empty),
+        (path.len() > MAX_KEY_BYTES, PathRefusal::TooLong),
+        (path.starts_with('/'), PathRefusal::Absolute),
+        (path.contains('\\'), PathRefusal::Backslash),
+        (
+            path.chars().any(char::is_control),
+            PathRefusal::ControlCharacter,
+        ),
+        (path.ends_with('/'), PathRefusal::TrailingSlash),
+    ];
+    if let Some((_, refusal)) = whole.into_iter().find(|(broken, _)| *broken) {
+        return Some(refusal);
+    }
+    path.split('/').find_map(|segment| {
+        let stem = segment
+            .split('.')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(' ');
+        let upper = stem.to_ascii_uppercase();
+        let device = ["CON", "PRN", "AUX", "NUL"].contains(&upper.as_str())
+            || (upper.len() == 4
+                && (upper.starts_with("COM") || upper.starts_with("LPT"))
+                && ('1'..='9').contains(&upper.chars().nth(3).unwrap_or(' ')));
+        let bytes = segment.as_bytes();
+        [
+            (segment.is_empty(), PathRefusal::EmptySegment),
+            (segment == "." || segment == "..", PathRefusal::DotSegment),
+            (
+                segment.len() > MAX_SEGMENT_BYTES,
+                PathRefusal::SegmentTooLong,
+            ),
+            (
+                bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':',
+                PathRefusal::DriveLetter,
+            ),
+            (device, PathRefusal::ReservedName),
+        ]
+        .into_iter()
+        .find(|(broken, _)| *broken)
+        .map(|(_, refusal)| refusal)
+    })
+}
+
+/// Paths from pieces that break, or nearly break, each rule: separators, dots, device names in
+/// both cases, drive letters, a backslash, C0/DEL/C1 controls and the non-control characters
+/// whose UTF-8 shares their lead byte (`\u{a2}` is `C2 A2`, as `\u{85}` is `C2 85`).
+fn rule_breaking_paths() -> impl Strategy<Value = String> {
+    let piece = prop::sample::select(vec![
+        "a", "b", "/", "//", ".", "..", "-", " ", "con", "CON", "Lpt1", "com9", "aux.txt", "c:",
+        "Z:", "\\", "\u{1}", "\u{7f}", "\u{85}", "\u{a2}", "\u{e9}", "_", ".lock",
+    ]);
+    proptest::collection::vec(piece, 0..12).prop_map(|pieces| pieces.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+    /// The path check (a quick pass, then the full one only for suspicious paths) reports
+    /// what the rules read one by one report.
+    #[test]
+    fn path_check_reports_what_the_rules_say(path in rule_breaking_paths()) {
+        let got = RelPath::parse(&path).err().map(|e| match e {
+            CoreError::UnsafePath { reason, .. } => reason,
+            other => panic!("{path:?}: unexpected error {other:?}"),
+        });
+        prop_assert_eq!(got, refusal_by_the_rules(&path), "{:?}", path);
+    }
+
+    /// The internal-name test (with its quick refusal) agrees with its lists read plainly.
+    #[test]
+    fn internal_names_are_found_whatever_surrounds_them(
+        head in rule_breaking_paths(),
+        name in prop::sample::select(vec![
+            ".datastore-index.json", ".push-queue.json", ".datastore.lock",
+            ".datastore-sync-state.json", ".datastore-sync-state.journal",
+            ".datastore-sync-state.journal.taken", ".lock", ".namespace.json", "_catalog.db",
+            "_catalog.db-wal", "_index", "_control", "a", "_x", ".x",
+        ]),
+        tail in rule_breaking_paths(),
+    ) {
+        for rel in [
+            name.to_string(),
+            format!("{head}/{name}"),
+            format!("{name}/{tail}"),
+            format!("{head}{name}{tail}"),
+        ] {
+            prop_assert_eq!(is_internal(&rel), internal_by_the_lists(&rel), "{:?}", rel);
+        }
+    }
+}
+
+/// The internal names read plainly: exact bookkeeping files, the shard and control folders,
+/// and the names internal in any folder.
+fn internal_by_the_lists(rel: &str) -> bool {
+    let exact = [
+        ".datastore-index.json",
+        ".push-queue.json",
+        ".datastore.lock",
+        ".datastore-sync-state.json",
+        ".datastore-sync-state.journal",
+        ".datastore-sync-state.journal.taken",
+    ];
+    let first = rel.split('/').next().unwrap_or("");
+    let last = rel.rsplit('/').next().unwrap_or("");
+    exact.contains(&rel)
+        || first == "_index"
+        || first == "_control"
+        || [".lock", ".namespace.json", "_catalog.db"].contains(&last)
+        || last.starts_with("_catalog.db-")
+}
+
+/// Long paths with every rule in reach of the size limits, checked the same way.
+#[test]
+fn path_check_agrees_with_the_rules_at_the_length_limits() {
+    let long = |n: usize| "a".repeat(n);
+    let cases = [
+        long(MAX_KEY_BYTES),
+        long(MAX_KEY_BYTES + 1),
+        long(MAX_SEGMENT_BYTES),
+        long(MAX_SEGMENT_BYTES + 1),
+        format!(
+            "{}/{}",
+            long(MAX_SEGMENT_BYTES),
+            long(MAX_SEGMENT_BYTES + 1)
+        ),
+        format!("{}/x\\", long(MAX_SEGMENT_BYTES + 1)),
+        format!("{}/", long(MAX_SEGMENT_BYTES + 1)),
+        format!("a/{}/con", long(MAX_SEGMENT_BYTES + 1)),
+    ];
+    for path in cases {
+        let got = RelPath::parse(&path).err().map(|e| match e {
+            CoreError::UnsafePath { reason, .. } => reason,
+            other => panic!("{path:?}: unexpected error {other:?}"),
+        });
+        assert_eq!(got, refusal_by_the_rules(&path), "{path:?}");
+    }
+}
+
+/// Walks for the cursor: rels from a small alphabet (so rels repeat and sort near each other),
+/// first in byte order and then, from a random point, in any order.
+fn walks() -> impl Strategy<Value = (Vec<String>, usize)> {
+    (
+        proptest::collection::vec("[ab]{1,2}([-./][ab]{1,2}){0,3}", 0..60),
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(|(mut rels, cut)| {
+            let at = if rels.is_empty() {
+                0
+            } else {
+                cut.index(rels.len() + 1)
+            };
+            let (head, _) = rels.split_at_mut(at);
+            head.sort();
+            (rels, at)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+    /// The payload cursor, asked in ascending order or any order, over a sorted walk or one
+    /// whose order breaks (rels walked twice included), finds what a map of the last file
+    /// walked per rel holds.
+    #[test]
+    fn payload_cursor_answers_as_a_map(
+        (rels, _) in walks(),
+        asks in proptest::collection::vec("[ab]{1,2}([-./][ab]{1,2}){0,3}", 0..60),
+        ascending in any::<bool>(),
+    ) {
+        use std::collections::HashMap;
+
+        use s3sync_core::layout::survey;
+        use s3sync_core::listing::LocalFile;
+        use s3sync_core::paths::PathModel;
+
+        let model = PathModel::new(None, "").expect("solo model");
+        let files: Vec<LocalFile<'_>> = rels
+            .iter()
+            .enumerate()
+            .map(|(i, path)| LocalFile { path, size: i as u64, mtime_ms: None })
+            .collect();
+        let surveyed = survey(&model, &files);
+        let mut want: HashMap<&str, u64> = HashMap::new();
+        for file in &files {
+            if RelPath::parse(file.path).is_ok() && !is_internal(file.path) {
+                want.insert(file.path, file.size);
+            }
+        }
+        prop_assert_eq!(surveyed.payload.len(), want.len());
+        let mut asks: Vec<&str> = asks.iter().map(String::as_str).chain(rels.iter().map(String::as_str)).collect();
+        if ascending {
+            asks.sort();
+        }
+        let mut cursor = surveyed.payload.cursor();
+        for ask in asks {
+            let found = cursor.find(ask).map(|f| (f.rel.as_str(), f.size));
+            prop_assert_eq!(found, want.get(ask).map(|&size| (ask, size)), "{:?}", ask);
+            prop_assert_eq!(surveyed.payload.get(ask).map(|f| f.size), want.get(ask).copied());
+        }
+    }
 }

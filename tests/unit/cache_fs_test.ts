@@ -90,6 +90,53 @@ Deno.test("the walk reports files, skips temp files and symlinks, and never foll
   }
 });
 
+Deno.test("the walk lists files in byte order of their paths, stat batches included", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    // `-` and `.` sort before `/`, `0` and letters after it: a folder's files come after a
+    // sibling `a-b` but before `a0`; `é` (two UTF-8 bytes) after every ASCII name.
+    const paths = [
+      "a-b",
+      "a.txt",
+      "a/x",
+      "a/y/z",
+      "a/y-",
+      "a0",
+      "ab/c",
+      "B",
+      "é",
+      "ns/data/m-1/raw",
+      "ns/data/m-10/raw",
+      "ns/data/m-2/raw",
+      "ns/data/m/raw",
+      ...Array.from({ length: 9 }, (_, i) => `flat/f${8 - i}`),
+    ];
+    for (const path of paths) {
+      const abs = `${root}/${path}`;
+      await Deno.mkdir(abs.slice(0, abs.lastIndexOf("/")), { recursive: true });
+      await Deno.writeTextFile(abs, path);
+    }
+    const bytes = (s: string) => new TextEncoder().encode(s);
+    const byBytes = (a: string, b: string) => {
+      const x = bytes(a), y = bytes(b);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) {
+        if (x[i] !== y[i]) return x[i] - y[i];
+      }
+      return x.length - y.length;
+    };
+    // Stat batches of 2: the order must not depend on how files are grouped for stats.
+    const walk = await new DenoCacheFs(root, 2).walk();
+    assertEquals(walk.errors, []);
+    assertEquals(walk.files.map((f) => f.path), [...paths].sort(byBytes));
+    assertEquals(
+      walk.files.map((f) => f.size),
+      [...paths].sort(byBytes).map((p) => bytes(p).length),
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("an absent cache folder walks as empty", async () => {
   const walk = await new DenoCacheFs("/nonexistent/s3sync-cache").walk();
   assertEquals([walk.files, walk.errors], [[], []]);
