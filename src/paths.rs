@@ -199,6 +199,13 @@ impl<'a> RelRef<'a> {
     pub fn to_rel_path(&self) -> RelPath {
         RelPath(self.0.to_string())
     }
+
+    /// `text` as a checked rel when it is this rel's text: what was checked on one copy holds
+    /// for an equal string (a plan meets index keys equal to the walked rels the survey
+    /// checked, and need not check them again).
+    pub fn for_equal<'b>(&self, text: &'b str) -> Option<RelRef<'b>> {
+        (self.0 == text).then_some(RelRef(text))
+    }
 }
 
 /// A validated namespace: one safe segment, not starting with `.` or `_`, and not the name of a

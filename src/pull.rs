@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::codes::{EntryRefusal, RefusalCode};
 use crate::conflicts::{pull_conflict_verdict, KeptAside};
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
-use crate::layout::{LayoutFindings, PayloadCursor, Survey};
+use crate::layout::{LayoutFindings, PayloadCursor, PayloadFile, Survey};
 use crate::paths::{
     find_collisions, find_file_folder_conflicts_sorted, is_internal, is_lazy_skippable,
     is_never_synced, CollisionKind, PathModel, RelRef,
@@ -186,28 +186,38 @@ pub fn plan_pull(
         layout: survey.findings.clone(),
         ..PullPlan::default()
     };
-    // Each key is judged once here (the collision search and the diff both need it).
-    let kinds: Vec<KeyKind<'_>> = index
+    // Each key is judged once here (the collision search and the diff both need it), and its
+    // walked file found on the way: a key equal to a walked rel is that rel, which the survey
+    // checked (it is no bookkeeping and passes the path rules and the key limit), so only the
+    // other keys go through the rules.
+    let mut walked = survey.payload.cursor();
+    let (kinds, local_files): (Vec<KeyKind<'_>>, Vec<Option<&PayloadFile>>) = index
         .entries
         .keys()
-        .map(|key| KeyKind::of(model, key))
-        .collect();
+        .map(|key| match walked.find(key) {
+            Some(file) => match file.rel.for_equal(key) {
+                Some(rel) => (KeyKind::Writable(rel), Some(file)),
+                None => (KeyKind::of(model, key), Some(file)),
+            },
+            None => (KeyKind::of(model, key), None),
+        })
+        .unzip();
     let blocked = collided_rels(index, &kinds, options.case_insensitive, &mut plan.refused);
     let tombstones: BTreeSet<String> = options.tombstones.iter().cloned().collect();
     let mut lazy_folders = BTreeSet::new();
     // The base is walked beside the index (both are sorted): its entry for each key without a
     // look-up, and the keys only it holds on the way.
     let mut base_entries = base.map(|b| b.entries.iter().peekable());
-    // Every look-up below asks for rels in key order (index and base keys interleaved).
-    let mut local_files = survey.payload.cursor();
-    for ((key, entry), kind) in index.entries.iter().zip(&kinds) {
+    // The base keys met on the way come in ascending order too.
+    let mut base_walked = survey.payload.cursor();
+    for (((key, entry), kind), local) in index.entries.iter().zip(&kinds).zip(local_files) {
         let mut base_entry = None;
         if let Some(walk) = base_entries.as_mut() {
             while let Some((base_key, b)) = walk.next_if(|(base_key, _)| *base_key <= key) {
                 if base_key == key {
                     base_entry = Some(b);
                 } else {
-                    note_deleted_remotely(&mut plan, model, &mut local_files, base_key, b);
+                    note_deleted_remotely(&mut plan, model, &mut base_walked, base_key, b);
                 }
             }
         }
@@ -242,7 +252,6 @@ pub fn plan_pull(
             plan.untouched.push(key.clone());
             continue;
         }
-        let local = local_files.find(rel.as_str());
         // Deleted here since the last sync, the delete not yet pushed: a local change
         // (downloading it again would undo the delete), or a conflict when the remote moved on
         // meanwhile. Only a file the base holds can have been deleted here: a file another
@@ -318,7 +327,7 @@ pub fn plan_pull(
     }
     if let Some(walk) = base_entries {
         for (base_key, b) in walk {
-            note_deleted_remotely(&mut plan, model, &mut local_files, base_key, b);
+            note_deleted_remotely(&mut plan, model, &mut base_walked, base_key, b);
         }
     }
     plan.lazy_folders = lazy_folders.into_iter().collect();

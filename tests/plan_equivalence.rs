@@ -9,6 +9,10 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 
+#[path = "common/path_rules.rs"]
+mod path_rules;
+use path_rules::{is_device_name, is_drive_segment};
+
 use s3sync_core::error::{CoreError, PathRefusal};
 use s3sync_core::paths::{
     find_file_folder_conflicts, find_file_folder_conflicts_sorted, is_internal, RelPath,
@@ -119,17 +123,6 @@ fn refusal_by_the_rules(path: &str) -> Option<PathRefusal> {
         return Some(refusal);
     }
     path.split('/').find_map(|segment| {
-        let stem = segment
-            .split('.')
-            .next()
-            .unwrap_or("")
-            .trim_end_matches(' ');
-        let upper = stem.to_ascii_uppercase();
-        let device = ["CON", "PRN", "AUX", "NUL"].contains(&upper.as_str())
-            || (upper.len() == 4
-                && (upper.starts_with("COM") || upper.starts_with("LPT"))
-                && ('1'..='9').contains(&upper.chars().nth(3).unwrap_or(' ')));
-        let bytes = segment.as_bytes();
         [
             (segment.is_empty(), PathRefusal::EmptySegment),
             (segment == "." || segment == "..", PathRefusal::DotSegment),
@@ -137,11 +130,8 @@ fn refusal_by_the_rules(path: &str) -> Option<PathRefusal> {
                 segment.len() > MAX_SEGMENT_BYTES,
                 PathRefusal::SegmentTooLong,
             ),
-            (
-                bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':',
-                PathRefusal::DriveLetter,
-            ),
-            (device, PathRefusal::ReservedName),
+            (is_drive_segment(segment), PathRefusal::DriveLetter),
+            (is_device_name(segment), PathRefusal::ReservedName),
         ]
         .into_iter()
         .find(|(broken, _)| *broken)
@@ -305,5 +295,99 @@ proptest! {
             prop_assert_eq!(found, want.get(ask).map(|&size| (ask, size)), "{:?}", ask);
             prop_assert_eq!(surveyed.payload.get(ask).map(|f| f.size), want.get(ask).copied());
         }
+    }
+}
+
+/// One datastore for the order test: index entries and base entries over a small rel space,
+/// and a walk of files (some absent, some changed, some new, some walked twice, some unsafe
+/// or internal), each chosen per rel.
+fn datastore() -> impl Strategy<Value = (Vec<(String, u8)>, Vec<usize>)> {
+    (
+        proptest::collection::vec(("[ab]{1,2}([-./][ab_]{1,2}){0,3}", 0u8..8), 0..50),
+        proptest::collection::vec(any::<usize>(), 0..60),
+    )
+}
+
+/// An index document of `rels` (size by the rel's length, `localMtime` by `mtime`).
+fn index_json(rels: &[&str], mtime: &str) -> Vec<u8> {
+    let entries: Vec<String> = rels
+        .iter()
+        .map(|rel| {
+            format!(
+                r#""{rel}":{{"key":"{rel}","size":{},"lastModified":"2026-08-01T12:00:00.000Z","localMtime":"{mtime}"}}"#,
+                rel.len()
+            )
+        })
+        .collect();
+    format!(r#"{{"version":1,"entries":{{{}}}}}"#, entries.join(",")).into_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+    /// Pull and push plans do not depend on the walk's order: the walker's byte order (the
+    /// cursor's one pass), any shuffle of it (the table), and the reverse give the same plans.
+    #[test]
+    fn plans_do_not_depend_on_the_walk_order((cases, shuffle) in datastore()) {
+        use std::collections::BTreeMap;
+
+        use s3sync_core::index::Index;
+        use s3sync_core::layout::survey;
+        use s3sync_core::listing::LocalFile;
+        use s3sync_core::paths::PathModel;
+        use s3sync_core::pull::{plan_pull, PullOptions};
+        use s3sync_core::push::{plan_push, PushInput};
+
+        let model = PathModel::new(Some("ns"), "").expect("namespace is valid");
+        // By each rel's case: 0 absent here, 1 same, 2 size changed, 3 mtime moved, 4 new here
+        // (not indexed), 5 walked twice (the same stat: which copy is last then does not matter),
+        // 6 only in the base, 7 in the index only.
+        let by_rel: BTreeMap<&str, u8> = cases.iter().map(|(r, c)| (r.as_str(), *c)).collect();
+        let indexed: Vec<&str> = by_rel.iter().filter(|(_, c)| !matches!(**c, 4 | 6)).map(|(r, _)| *r).collect();
+        let based: Vec<&str> = by_rel.iter().filter(|(_, c)| !matches!(**c, 4 | 7)).map(|(r, _)| *r).collect();
+        let mtime_ms = 1_785_585_600_000_i64;
+        let iso = "2026-08-01T12:00:00.000Z";
+        let index = Index::parse(&index_json(&indexed, iso)).expect("index parses");
+        let base = Index::parse(&index_json(&based, iso)).expect("base parses");
+        let mut paths: Vec<(String, u64, i64)> = Vec::new();
+        for (rel, case) in &by_rel {
+            let path = format!("ns/{rel}");
+            let size = rel.len() as u64;
+            match case {
+                0 | 7 => {}
+                2 => paths.push((path, size + 1, mtime_ms)),
+                3 => paths.push((path, size, mtime_ms + 1_000)),
+                5 => {
+                    paths.push((path.clone(), size, mtime_ms));
+                    paths.push((path, size, mtime_ms));
+                }
+                _ => paths.push((path, size, mtime_ms)),
+            }
+        }
+        paths.push((".datastore-index.json".into(), 10, mtime_ms));
+        paths.push(("ns/_index/x.json".into(), 10, mtime_ms));
+        paths.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut shuffled = paths.clone();
+        for (i, pick) in shuffle.iter().enumerate() {
+            let n = shuffled.len();
+            if n > 1 {
+                shuffled.swap(i % n, pick % n);
+            }
+        }
+        let reversed: Vec<_> = paths.iter().rev().cloned().collect();
+        let plans = |walk: &[(String, u64, i64)]| {
+            let files: Vec<LocalFile<'_>> = walk
+                .iter()
+                .map(|(path, size, mtime)| LocalFile { path, size: *size, mtime_ms: Some(*mtime) })
+                .collect();
+            let surveyed = survey(&model, &files);
+            let pull = plan_pull(&model, &index, Some(&base), &surveyed, &PullOptions::default());
+            let push = plan_push(&model, &index, Some(&base), &surveyed, &PushInput::default());
+            (pull, push)
+        };
+        let sorted = paths;
+        let want = plans(&sorted);
+        prop_assert_eq!(&plans(&shuffled), &want);
+        prop_assert_eq!(&plans(&reversed), &want);
     }
 }

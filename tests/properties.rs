@@ -13,24 +13,12 @@ use s3sync_core::paths::{
 };
 use s3sync_core::time::{format_iso_millis, parse_iso_millis};
 
+#[path = "common/path_rules.rs"]
+mod path_rules;
+use path_rules::{is_device_name, is_drive_segment};
+
 // ---------------------------------------------------------------------------------------------
 // An independent statement of the rules, used to check the implementation.
-
-fn is_device_name(segment: &str) -> bool {
-    // Windows device names, with or without an extension, ignoring case and trailing spaces.
-    let stem = match segment.find('.') {
-        Some(dot) => &segment[..dot],
-        None => segment,
-    };
-    let stem = stem.trim_end_matches(' ').to_ascii_uppercase();
-    ["CON", "PRN", "AUX", "NUL"].contains(&stem.as_str())
-        || (1..=9).any(|n| stem == format!("COM{n}") || stem == format!("LPT{n}"))
-}
-
-fn is_drive_segment(segment: &str) -> bool {
-    let mut chars = segment.chars();
-    matches!((chars.next(), chars.next()), (Some(c), Some(':')) if c.is_ascii_alphabetic())
-}
 
 /// Every rule `path` breaks, as refusal codes. Empty means the path is valid.
 fn violations(path: &str) -> BTreeSet<&'static str> {
