@@ -24,9 +24,10 @@ mkdir -p dist
 version=$(sed -n 's/^export const VERSION = "\(.*\)";$/\1/p' js/version.ts)
 
 # Permissions the CLI needs: the same set bin/s3sync grants. V8 compiles each WASM function on
-# its first call rather than the whole module at start-up (about 4 ms off every run).
+# its first call rather than the whole module at start-up (about 4 ms off every run), and starts
+# the young generation at 16 MB (fewer scavenges during start-up; see bin/s3sync).
 perms=(--allow-env --allow-read --allow-write --allow-net --allow-sys)
-v8=(--v8-flags=--wasm-lazy-compilation)
+v8=(--v8-flags=--wasm-lazy-compilation,--min-semi-space-size=16)
 
 echo "[dist] deno bundle js/cli.ts -> dist/s3sync.js" >&2
 deno bundle --quiet --platform deno -o dist/s3sync.js.tmp js/cli.ts
