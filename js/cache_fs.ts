@@ -31,12 +31,12 @@ export interface WalkResult {
   symlinkedFolders: string[];
 }
 
-/** One step of a walk: a folder to read, or files of one folder to stat. */
+/** One step of a walk: a folder to read, or files of one folder (stat'ed) to report. */
 interface WalkStep {
   /** The folder (cache-relative, `""` for the root). */
   folder: string;
-  /** Files of the folder (cache-relative paths) to stat; absent: read the folder. */
-  files?: string[];
+  /** Files of the folder, in order; absent: read the folder. */
+  files?: LocalFile[];
 }
 
 /** Stat of one file. */
@@ -291,7 +291,7 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
       signal?.throwIfAborted();
       const step = pending.pop()!;
       if (step.files) {
-        await this.#statAll(step.files, out);
+        for (const file of step.files) out.files.push(file);
         continue;
       }
       const folder = step.folder;
@@ -319,14 +319,18 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
         if (target === null || target.isDirectory) out.symlinkedFolders.push(rel);
       }
       names.sort();
-      // Stacked last first, so the first name is taken next; neighbouring files stay one step,
-      // stat'ed together.
+      const rels = names.map((name) => folder ? `${folder}/${name}` : name);
+      // The folder's files are stat'ed together, `statConcurrency` at a time, whatever folders
+      // sort between them; each then waits in its place in the order.
+      const stated = await this.#statAll(rels.filter((rel) => !rel.endsWith("/")), out.errors);
+      // Stacked last first, so the first name is taken next.
       const steps: WalkStep[] = [];
-      let files: string[] = [];
-      for (const name of names) {
-        const rel = folder ? `${folder}/${name}` : name;
+      let files: LocalFile[] = [];
+      let next = 0;
+      for (const rel of rels) {
         if (!rel.endsWith("/")) {
-          files.push(rel);
+          // A file whose stat failed is not in `stated` (its error is reported).
+          if (stated[next]?.path === rel) files.push(stated[next++]);
           continue;
         }
         if (files.length) steps.push({ folder, files });
@@ -339,8 +343,12 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
     return out;
   }
 
-  /** Stats `files` (cache-relative), `statConcurrency` at a time, into `out` in their order. */
-  async #statAll(files: string[], out: WalkResult): Promise<void> {
+  /**
+   * Stats `files` (cache-relative), `statConcurrency` at a time: the stats in the files' order,
+   * and a message in `errors` for each that failed (left out of the stats).
+   */
+  async #statAll(files: string[], errors: string[]): Promise<LocalFile[]> {
+    const stated: LocalFile[] = [];
     for (let i = 0; i < files.length; i += this.statConcurrency) {
       const batch = files.slice(i, i + this.statConcurrency);
       const stats = await Promise.allSettled(
@@ -348,16 +356,17 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
       );
       stats.forEach((result, j) => {
         if (result.status === "fulfilled") {
-          out.files.push({
+          stated.push({
             path: batch[j],
             size: result.value.size,
             mtimeMs: result.value.mtime?.getTime(),
           });
         } else {
-          out.errors.push(`${batch[j]}: ${(result.reason as Error).message}`);
+          errors.push(`${batch[j]}: ${(result.reason as Error).message}`);
         }
       });
     }
+    return stated;
   }
 
   /** @inheritdoc */

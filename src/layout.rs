@@ -137,6 +137,12 @@ impl<'a> Payload<'a> {
         self.get(rel).is_some()
     }
 
+    /// Whether the files are in strictly ascending rel order (the walker's order), so that
+    /// [`Payload::iter`] yields them sorted.
+    pub fn in_rel_order(&self) -> bool {
+        self.sorted
+    }
+
     /// A cursor for finding files by rels asked in ascending order.
     pub fn cursor(&self) -> PayloadCursor<'_, 'a> {
         PayloadCursor {

@@ -43,23 +43,9 @@ fn records<'a, const WIDTH: usize>(
     buffer: &'a [u8],
     what: &str,
 ) -> CoreResult<impl Iterator<Item = [&'a str; WIDTH]>> {
-    let text = std::str::from_utf8(buffer)
-        .map_err(|e| CoreError::input(format!("{what} is not utf-8: {e}")))?;
-    let body =
-        if text.is_empty() {
-            None
-        } else {
-            Some(text.strip_suffix('\0').ok_or_else(|| {
-                CoreError::input(format!("{what} does not end with a nul separator"))
-            })?)
-        };
+    let body = listing_body(buffer, what)?;
     if let Some(body) = body {
-        let fields = body.bytes().filter(|&b| b == 0).count() + 1;
-        if !fields.is_multiple_of(WIDTH) {
-            return Err(CoreError::input(format!(
-                "{what} has {fields} fields, not a multiple of {WIDTH}"
-            )));
-        }
+        check_field_count::<WIDTH>(body, what)?;
     }
     let mut split = body.map(|b| b.split('\0'));
     Ok(std::iter::from_fn(move || {
@@ -73,6 +59,31 @@ fn records<'a, const WIDTH: usize>(
     }))
 }
 
+/// The fields of a listing buffer without its final separator (`None`: an empty listing), once
+/// it is known to be UTF-8 and to end with a separator.
+fn listing_body<'a>(buffer: &'a [u8], what: &str) -> CoreResult<Option<&'a str>> {
+    let text = std::str::from_utf8(buffer)
+        .map_err(|e| CoreError::input(format!("{what} is not utf-8: {e}")))?;
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.strip_suffix('\0')
+        .map(Some)
+        .ok_or_else(|| CoreError::input(format!("{what} does not end with a nul separator")))
+}
+
+/// Refuses a listing body whose field count is not a multiple of `WIDTH`.
+fn check_field_count<const WIDTH: usize>(body: &str, what: &str) -> CoreResult<()> {
+    let fields = body.bytes().filter(|&b| b == 0).count() + 1;
+    if fields.is_multiple_of(WIDTH) {
+        Ok(())
+    } else {
+        Err(CoreError::input(format!(
+            "{what} has {fields} fields, not a multiple of {WIDTH}"
+        )))
+    }
+}
+
 fn parse_size(text: &str, what: &str, path: &str) -> CoreResult<u64> {
     match text.parse::<u64>() {
         Ok(size) if size <= MAX_SAFE_INTEGER => Ok(size),
@@ -83,23 +94,47 @@ fn parse_size(text: &str, what: &str, path: &str) -> CoreResult<u64> {
 }
 
 /// Decodes a local listing buffer.
+///
+/// Records are read as the fields are split, in one pass: a cache walk of 10^6 files is a
+/// 60 MB buffer, and counting its separators first was a pass of its own (about 50 ms through
+/// WASM). The count is taken only when something is wrong, so a buffer fails as [`records`]
+/// would fail it: a field count that is no multiple of three before any field's fault.
 pub fn decode_local(buffer: &[u8]) -> CoreResult<Vec<LocalFile<'_>>> {
-    records::<3>(buffer, "local listing")?
-        .map(|r| {
-            let mtime_ms = if r[2].is_empty() {
-                None
-            } else {
-                Some(r[2].parse::<i64>().map_err(|_| {
-                    CoreError::input(format!("local listing: mtime {:?} of {:?}", r[2], r[0]))
-                })?)
-            };
-            Ok(LocalFile {
-                path: r[0],
-                size: parse_size(r[1], "local listing", r[0])?,
-                mtime_ms,
-            })
-        })
-        .collect()
+    const WHAT: &str = "local listing";
+    let Some(body) = listing_body(buffer, WHAT)? else {
+        return Ok(Vec::new());
+    };
+    let mut fields = body.split('\0');
+    let mut files = Vec::new();
+    while let Some(path) = fields.next() {
+        let (Some(size), Some(mtime)) = (fields.next(), fields.next()) else {
+            return Err(check_field_count::<3>(body, WHAT)
+                .err()
+                .unwrap_or_else(|| CoreError::input(format!("{WHAT} ends inside a record"))));
+        };
+        match local_file(path, size, mtime) {
+            Ok(file) => files.push(file),
+            Err(fault) => return Err(check_field_count::<3>(body, WHAT).err().unwrap_or(fault)),
+        }
+    }
+    Ok(files)
+}
+
+/// One record of a local listing: its mtime judged before its size.
+fn local_file<'a>(path: &'a str, size: &str, mtime: &str) -> CoreResult<LocalFile<'a>> {
+    let mtime_ms =
+        if mtime.is_empty() {
+            None
+        } else {
+            Some(mtime.parse::<i64>().map_err(|_| {
+                CoreError::input(format!("local listing: mtime {mtime:?} of {path:?}"))
+            })?)
+        };
+    Ok(LocalFile {
+        path,
+        size: parse_size(size, "local listing", path)?,
+        mtime_ms,
+    })
 }
 
 /// Decodes one page of a remote listing. Sizes outside the safe range are not refused here:

@@ -326,20 +326,9 @@ pub fn plan_push(
             evidence,
         });
     }
-    // Files neither index names (new here), in rel order, merged into the others.
-    let mut new_files: Vec<Local<'_, '_>> = survey
-        .payload
-        .iter()
-        .filter(|(_, file)| !met[file.slot])
-        .map(|(rel, file)| Local {
-            rel,
-            file,
-            remote: None,
-            base: None,
-        })
-        .collect();
-    new_files.sort_unstable_by(|a, b| a.rel.cmp(b.rel));
-    let in_order = merge_sorted(locals, new_files);
+    // Every payload file in rel order: the ones the index names (`locals`, met in key order)
+    // with the new ones merged in.
+    let in_order = in_rel_order(survey, locals, &met);
 
     for Local {
         rel: rel_text,
@@ -455,6 +444,7 @@ pub fn plan_push(
 }
 
 /// A local payload file with the remote and base entries of its rel.
+#[derive(Clone, Copy)]
 struct Local<'s, 'a> {
     rel: &'s str,
     file: &'s PayloadFile<'a>,
@@ -483,6 +473,50 @@ fn joined<'m>(
             }
         },
     })
+}
+
+/// Every payload file of `survey` in rel order: `locals` (the files the index or the base
+/// names, in rel order, each marked in `met`) with the others (new here) merged in. A walk in
+/// rel order already is that order: the files are taken as walked, each met one from `locals`
+/// (the next there must be its own), with no string compared. Any other walk is sorted and
+/// merged.
+fn in_rel_order<'s, 'a>(
+    survey: &'s Survey<'a>,
+    locals: Vec<Local<'s, 'a>>,
+    met: &[bool],
+) -> Vec<Local<'s, 'a>> {
+    let new_here = |(rel, file): (&'a str, &'s PayloadFile<'a>)| Local {
+        rel,
+        file,
+        remote: None,
+        base: None,
+    };
+    if survey.payload.in_rel_order() {
+        let mut out = Vec::with_capacity(survey.payload.len());
+        let mut known = locals.iter().peekable();
+        let mut taken = true;
+        for (rel, file) in survey.payload.iter() {
+            if !met[file.slot] {
+                out.push(new_here((rel, file)));
+            } else if let Some(local) = known.next_if(|l| l.file.slot == file.slot) {
+                out.push(*local);
+            } else {
+                taken = false;
+                break;
+            }
+        }
+        if taken && known.next().is_none() {
+            return out;
+        }
+    }
+    let mut new_files: Vec<Local<'_, '_>> = survey
+        .payload
+        .iter()
+        .filter(|(_, file)| !met[file.slot])
+        .map(new_here)
+        .collect();
+    new_files.sort_unstable_by(|a, b| a.rel.cmp(b.rel));
+    merge_sorted(locals, new_files)
 }
 
 /// Two lists sorted by rel (with no rel in both) as one sorted list.

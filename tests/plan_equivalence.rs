@@ -391,3 +391,76 @@ proptest! {
         prop_assert_eq!(&plans(&reversed), &want);
     }
 }
+
+/// The local listing decoded plainly: the whole buffer checked (UTF-8, final separator, a field
+/// count that is a multiple of three) before any record, then each record's mtime before its
+/// size, as the format's first decoder read it.
+fn decode_local_plainly(
+    buffer: &[u8],
+) -> Result<Vec<(String, u64, Option<i64>)>, s3sync_core::error::CoreError> {
+    use s3sync_core::error::CoreError;
+    let input = |detail: String| CoreError::InvalidInput { detail };
+    let text = std::str::from_utf8(buffer)
+        .map_err(|e| input(format!("local listing is not utf-8: {e}")))?;
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let body = text
+        .strip_suffix('\0')
+        .ok_or_else(|| input("local listing does not end with a nul separator".into()))?;
+    let fields: Vec<&str> = body.split('\0').collect();
+    if !fields.len().is_multiple_of(3) {
+        return Err(input(format!(
+            "local listing has {} fields, not a multiple of 3",
+            fields.len()
+        )));
+    }
+    fields
+        .chunks(3)
+        .map(|r| {
+            let mtime =
+                if r[2].is_empty() {
+                    None
+                } else {
+                    Some(r[2].parse::<i64>().map_err(|_| {
+                        input(format!("local listing: mtime {:?} of {:?}", r[2], r[0]))
+                    })?)
+                };
+            let size = match r[1].parse::<u64>() {
+                Ok(size) if size < 1 << 53 => size,
+                _ => {
+                    return Err(input(format!(
+                        "local listing: size {:?} of {:?} is not an integer in 0..=2^53-1",
+                        r[1], r[0]
+                    )))
+                }
+            };
+            Ok((r[0].to_string(), size, mtime))
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+    /// The one-pass local listing decoder reads and refuses buffers as the plain one does,
+    /// with the same error for the same fault, whichever fault comes first in the buffer.
+    #[test]
+    fn local_listing_decodes_as_read_plainly(
+        pieces in proptest::collection::vec(
+            prop::sample::select(vec![
+                b"a".to_vec(), b"1".to_vec(), b"-1".to_vec(), b"x".to_vec(), b"\0".to_vec(),
+                b"\0".to_vec(), b"\0".to_vec(), "\u{e9}".as_bytes().to_vec(), vec![0xff],
+                b"9007199254740992".to_vec(), b"1785585600000".to_vec(), b"".to_vec(),
+            ]),
+            0..24,
+        )
+    ) {
+        let buffer = pieces.concat();
+        let got = s3sync_core::listing::decode_local(&buffer)
+            .map(|files| files.into_iter().map(|f| (f.path.to_string(), f.size, f.mtime_ms)).collect::<Vec<_>>())
+            .map_err(|e| e.to_string());
+        let want = decode_local_plainly(&buffer).map_err(|e| e.to_string());
+        prop_assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&buffer));
+    }
+}
