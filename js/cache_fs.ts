@@ -18,7 +18,10 @@ const EXTENSION_TEMP = /^\.[0-9a-f-]{36}\.tmp$/;
 
 /** Result of a cache walk. */
 export interface WalkResult {
-  /** Regular files found. */
+  /**
+   * Regular files found. `DenoCacheFs` lists them in byte order of their paths, which lets a
+   * plan join them with the sorted index in one pass; any other order is planned the same.
+   */
   files: LocalFile[];
   /** Errors met (unreadable folders, failed stats): any one withholds deletes. */
   errors: string[];
