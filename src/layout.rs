@@ -52,17 +52,23 @@ pub struct PayloadFile<'a> {
 /// [`PayloadCursor`]: one pass over both lists, no look-ups. At 10^6 files a look-up cost three
 /// cache misses (its table slot, the file, the rel's bytes) and was the largest item of a pull
 /// plan. A walk in any other order (another walker, names whose UTF-16 and UTF-8 orders differ,
-/// a rel walked twice) is kept in a hash table of positions (4 bytes a slot) instead, which
-/// plans then search: the order decides only how files are found, never which.
-#[derive(Clone, Default)]
+/// a rel walked twice) is kept in a hash table of positions (4 bytes a slot) as well, which
+/// look-ups then search (a sorted walk's look-ups search the list itself): the order decides
+/// only how files are found, never which.
+#[derive(Clone)]
 pub struct Payload<'a> {
     files: Vec<PayloadFile<'a>>,
     /// Whether `files` is in strictly ascending rel order.
     sorted: bool,
-    /// Positions by rel: built while inserting once the walk's order breaks, or on the first
-    /// [`Payload::get`] of a sorted walk.
-    by_rel: std::cell::OnceCell<hashbrown::HashTable<u32>>,
+    /// Positions by rel, built once the walk's order breaks (none while `sorted`).
+    by_rel: Option<hashbrown::HashTable<u32>>,
     hasher: PathHash,
+}
+
+impl Default for Payload<'_> {
+    fn default() -> Self {
+        Payload::with_capacity(0)
+    }
 }
 
 impl std::fmt::Debug for Payload<'_> {
@@ -76,7 +82,7 @@ impl<'a> Payload<'a> {
         Payload {
             files: Vec::with_capacity(n),
             sorted: true,
-            by_rel: std::cell::OnceCell::new(),
+            by_rel: None,
             hasher: PathHash::default(),
         }
     }
@@ -108,7 +114,7 @@ impl<'a> Payload<'a> {
                 });
             }
         }
-        self.by_rel = table.into();
+        self.by_rel = Some(table);
     }
 
     /// A table of the positions of `files`, which hold no rel twice.
@@ -124,12 +130,18 @@ impl<'a> Payload<'a> {
     }
 
     /// The file of `rel`, if walked.
+    /// Callers asking in ascending order should use a [`Payload::cursor`].
     pub fn get(&self, rel: &str) -> Option<&PayloadFile<'a>> {
-        let table = self.by_rel.get_or_init(|| self.table_of_files());
-        let hash = self.hasher.hash_one(rel);
-        table
-            .find(hash, |&at| self.files[at as usize].rel.as_str() == rel)
-            .map(|&at| &self.files[at as usize])
+        match &self.by_rel {
+            Some(table) => {
+                let hash = self.hasher.hash_one(rel);
+                table
+                    .find(hash, |&at| self.files[at as usize].rel.as_str() == rel)
+                    .map(|&at| &self.files[at as usize])
+            }
+            // Sorted (or empty): no table was needed.
+            None => search_sorted(&self.files, rel),
+        }
     }
 
     /// Whether `rel` was walked.
@@ -178,6 +190,14 @@ fn position(at: usize) -> u32 {
     u32::try_from(at).unwrap_or(u32::MAX)
 }
 
+/// The file of `rel` in `files`, which are in strictly ascending rel order.
+fn search_sorted<'f, 'a>(files: &'f [PayloadFile<'a>], rel: &str) -> Option<&'f PayloadFile<'a>> {
+    files
+        .binary_search_by(|f| f.rel.as_str().cmp(rel))
+        .ok()
+        .map(|at| &files[at])
+}
+
 /// Finds payload files by rel for a caller that asks in ascending rel order (the plans walk
 /// the sorted index): over a sorted walk it steps forward through the files, else it searches
 /// the table. Asked out of order it stays correct (it searches the files behind it), only
@@ -198,10 +218,7 @@ impl<'p, 'a> PayloadCursor<'p, 'a> {
         let files = &payload.files;
         if self.next > 0 && files[self.next - 1].rel.as_str() >= rel {
             // Asked again or out of order: the files behind the cursor are sorted too.
-            return files[..self.next]
-                .binary_search_by(|f| f.rel.as_str().cmp(rel))
-                .ok()
-                .map(|at| &files[at]);
+            return search_sorted(&files[..self.next], rel);
         }
         while let Some(file) = files.get(self.next) {
             match file.rel.as_str().cmp(rel) {

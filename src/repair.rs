@@ -164,12 +164,14 @@ pub fn diagnose(
             ));
         }
         let unholdable = index_entries_no_cache_can_hold(model, index, &mut problems);
+        // The index keys come in ascending order, as the cursor wants them.
+        let mut walked = survey.payload.cursor();
         let missing = index
             .entries
             .keys()
             .filter(|rel| {
                 !unholdable.contains(rel.as_str())
-                    && !survey.payload.contains_key(rel.as_str())
+                    && walked.find(rel.as_str()).is_none()
                     && model.rel(rel).is_ok()
                     && !crate::paths::is_internal(rel)
                     && !is_never_synced(rel)
@@ -337,6 +339,7 @@ pub fn plan_repair(
     if model.namespace().is_some() {
         let mut root: Vec<(&String, _)> = survey.root_layout.iter().collect();
         root.sort_by(|a, b| a.0.cmp(b.0));
+        let mut walked = survey.payload.cursor();
         for (rel_text, root_stat) in root {
             let Ok(rel) = model.rel(rel_text) else {
                 continue;
@@ -344,7 +347,7 @@ pub fn plan_repair(
             let root_path = rel_text.clone();
             let ns_path = model.cache_path(&rel);
             let mut to_backup = false;
-            match survey.payload.get(rel_text.as_str()) {
+            match walked.find(rel_text.as_str()) {
                 Some(ns_stat) if ns_stat.size != root_stat.size => to_backup = true,
                 Some(_) => match (hashes.get(&root_path), hashes.get(&ns_path)) {
                     (Some(a), Some(b)) if a == b => plan.remove_redundant.push(Redundant {
