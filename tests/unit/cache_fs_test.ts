@@ -90,7 +90,7 @@ Deno.test("the walk reports files, skips temp files and symlinks, and never foll
   }
 });
 
-Deno.test("the walk lists files in byte order of their paths, stat batches included", async () => {
+Deno.test("the walk lists files in byte order of their paths, wherever it pauses", async () => {
   const root = await Deno.makeTempDir();
   try {
     // `-` and `.` sort before `/`, `0` and letters after it: a folder's files come after a
@@ -124,14 +124,68 @@ Deno.test("the walk lists files in byte order of their paths, stat batches inclu
       }
       return x.length - y.length;
     };
-    // Stat batches of 2: the order must not depend on how files are grouped for stats.
-    const walk = await new DenoCacheFs(root, 2).walk();
+    // A slice of 0 ms yields to the event loop at every check: the order must not depend on
+    // where the walk paused.
+    const walk = await new DenoCacheFs(root, 0).walk();
     assertEquals(walk.errors, []);
     assertEquals(walk.files.map((f) => f.path), [...paths].sort(byBytes));
     assertEquals(
       walk.files.map((f) => f.size),
       [...paths].sort(byBytes).map((p) => bytes(p).length),
     );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a long walk lets the event loop turn, and stops at an abort raised meanwhile", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    for (let i = 0; i < 40; i++) {
+      await Deno.mkdir(`${root}/ns/data/m-${i}/v`, { recursive: true });
+      await Deno.writeTextFile(`${root}/ns/data/m-${i}/v/raw`, "x");
+    }
+    // A slice of 0 ms yields at every folder: timers run between them.
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 0);
+    let walk;
+    try {
+      walk = await new DenoCacheFs(root, 0).walk();
+    } finally {
+      clearInterval(ticker);
+    }
+    assertEquals(walk.files.length, 40);
+    assert(ticks >= 3, `the event loop turned ${ticks} time(s) during a walk of 120 folders`);
+    // A timer's abort lands mid-walk, and the walk stops with it.
+    const controller = new AbortController();
+    let seen = 0;
+    const watcher = setInterval(() => {
+      if (++seen === 2) controller.abort();
+    }, 0);
+    try {
+      await assertRejects(() => new DenoCacheFs(root, 0).walk(controller.signal));
+    } finally {
+      clearInterval(watcher);
+    }
+    assert(controller.signal.aborted);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a folder named with a backslash is a walk error, never listed; such a file is listed", async () => {
+  if (Deno.build.os === "windows") return;
+  const root = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${root}/ns/a\\b`, { recursive: true });
+    await Deno.writeTextFile(`${root}/ns/a\\b/raw`, "x");
+    await Deno.writeTextFile(`${root}/ns/c\\d`, "y");
+    await Deno.writeTextFile(`${root}/ns/e`, "z");
+    const walk = await new DenoCacheFs(root).walk();
+    assertEquals(walk.files.map((f) => f.path), ["ns/c\\d", "ns/e"]);
+    assertEquals(walk.errors.length, 1);
+    assert(walk.errors[0].startsWith("ns/a\\b: "), walk.errors[0]);
+    assert(walk.errors[0].includes("unsafe cache path"), walk.errors[0]);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
