@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { setImmediate } from "node:timers";
 
 /** Measures a slice of running time and ends it with a real turn of the event loop. */
 export class TimeSlice {
@@ -18,13 +19,16 @@ export class TimeSlice {
   }
 
   /**
-   * Yields when the slice is spent, and starts the next one. The yield is a timer, not a
-   * resolved promise or a message: only a macrotask lets due timers and completed ops run
-   * (measured in Deno 2.9: a `MessageChannel` round trip ran neither).
+   * Yields when the slice is spent, and starts the next one. The yield is an immediate, which
+   * runs after the event loop has polled for I/O, so completed ops are delivered and a timer that
+   * was due fires by the next yield at the latest (measured in Deno 2.9, 200 of 200 times). Not a
+   * resolved promise or a `MessageChannel` message: neither let a due timer or a completed op run
+   * (measured); nor a `setTimeout(0)`: it does, but waits about 2 ms for its clamp, where an
+   * immediate returns in about 0.07 ms.
    */
   async maybeYield(): Promise<void> {
     if (performance.now() - this.#started < this.#sliceMs) return;
-    await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    await new Promise<void>((resolve) => setImmediate(resolve));
     this.#started = performance.now();
   }
 }

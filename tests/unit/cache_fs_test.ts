@@ -141,7 +141,9 @@ Deno.test("the walk lists files in byte order of their paths, wherever it pauses
 Deno.test("a long walk lets the event loop turn, and stops at an abort raised meanwhile", async () => {
   const root = await Deno.makeTempDir();
   try {
-    for (let i = 0; i < 40; i++) {
+    // 600 folders: long enough (tens of ms) for a 0 ms timer, clamped to 1–4 ms, to come due
+    // many times over.
+    for (let i = 0; i < 300; i++) {
       await Deno.mkdir(`${root}/ns/data/m-${i}/v`, { recursive: true });
       await Deno.writeTextFile(`${root}/ns/data/m-${i}/v/raw`, "x");
     }
@@ -154,8 +156,8 @@ Deno.test("a long walk lets the event loop turn, and stops at an abort raised me
     } finally {
       clearInterval(ticker);
     }
-    assertEquals(walk.files.length, 40);
-    assert(ticks >= 3, `the event loop turned ${ticks} time(s) during a walk of 120 folders`);
+    assertEquals(walk.files.length, 300);
+    assert(ticks >= 3, `the event loop turned ${ticks} time(s) during a walk of 600 folders`);
     // A timer's abort lands mid-walk, and the walk stops with it.
     const controller = new AbortController();
     let seen = 0;
