@@ -107,6 +107,23 @@ impl Index {
     }
 }
 
+/// Gives each entry of `index` the `localMtime` of its entry in `base` when both describe the
+/// same version ([`same_version`]); other entries are left as they are.
+///
+/// Both maps are in key order, so this is one pass over each, not a look-up per entry (which
+/// cost 17 string compares per entry at 10^5 entries, on every push).
+pub fn carry_local_mtimes(index: &mut Index, base: &Index) {
+    let mut base_entries = base.entries.iter().peekable();
+    for (rel, entry) in index.entries.iter_mut() {
+        while base_entries.next_if(|(b, _)| *b < rel).is_some() {}
+        if let Some((_, b)) = base_entries.next_if(|(b, _)| *b == rel) {
+            if same_version(b, entry) {
+                entry.local_mtime.clone_from(&b.local_mtime);
+            }
+        }
+    }
+}
+
 /// Whether two entries describe the same version of a file: the same size and, where both
 /// record one, the same SHA-256. Without a hash on both sides the upload time decides, so a
 /// re-upload of unknown content counts as a new version (downloading it again is the cheap
@@ -311,12 +328,54 @@ pub struct Partitioned {
 
 /// Groups the entries of `index` by [`partition_key`].
 pub fn group_by_partition(index: &Index) -> Partitioned {
+    group_by_partition_keeping(index, |_| true)
+}
+
+/// [`group_by_partition`], with the rels listed only for the partitions `keep_rels` names: every
+/// other partition is present with an empty list (its name is still needed, for the meta that
+/// lists them all). A push touches few shards of many, and copying every rel of the others cost
+/// more than the rest of the layout.
+pub fn group_by_partition_keeping(index: &Index, keep_rels: impl Fn(&str) -> bool) -> Partitioned {
     let mut out = Partitioned::default();
+    // Runs of consecutive rels in one partition, folded into the map at the end: in key order,
+    // files of one folder are mostly neighbours, and share a partition (it depends only on the
+    // folders above a file and their count), so a rel in the folder of the one before it skips
+    // computing its key and the map look-up.
+    let mut runs: Vec<(String, bool, Vec<String>)> = Vec::new();
+    let mut last_folder: Option<&str> = None;
     for rel in index.entries.keys() {
-        match partition_key(rel) {
-            Some(key) => out.shards.entry(key).or_default().push(rel.clone()),
-            None => out.unpartitioned.push(rel.clone()),
+        let folder = rel.rfind('/').map(|cut| &rel[..cut]);
+        let same_folder = folder.is_some() && folder == last_folder;
+        last_folder = folder;
+        if same_folder {
+            if let Some((_, keep, rels)) = runs.last_mut() {
+                if *keep {
+                    rels.push(rel.clone());
+                }
+                continue;
+            }
         }
+        let Some(key) = partition_key(rel) else {
+            out.unpartitioned.push(rel.clone());
+            // The next rel of this folder has no partition either: no run to join.
+            last_folder = None;
+            continue;
+        };
+        match runs.last_mut() {
+            Some((last, keep, rels)) if *last == key => {
+                if *keep {
+                    rels.push(rel.clone());
+                }
+            }
+            _ => {
+                let keep = keep_rels(&key);
+                let rels = if keep { vec![rel.clone()] } else { Vec::new() };
+                runs.push((key, keep, rels));
+            }
+        }
+    }
+    for (key, _, rels) in runs {
+        out.shards.entry(key).or_default().extend(rels);
     }
     out
 }
@@ -727,15 +786,17 @@ impl Serialize for EntryView<'_> {
     }
 }
 
-struct EntriesView<'a, I>(&'a Index, I);
+/// The `entries` object of a document: the given entries, in the order given.
+// Takes the entries themselves, not rels to look up: the monolith serialised every entry through
+// a map look-up of its own key (17 string compares per entry at 10^5), a third of what
+// publishing an index cost.
+struct EntriesView<I>(I);
 
-impl<'a, I: Clone + Iterator<Item = &'a String>> Serialize for EntriesView<'a, I> {
+impl<'a, I: Clone + Iterator<Item = (&'a String, &'a IndexEntry)>> Serialize for EntriesView<I> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
-        for rel in self.1.clone() {
-            if let Some(entry) = self.0.entries.get(rel) {
-                map.serialize_entry(rel, &EntryView(rel, entry))?;
-            }
+        for (rel, entry) in self.0.clone() {
+            map.serialize_entry(rel, &EntryView(rel, entry))?;
         }
         map.end()
     }
@@ -751,7 +812,7 @@ impl Serialize for MonolithView<'_> {
         if let Some(v) = &index.last_pulled {
             map.serialize_entry("lastPulled", v)?;
         }
-        map.serialize_entry("entries", &EntriesView(index, index.entries.keys()))?;
+        map.serialize_entry("entries", &EntriesView(index.entries.iter()))?;
         for (k, v) in &index.extra {
             map.serialize_entry(k, v)?;
         }
@@ -768,7 +829,11 @@ impl Serialize for ShardView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(2))?;
         map.serialize_entry("version", &1)?;
-        map.serialize_entry("entries", &EntriesView(self.index, self.rels.iter()))?;
+        let entries = self
+            .rels
+            .iter()
+            .filter_map(|rel| self.index.entries.get_key_value(rel));
+        map.serialize_entry("entries", &EntriesView(entries))?;
         map.end()
     }
 }

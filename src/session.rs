@@ -13,8 +13,8 @@ use crate::codes::ProblemCode;
 use crate::conflicts::{files_in_conflict, CONFLICTS_DIR};
 use crate::error::{CoreError, CoreResult};
 use crate::index::{
-    assemble_shards, group_by_partition, parse_shard, same_version, shard_json, Index, Partitioned,
-    ShardMeta,
+    assemble_shards, carry_local_mtimes, group_by_partition_keeping, parse_shard, shard_json,
+    Index, Partitioned, ShardMeta,
 };
 use crate::layout::survey;
 use crate::listing::{decode_local, decode_remote};
@@ -479,22 +479,6 @@ impl Session {
     /// (an emptied one as an empty shard; the meta lists every partition that has entries).
     pub fn shard_layout(&self, format: ShardFormat, only_touched: bool) -> CoreResult<ShardLayout> {
         let index = self.index()?;
-        let mut grouped = group_by_partition(index);
-        // Only an unsafe key (`data/x\..\y/a/b`) has a partition name that is not a safe
-        // segment. The v2 layout refuses it below like any rel it cannot hold; the v1 mirror
-        // leaves it in the monolith, never naming such a shard.
-        let unsafe_names: Vec<String> = grouped
-            .shards
-            .keys()
-            .filter(|p| check_partition_name(p).is_err())
-            .cloned()
-            .collect();
-        for partition in unsafe_names {
-            if let Some(rels) = grouped.shards.remove(&partition) {
-                grouped.unpartitioned.extend(rels);
-            }
-        }
-        grouped.unpartitioned.sort();
         let touched: Option<BTreeSet<String>> = if only_touched {
             let changes = self.changes.as_ref().ok_or_else(|| {
                 CoreError::input("shard_layout of touched shards before record_push")
@@ -512,6 +496,26 @@ impl Session {
         } else {
             None
         };
+        // Rels are listed for the shards written, and for unsafe names (moved out below); the
+        // other partitions are only named, in the meta.
+        let mut grouped = group_by_partition_keeping(index, |p| {
+            touched.as_ref().is_none_or(|t| t.contains(p)) || check_partition_name(p).is_err()
+        });
+        // Only an unsafe key (`data/x\..\y/a/b`) has a partition name that is not a safe
+        // segment. The v2 layout refuses it below like any rel it cannot hold; the v1 mirror
+        // leaves it in the monolith, never naming such a shard.
+        let unsafe_names: Vec<String> = grouped
+            .shards
+            .keys()
+            .filter(|p| check_partition_name(p).is_err())
+            .cloned()
+            .collect();
+        for partition in unsafe_names {
+            if let Some(rels) = grouped.shards.remove(&partition) {
+                grouped.unpartitioned.extend(rels);
+            }
+        }
+        grouped.unpartitioned.sort();
         let commit_seq = match format {
             ShardFormat::V1Mirror => None,
             ShardFormat::V2 { commit_seq } => {
@@ -877,11 +881,7 @@ impl Session {
             // of whichever cache uploaded it. This cache's stat of its own copy is in the base
             // entry of the same version: keep it, or the next run would read this cache's
             // untouched copy as an edit (a spurious conflict when the remote moves on).
-            for (rel, entry) in local.entries.iter_mut() {
-                if let Some(b) = base.entries.get(rel).filter(|b| same_version(b, entry)) {
-                    entry.local_mtime.clone_from(&b.local_mtime);
-                }
-            }
+            carry_local_mtimes(&mut local, base);
         }
         if let Some(plan) = &self.push {
             // Not uploaded: what the base said, or nothing. A conflict this cache never synced
