@@ -227,12 +227,23 @@ const READ_CHUNK = 256 * 1024;
  */
 const WALK_SLICE_MS = 20;
 
-/** Stats between two looks at the clock inside one folder. */
-const STATS_PER_CLOCK_CHECK = 256;
+/** Names of one folder handled between two looks at the clock. */
+const NAMES_PER_CLOCK_CHECK = 256;
 
 /** `name` (one entry of the folder listing at `folder`) as a path on disk. */
 function childPath(folder: string, name: string): string {
   return folder.endsWith(sep) ? `${folder}${name}` : `${folder}${sep}${name}`;
+}
+
+/** The stat of the file at `abs` (cache-relative `rel`), or undefined with its error noted. */
+function statFile(abs: string, rel: string, errors: string[]): LocalFile | undefined {
+  try {
+    const stat = Deno.lstatSync(abs);
+    return { path: rel, size: stat.size, mtimeMs: stat.mtime?.getTime() };
+  } catch (error) {
+    errors.push(`${rel}: ${(error as Error).message}`);
+    return undefined;
+  }
 }
 
 /**
@@ -364,24 +375,18 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
         }
       }
       names.sort();
-      // The folder's files are stat'ed together, whatever folders sort between them; each then
-      // waits in its place in the order.
-      const stated = await this.#statAll(
-        abs,
-        folder,
-        names.filter((name) => !name.endsWith("/")),
-        out.errors,
-        slice,
-      );
-      // Stacked last first, so the first name is taken next.
+      // Stacked last first, so the first name is taken next; a folder's files between two of
+      // its subfolders are one step, stat'ed in place.
       const steps: WalkStep[] = [];
       let files: LocalFile[] = [];
-      let next = 0;
-      for (const name of names) {
+      for (let i = 0; i < names.length; i++) {
+        if (i % NAMES_PER_CLOCK_CHECK === NAMES_PER_CLOCK_CHECK - 1) await slice.maybeYield();
+        const name = names[i];
         const rel = folder ? `${folder}/${name}` : name;
         if (!name.endsWith("/")) {
-          // A file whose stat failed is not in `stated` (its error is reported).
-          if (stated[next]?.path === rel) files.push(stated[next++]);
+          // A file whose stat failed is left out (its error is reported).
+          const file = statFile(childPath(abs, name), rel, out.errors);
+          if (file) files.push(file);
           continue;
         }
         if (files.length) steps.push({ folder, files });
@@ -396,32 +401,6 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
       for (let i = steps.length - 1; i >= 0; i--) pending.push(steps[i]);
     }
     return out;
-  }
-
-  /**
-   * Stats the files `names` of `folder` (at `folderAbs` on disk): the stats in the names' order
-   * (paths cache-relative), and a message in `errors` for each that failed (left out of the
-   * stats). A folder of many files lets the event loop turn too.
-   */
-  async #statAll(
-    folderAbs: string,
-    folder: string,
-    names: string[],
-    errors: string[],
-    slice: TimeSlice,
-  ): Promise<LocalFile[]> {
-    const stated: LocalFile[] = [];
-    for (let i = 0; i < names.length; i++) {
-      if (i % STATS_PER_CLOCK_CHECK === STATS_PER_CLOCK_CHECK - 1) await slice.maybeYield();
-      const rel = folder ? `${folder}/${names[i]}` : names[i];
-      try {
-        const stat = Deno.lstatSync(childPath(folderAbs, names[i]));
-        stated.push({ path: rel, size: stat.size, mtimeMs: stat.mtime?.getTime() });
-      } catch (error) {
-        errors.push(`${rel}: ${(error as Error).message}`);
-      }
-    }
-    return stated;
   }
 
   /** @inheritdoc */
