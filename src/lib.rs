@@ -16,6 +16,7 @@
 //!
 //! - [`paths`]: the three names of a file (index key, remote key, cache path) and their rules.
 //! - [`index`]: index formats v1 and v2.
+//! - [`key_sort`]: the order of many keys that share long prefixes (an index's load).
 //! - [`listing`]: compact listing buffers that cross the WASM boundary.
 //! - [`migrate`]: the remote side of a solo → namespaced migrate.
 //! - [`compare`]: byte-string comparison a word at a time (and the WASM build's `memcmp`).
@@ -58,6 +59,7 @@ pub mod contamination;
 pub mod contamination_machine;
 pub mod error;
 pub mod index;
+pub mod key_sort;
 pub mod layout;
 pub mod listing;
 pub mod lock;
