@@ -21,6 +21,8 @@ use crate::key_sort::{sorted_positions, TooMany};
 use crate::paths::{check_partition_name, is_internal, partition_key};
 use crate::text::ShortText;
 
+mod scan;
+
 /// The largest integer a JavaScript number holds exactly; sizes above it are refused so the
 /// shim and the core can never disagree about a size.
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
@@ -437,7 +439,17 @@ fn entries_by_rel(
         .collect())
 }
 
+/// Reads a document: the common shape by [`scan::scan_document`], anything else (and every error)
+/// by serde.
 fn parse_document(bytes: &[u8], file: &str) -> CoreResult<RawDocument> {
+    match scan::scan_document(bytes) {
+        Some(document) => Ok(document),
+        None => parse_document_fully(bytes, file),
+    }
+}
+
+/// Reads a document with serde: any valid JSON, every error located.
+fn parse_document_fully(bytes: &[u8], file: &str) -> CoreResult<RawDocument> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let raw = deserializer
         .deserialize_map(DocumentVisitor)
