@@ -59,6 +59,13 @@ impl Index {
         Index::from_document(parse_document(bytes, MONOLITH_FILE)?)
     }
 
+    /// [`Index::parse`] with serde's general reader only: what `parse` falls back to when its
+    /// fast reader (`index/scan.rs`) steps aside. Both give the same answer for any bytes; this
+    /// one exists so tests and fuzzing can hold them to that.
+    pub fn parse_fully(bytes: &[u8]) -> CoreResult<Index> {
+        Index::from_document(parse_document_fully(bytes, MONOLITH_FILE)?)
+    }
+
     /// [`Index::parse`] of bytes it owns, dropped as soon as they are read: the entries are
     /// sorted and built into the map after that, so the bytes (190 MB for 10^6 entries) and
     /// the sort's lists are never held at once.

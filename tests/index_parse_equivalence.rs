@@ -115,3 +115,49 @@ fn parse_owned_reads_as_parse() {
     let error = Index::parse(documents[4].as_bytes()).expect_err("refused");
     assert!(error.to_string().contains("appears twice"), "{error}");
 }
+
+/// The fast reader of the common shape (`src/index/scan.rs`) and serde's general reader give the
+/// same index, or the same error, for every fixture and for documents on the edge of the shape:
+/// whitespace, escapes, unknown fields, nulls, numbers that are not plain, a cut document.
+#[test]
+fn fast_and_general_readers_agree() {
+    // Every file of tests/fixtures/index, v1 or not (a shard or a meta read as a monolith is
+    // refused alike by both).
+    let fixtures = [
+        include_bytes!("fixtures/index/meta-v1.json").as_slice(),
+        include_bytes!("fixtures/index/meta-v2-minimal.json").as_slice(),
+        include_bytes!("fixtures/index/meta-v2.json").as_slice(),
+        include_bytes!("fixtures/index/shard-_root.json").as_slice(),
+        include_bytes!("fixtures/index/shard-data--x--y--m1.json").as_slice(),
+        include_bytes!("fixtures/index/shard-workflow-runs--wf-1.json").as_slice(),
+        include_bytes!("fixtures/index/v1-empty-entries.json").as_slice(),
+        include_bytes!("fixtures/index/v1-full.json").as_slice(),
+        include_bytes!("fixtures/index/v1-js-order.json").as_slice(),
+        include_bytes!("fixtures/index/v1-no-version-no-last-pulled.json").as_slice(),
+        include_bytes!("fixtures/index/v1-old-writer.json").as_slice(),
+        include_bytes!("fixtures/index/v1-unknown-fields.json").as_slice(),
+    ]
+    .map(<[u8]>::to_vec);
+    let edges = [
+        r#"{"version":1,"lastPulled":null,"entries":{"a":{"key":"a","size":0,"lastModified":null,"localMtime":null,"sha256":null}}}"#,
+        "{\n  \"version\": 1,\n  \"entries\": {\n    \"a\": {\n      \"key\": \"a\",\n      \"size\": 7\n    }\n  }\n}\n",
+        r#"{"entries":{"a\/b":{"key":"a/b","size":1}}}"#,
+        r#"{"entries":{"é":{"key":"\u00e9","size":1}}}"#,
+        r#"{"entries":{"a":{"size":1,"etag":"x"}}}"#,
+        r#"{"entries":{"a":{"size":01}}}"#,
+        r#"{"entries":{"a":{"size":1.0}}}"#,
+        r#"{"entries":{"a":{"size":1}},"entries":{}}"#,
+        r#"{"version":"1","entries":{}}"#,
+        r#"{"version":1,"entries":{"a":{"key":"a","size":1}}"#,
+        r#"{"version":1,"entries":{"a":{"key":"a","size":1}}}  "#,
+        "{\"entries\":{\"a\u{1}\":{\"size\":1}}}",
+    ];
+    for bytes in fixtures
+        .into_iter()
+        .chain(edges.iter().map(|doc| doc.as_bytes().to_vec()))
+    {
+        let fast = Index::parse(&bytes).map_err(|e| e.to_string());
+        let full = Index::parse_fully(&bytes).map_err(|e| e.to_string());
+        assert_eq!(fast, full, "{}", String::from_utf8_lossy(&bytes));
+    }
+}
