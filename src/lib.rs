@@ -20,6 +20,7 @@
 //! - [`listing`]: compact listing buffers that cross the WASM boundary.
 //! - [`migrate`]: the remote side of a solo → namespaced migrate.
 //! - [`compare`]: byte-string comparison a word at a time (and the WASM build's `memcmp`).
+//! - [`swar`]: byte searches eight bytes a step (index scan, listings, path rules).
 //! - [`codes`]: the stable codes of verdicts, problems and refusals, as types.
 //! - [`conflicts`]: conflict copies (this cache's side of a two-sided change) and `resolve`.
 //! - [`contamination`]: objects of other namespaces under the bound one, and which are safe to remove.
@@ -79,6 +80,7 @@ pub mod repair_machine;
 pub mod resolve_machine;
 pub mod safety;
 pub mod session;
+pub mod swar;
 pub mod sync_state;
 pub mod text;
 pub mod time;

@@ -11,6 +11,7 @@
 
 use crate::error::{CoreError, CoreResult};
 use crate::index::MAX_SAFE_INTEGER;
+use crate::swar;
 
 /// One file found by the cache walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +48,7 @@ fn records<'a, const WIDTH: usize>(
     if let Some(body) = body {
         check_field_count::<WIDTH>(body, what)?;
     }
-    let mut split = body.map(|b| b.split('\0'));
+    let mut split = body.map(nul_fields);
     Ok(std::iter::from_fn(move || {
         let split = split.as_mut()?;
         let first = split.next()?;
@@ -57,6 +58,27 @@ fn records<'a, const WIDTH: usize>(
         }
         Some(record)
     }))
+}
+
+/// The fields of a listing body, as `body.split('\0')` gives them, found eight bytes a step
+/// (`str::split` went through a generic searcher and, in the WASM build, a `memchr` four bytes a
+/// step: ~6 % of a plan at 10^5 files).
+fn nul_fields(body: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(body);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        match swar::position(text.as_bytes(), |word| swar::equal_to(word, 0), |b| b == 0) {
+            Some(at) => {
+                // A NUL is one byte of ASCII, so both sides are whole UTF-8.
+                rest = Some(&text[at + 1..]);
+                Some(&text[..at])
+            }
+            None => {
+                rest = None;
+                Some(text)
+            }
+        }
+    })
 }
 
 /// The fields of a listing buffer without its final separator (`None`: an empty listing), once
@@ -104,7 +126,7 @@ pub fn decode_local(buffer: &[u8]) -> CoreResult<Vec<LocalFile<'_>>> {
     let Some(body) = listing_body(buffer, WHAT)? else {
         return Ok(Vec::new());
     };
-    let mut fields = body.split('\0');
+    let mut fields = nul_fields(body);
     let mut files = Vec::new();
     while let Some(path) = fields.next() {
         let (Some(size), Some(mtime)) = (fields.next(), fields.next()) else {

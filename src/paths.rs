@@ -12,6 +12,7 @@ use tsify_next::Tsify;
 use unicode_normalization::UnicodeNormalization;
 
 use crate::error::{CoreError, CoreResult, PathRefusal};
+use crate::swar;
 
 /// S3's limit on the length of an object key, in bytes.
 pub const MAX_KEY_BYTES: usize = 1024;
@@ -248,11 +249,11 @@ impl Namespace {
 ///
 /// The rules are checked in a fixed order (whole-path rules first, then each segment in turn),
 /// so a path breaking several always reports the same one. This runs for every index key and
-/// every walked file of a plan (10^6 of each), so the common case is one quick pass: a table
-/// sorts each byte into plain, `/` (a segment ends: its rules are checked) or suspect (a
-/// backslash, a control character, or the `0xC2` that may start a C1 control). A suspect byte
-/// or a segment fault sends the path to the full check, which reports the rule the fixed order
-/// names first; most paths never go there.
+/// every walked file of a plan (10^6 of each), so the common case is one quick pass that steps
+/// eight bytes at a time ([`swar`]) to the next byte [`BYTE_CLASS`] does not call plain: `/` (a
+/// segment ends: its rules are checked) or suspect (a backslash, a control character, or the
+/// `0xC2` that may start a C1 control). A suspect byte or a segment fault sends the path to the
+/// full check, which reports the rule the fixed order names first; most paths never go there.
 fn check_relative(path: &str) -> Result<(), PathRefusal> {
     if path.is_empty() {
         return Err(PathRefusal::Empty);
@@ -265,17 +266,29 @@ fn check_relative(path: &str) -> Result<(), PathRefusal> {
         return Err(PathRefusal::Absolute);
     }
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        match BYTE_CLASS[usize::from(b)] {
-            PLAIN => {}
-            SLASH if check_segment(&path[start..i]).is_ok() => start = i + 1,
-            _ => return check_relative_in_full(path),
+    while let Some(found) = swar::position(&bytes[start..], marks_slash_or_suspect, |b| {
+        BYTE_CLASS[usize::from(b)] != PLAIN
+    }) {
+        let end = start + found;
+        if bytes[end] != b'/' || check_segment(&path[start..end]).is_err() {
+            return check_relative_in_full(path);
         }
+        start = end + 1;
     }
     if start == bytes.len() {
         return Err(PathRefusal::TrailingSlash);
     }
     check_segment(&path[start..])
+}
+
+/// Marks the bytes of a word [`BYTE_CLASS`] does not call plain: the quick pass steps eight bytes
+/// at a time to the next separator or suspect byte.
+fn marks_slash_or_suspect(word: u64) -> u64 {
+    swar::below(word, 0x20)
+        | swar::equal_to(word, b'/')
+        | swar::equal_to(word, b'\\')
+        | swar::equal_to(word, 0x7f)
+        | swar::equal_to(word, 0xc2)
 }
 
 /// [`BYTE_CLASS`]: a byte no whole-path rule is about.

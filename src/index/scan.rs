@@ -19,6 +19,7 @@
 use serde_json::{Map, Value};
 
 use super::{IndexEntry, RawDocument, MAX_SAFE_INTEGER};
+use crate::swar;
 
 /// Reads `bytes` as an index document of the common shape, or `None` when it is not one (the
 /// document may still be valid: serde decides).
@@ -261,33 +262,12 @@ enum EntryField {
 /// How many leading bytes of `bytes` may sit inside a JSON string as they are: everything but
 /// `"`, `\` and control characters (below 0x20). Eight bytes a step: this is most of the scan.
 fn plain_prefix(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut at = 0;
-    for chunk in bytes.chunks_exact(8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let word = u64::from_le_bytes(word);
-        // The classic zero-byte test, on the word itself (bytes below 0x20) and on the word
-        // xor'd with each stop byte (zero where it equals it). Each test flags its first
-        // matching byte exactly (later flags may be false), so the lowest flag of all three
-        // is the first stop byte.
-        let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-        let quote = word ^ (ONES * u64::from(b'"'));
-        let backslash = word ^ (ONES * u64::from(b'\\'));
-        let flags = (below_space
-            | (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash))
-            & HIGHS;
-        if flags != 0 {
-            return at + (flags.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    at + bytes[at..]
-        .iter()
-        .take_while(|&&b| b != b'"' && b != b'\\' && b >= 0x20)
-        .count()
+    swar::position(
+        bytes,
+        |word| swar::below(word, 0x20) | swar::equal_to(word, b'"') | swar::equal_to(word, b'\\'),
+        |b| b < 0x20 || b == b'"' || b == b'\\',
+    )
+    .unwrap_or(bytes.len())
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
