@@ -47,7 +47,10 @@ export class ListingWriter {
 
   /** Appends `value` as `String(value)` writes it. */
   number(value: number): void {
-    this.text(String(value));
+    // Sizes and mtimes, two per walked file, are non-negative safe integers: their digits are
+    // written straight into the buffer (`String()` and a copy cost ~110 ns a number, this ~40).
+    if (value >= 0 && Number.isSafeInteger(value)) this.#digits(value);
+    else this.text(String(value));
   }
 
   /** Appends an empty field (an absent value). */
@@ -68,6 +71,24 @@ export class ListingWriter {
     return written;
   }
 
+  /** Appends the decimal digits of a non-negative safe integer and a NUL. */
+  #digits(value: number): void {
+    // 2^53 - 1 has 16 digits.
+    if (this.#at + 17 > this.#bytes.length) this.#grow(17);
+    const bytes = this.#bytes;
+    let at = this.#at;
+    if (value < 1e8) {
+      at = writeBelow1e8(bytes, at, value, 1);
+    } else {
+      // Two halves below 10^8 each fit the 32-bit integer arithmetic the loop runs on.
+      const high = Math.floor(value / 1e8);
+      at = writeBelow1e8(bytes, at, high, 1);
+      at = writeBelow1e8(bytes, at, value - high * 1e8, 8);
+    }
+    bytes[at++] = 0;
+    this.#at = at;
+  }
+
   /** Makes room for `more` bytes: the capacity doubles until they fit. */
   #grow(more: number): void {
     const needed = this.#at + more;
@@ -77,4 +98,22 @@ export class ListingWriter {
     grown.set(this.#bytes.subarray(0, this.#at));
     this.#bytes = grown;
   }
+}
+
+/**
+ * Writes `value` (an integer in 0..10^8) in decimal at `at`, padded with zeros to `minDigits`.
+ *
+ * @returns the position after the last digit
+ */
+function writeBelow1e8(bytes: Uint8Array, at: number, value: number, minDigits: number): number {
+  let n = value | 0;
+  let digits = 1;
+  for (let bound = 10; digits < 8 && n >= bound; bound *= 10) digits++;
+  if (digits < minDigits) digits = minDigits;
+  for (let i = at + digits - 1; i >= at; i--) {
+    const rest = (n / 10) | 0;
+    bytes[i] = 48 + n - rest * 10;
+    n = rest;
+  }
+  return at + digits;
 }

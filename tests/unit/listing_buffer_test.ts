@@ -44,10 +44,22 @@ Deno.test("text fields are the UTF-8 a TextEncoder writes, lone surrogates inclu
 
 Deno.test("numbers are written as String writes them", () => {
   const numbers = [0, 7, 4096, 2 ** 31, 2 ** 53 - 1, 1785585600123, -1, -0, 1.5, 1e21, NaN];
+  // Every digit count, each side of each power of ten, and each side of the 10^8 split (the
+  // low half padded with zeros).
+  for (let p = 1; p <= 1e15; p *= 10) numbers.push(p - 1, p, p + 1);
+  numbers.push(1e8 + 7, 123_00000001, 2 ** 53 - 2, 2 ** 53, Infinity, -(2 ** 53 - 1));
   const writer = new ListingWriter();
   for (const n of numbers) writer.number(n);
   writer.empty();
   assertEquals(writer.finish(), joined([...numbers.map(String), ""]));
+});
+
+Deno.test("numbers cross the buffer's edge as text does", () => {
+  const next = random(7);
+  const numbers = Array.from({ length: 20_000 }, () => Math.floor(next() * 2 ** 53));
+  const writer = new ListingWriter(0);
+  for (const n of numbers) writer.number(n);
+  assertEquals(writer.finish(), joined(numbers.map(String)));
 });
 
 Deno.test("the buffer grows across its first capacity, from a guess too small or none", () => {
