@@ -426,7 +426,7 @@ fn entries_by_rel(
     // lists live at once only after the document's bytes, which were larger, were dropped
     // (`parse_owned`): WASM memory at 10^6 entries stayed at its peak of 387 MiB.
     let order = sorted_positions(&entries, |(rel, _)| rel.as_bytes())
-        .map_err(|TooMany| CoreError::corrupt(format!("{file}: more than 2^32 entries")))?;
+        .map_err(|TooMany| CoreError::corrupt(format!("{file}: 2^32 entries or more")))?;
     if order.has_equal {
         let twice = order.positions.windows(2).find_map(|pair| {
             let (a, b) = (&entries[pair[0] as usize].0, &entries[pair[1] as usize].0);
@@ -628,16 +628,20 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
         let mut seen_key = false;
         let mut size: Option<u64> = None;
         let mut entry = IndexEntry::default();
+        let (mut seen_last_modified, mut seen_local_mtime, mut seen_sha256) = (false, false, false);
         // Generic over the slot's type: the timestamps are kept as [`ShortText`] (built from
         // the borrowed input, no allocation), the hash as a `String`.
+        // `seen` is apart from the slot: a field read as null leaves the slot empty, and a
+        // second one must still be refused (it was not, when the slot alone was asked).
         fn text<T: for<'s> From<&'s str>, E: de::Error>(
             slot: &mut Option<T>,
+            seen: &mut bool,
             name: &str,
             value: Scalar,
             twice: impl Fn(&str) -> E,
             fail: impl Fn(&str) -> E,
         ) -> Result<(), E> {
-            if slot.is_some() {
+            if std::mem::replace(seen, true) {
                 return Err(twice(name));
             }
             match value {
@@ -676,6 +680,7 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
                 }
                 Field::LastModified => text(
                     &mut entry.last_modified,
+                    &mut seen_last_modified,
                     "lastModified",
                     map.next_value_seed(ScalarSeed)?,
                     twice,
@@ -683,6 +688,7 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
                 )?,
                 Field::LocalMtime => text(
                     &mut entry.local_mtime,
+                    &mut seen_local_mtime,
                     "localMtime",
                     map.next_value_seed(ScalarSeed)?,
                     twice,
@@ -690,6 +696,7 @@ impl<'de> Visitor<'de> for EntryFieldsSeed<'_> {
                 )?,
                 Field::Sha256 => text(
                     &mut entry.sha256,
+                    &mut seen_sha256,
                     "sha256",
                     map.next_value_seed(ScalarSeed)?,
                     twice,

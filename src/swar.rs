@@ -26,8 +26,8 @@ pub fn below(word: u64, bound: u8) -> u64 {
 /// The position of the first byte of `bytes` that `marks` marks in its word, or that `stops`
 /// accepts in the last partial word; `None` when there is none.
 ///
-/// `marks` and `stops` must agree: `marks(word)` marks exactly the bytes `stops` accepts (at
-/// least the first one).
+/// `marks` and `stops` must agree: the lowest byte `marks(word)` marks is the first byte of the
+/// word that `stops` accepts (marks after it may be false, see the module's note).
 #[inline]
 pub fn position(
     bytes: &[u8],

@@ -78,6 +78,16 @@ fn known_field_values_are_judged_as_before() {
         ),
         (r#""size":1,"sha256":false"#, "\"sha256\" must be a string"),
         (r#""size":1,"sha256":"a","sha256":"b""#, "appears twice"),
+        // A repeat is refused whatever the first value was, null included.
+        (r#""size":1,"sha256":null,"sha256":"b""#, "appears twice"),
+        (
+            r#""size":1,"lastModified":null,"lastModified":null"#,
+            "appears twice",
+        ),
+        (
+            r#""size":1,"localMtime":null,"localMtime":"t""#,
+            "appears twice",
+        ),
         (r#""size":1,"size":1"#, "appears twice"),
     ];
     for (fields, message) in refused {

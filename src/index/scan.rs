@@ -211,7 +211,8 @@ impl<'a> Scanner<'a> {
         let mut entry = IndexEntry::default();
         let mut size = None;
         let mut seen_key = false;
-        // `Some(None)` is a field read as null: seen, so a second one is refused.
+        // `Some(None)` is a field read as null: seen, so at a second one this reader steps aside
+        // (and serde refuses the repeat).
         let mut last_modified: Option<Option<&str>> = None;
         let mut local_mtime: Option<Option<&str>> = None;
         let mut sha256: Option<Option<&str>> = None;
