@@ -34,6 +34,7 @@ import {
 import { readSidecar, rewriteSidecar } from "./journal.ts";
 import { isNotFound } from "./store.ts";
 import { downloadToStage, hashFile, readChunks, stageFile } from "./transfer.ts";
+import { RunWalk } from "./walk_ahead.ts";
 
 /** Options of a pull (the core's `PullRequest`; every field optional). */
 export type { PullRequest } from "./core.ts";
@@ -97,8 +98,9 @@ export function defaultCaseInsensitive(): boolean {
  */
 export async function pull(ctx: SyncContext, request: PullRequest = {}): Promise<PullReport> {
   using planner = new Planner(ctx.namespace, ctx.prefix);
+  using walks = new RunWalk(ctx.cache, ctx.signal);
   try {
-    return await pullWith(ctx, planner, request);
+    return await pullWith(ctx, planner, request, walks);
   } catch (error) {
     throw asSyncError(error, "pull");
   }
@@ -113,6 +115,7 @@ async function pullWith(
   ctx: SyncContext,
   planner: Planner,
   request: PullRequest,
+  walks: RunWalk,
 ): Promise<PullReport> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   // Every field given: the boundary reads an undefined field as a wrong value, not as absent.
@@ -146,6 +149,8 @@ async function pullWith(
         break;
       }
       case "loadIndex":
+        // The walk that follows does not need the index: it runs while the index arrives.
+        walks.start();
         loaded = await loadRemoteIndex(ctx, planner);
         if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
         run.onIndex(loaded.exists, loaded.etag, loaded.v2?.commitSeq);
@@ -154,7 +159,7 @@ async function pullWith(
         logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
         break;
       case "walk": {
-        plan = run.onWalk((await ctx.cache.walk(ctx.signal)).files);
+        plan = run.onWalk((await walks.take()).files);
         ctx.log?.(
           `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
             `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +

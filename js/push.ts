@@ -40,6 +40,7 @@ import {
   type ShardIndexState,
 } from "./remote_index.ts";
 import { hasExtras, type ObjectStore } from "./store.ts";
+import { RunWalk } from "./walk_ahead.ts";
 import { hashFile, uploadFile } from "./transfer.ts";
 
 /** Options of a push. */
@@ -249,6 +250,16 @@ function started(planner: Planner, run: PushRun, request: PushRequest): Prepared
  * machine's; this loop does I/O (with concurrency, retries and abort) and narrates.
  */
 async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush> {
+  using walks = new RunWalk(ctx.cache, ctx.signal);
+  return await driveSteps(ctx, push, walks);
+}
+
+/** {@link drive}'s loop over the machine's actions. */
+async function driveSteps(
+  ctx: SyncContext,
+  push: PreparedPush,
+  walks: RunWalk,
+): Promise<PreparedPush> {
   const { planner, run, report, request } = push;
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const now = () => ctx.now?.() ?? new Date();
@@ -259,6 +270,8 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         run.onLocalState(await readSidecar(ctx.cache, action.sidecar));
         break;
       case "loadIndex": {
+        // The walk that follows does not need the index: it runs while the index arrives.
+        walks.start();
         const loaded = await loadRemoteIndex(ctx, planner, false);
         push.loaded = loaded;
         report.remoteIndexEtag = loaded.exists ? loaded.etag ?? null : null;
@@ -273,7 +286,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
         break;
       case "walk": {
-        const walk = await ctx.cache.walk(ctx.signal);
+        const walk = await walks.take();
         const listing = encodeLocalListing(walk.files);
         report.listingDigest = await sha256Hex(listing);
         for (const error of walk.errors.slice(0, 5)) ctx.log?.(`walk error: ${error}`);

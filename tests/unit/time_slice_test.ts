@@ -1,4 +1,5 @@
 /** The time slice behind long synchronous walks: its yield is a real turn of the event loop. */
+import { get } from "node:http";
 import { TimeSlice } from "../../js/time_slice.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 
@@ -33,4 +34,37 @@ Deno.test("a slice not yet spent does not yield", async () => {
   for (let i = 0; i < 5; i++) await slice.maybeYield();
   clearTimeout(timer);
   assertEquals(fired, false);
+});
+
+Deno.test("an HTTP exchange started before a long sliced run completes during it", async () => {
+  // Over `node:http`, as the SDK's requests go (a lock's heartbeat among them).
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () => new Response("ok"),
+  );
+  try {
+    const { port } = server.addr as Deno.NetAddr;
+    let answeredAt = -1;
+    const answered = new Promise<void>((resolve, reject) => {
+      get(`http://127.0.0.1:${port}/`, (response) => {
+        response.resume();
+        response.on("end", () => {
+          answeredAt = performance.now();
+          resolve();
+        });
+      }).on("error", reject);
+    });
+    const slice = new TimeSlice(20);
+    const start = performance.now();
+    const end = start + 1500;
+    while (performance.now() < end && answeredAt < 0) {
+      busy(0.05);
+      await slice.maybeYield();
+    }
+    const runEnded = performance.now();
+    await answered;
+    assert(answeredAt > 0 && answeredAt < runEnded, "the request was answered only after the run");
+  } finally {
+    await server.shutdown();
+  }
 });
