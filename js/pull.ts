@@ -98,9 +98,8 @@ export function defaultCaseInsensitive(): boolean {
  */
 export async function pull(ctx: SyncContext, request: PullRequest = {}): Promise<PullReport> {
   using planner = new Planner(ctx.namespace, ctx.prefix);
-  using walks = new RunWalk(ctx.cache, ctx.signal);
   try {
-    return await pullWith(ctx, planner, request, walks);
+    return await pullWith(ctx, planner, request);
   } catch (error) {
     throw asSyncError(error, "pull");
   }
@@ -115,8 +114,9 @@ async function pullWith(
   ctx: SyncContext,
   planner: Planner,
   request: PullRequest,
-  walks: RunWalk,
 ): Promise<PullReport> {
+  // Started at `loadIndex`, taken at `walk`, stopped on the way out if never taken.
+  using walks = new RunWalk(ctx.cache, ctx.signal);
   const retry = ctx.retry ?? DEFAULT_RETRY;
   // Every field given: the boundary reads an undefined field as a wrong value, not as absent.
   using run = new PullRun(planner, {

@@ -250,16 +250,8 @@ function started(planner: Planner, run: PushRun, request: PushRequest): Prepared
  * machine's; this loop does I/O (with concurrency, retries and abort) and narrates.
  */
 async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush> {
+  // Started at `loadIndex`, taken at `walk`, stopped on the way out if never taken.
   using walks = new RunWalk(ctx.cache, ctx.signal);
-  return await driveSteps(ctx, push, walks);
-}
-
-/** {@link drive}'s loop over the machine's actions. */
-async function driveSteps(
-  ctx: SyncContext,
-  push: PreparedPush,
-  walks: RunWalk,
-): Promise<PreparedPush> {
   const { planner, run, report, request } = push;
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const now = () => ctx.now?.() ?? new Date();

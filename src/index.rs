@@ -410,8 +410,9 @@ const MONOLITH_FILE: &str = ".datastore-index.json";
 /// left the map's nodes part-empty and scattered, and every plan's walk over it paid for that:
 /// at 10^6 entries the WASM plans ran ~300 ms faster over the bulk-built map, for a parse about
 /// as fast (WASM) or a few % slower (native). A key that appears twice shows as two neighbours
-/// once sorted: `index-corrupt`, naming the first such key in key order. As the whole document has been read by then, one
-/// with both a repeated key and a malformed entry reports the malformed entry.
+/// once sorted: `index-corrupt`, naming the first such key in key order. As the whole document
+/// has been read by then, one with both a repeated key and a malformed entry reports the
+/// malformed entry.
 fn entries_by_rel(
     mut entries: Vec<(String, IndexEntry)>,
     file: &str,
@@ -447,7 +448,8 @@ fn entries_by_rel(
 }
 
 /// Reads a document: the common shape by [`scan::scan_document`], anything else (and every error)
-/// by serde.
+/// by serde. A document the scanner gives up on late (an unknown field in its last entry) is read
+/// twice; one whose writer adds fields to every entry is given up on at the first.
 fn parse_document(bytes: &[u8], file: &str) -> CoreResult<RawDocument> {
     match scan::scan_document(bytes) {
         Some(document) => Ok(document),
