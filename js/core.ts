@@ -8,6 +8,7 @@
 import * as wasm from "./wasm.ts";
 import { core } from "./errors.ts";
 import { ListingWriter } from "./listing_buffer.ts";
+import { LocalListingWriter } from "./local_listing.ts";
 
 export { SyncError } from "./errors.ts";
 export type { GuardCode, ProblemCode, RefusalCode, SyncErrorCode } from "./codes.ts";
@@ -189,21 +190,16 @@ function packShards(shards: Map<string, Uint8Array>): [string[], Uint8Array, Uin
 }
 
 /**
- * Encodes a cache walk as the core's compact listing buffer (`path\0size\0mtimeMs\0`).
+ * Encodes a cache walk as the core's local listing buffer: the paths, then every file's size
+ * and mtime as numbers, then a trailer (see `js/local_listing.ts`). The bytes are the core's
+ * business; hand them to the planner's methods as they are.
  *
  * @param files the walk
  * @returns one buffer for the whole walk
  */
 export function encodeLocalListing(files: Iterable<LocalFile>): Uint8Array {
-  // About 100 bytes a file (a path of ~70, a size, an mtime): one allocation for most walks;
-  // pages not written to are never touched.
-  const listing = new ListingWriter(Array.isArray(files) ? files.length * 100 : undefined);
-  for (const f of files) {
-    listing.text(f.path);
-    listing.number(f.size);
-    if (f.mtimeMs === undefined) listing.empty();
-    else listing.number(Math.trunc(f.mtimeMs));
-  }
+  const listing = new LocalListingWriter(Array.isArray(files) ? files.length : undefined);
+  for (const f of files) listing.add(f.path, f.size, f.mtimeMs);
   return listing.finish();
 }
 

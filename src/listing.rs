@@ -1,13 +1,29 @@
 //! Compact listings that cross the WASM boundary as one buffer.
 //!
 //! A cache walk of 10^5–10^6 files would cost seconds as 10^6 JS objects through
-//! `serde-wasm-bindgen`; as one UTF-8 buffer it costs one copy. Records are fields separated by
-//! NUL, because NUL is the one byte no file name or S3 key used here may contain (the path rules
-//! refuse control characters, so a NUL inside a name cannot be smuggled through either).
+//! `serde-wasm-bindgen`; as one buffer it costs one copy.
 //!
-//! - Local listing: `path \0 size \0 mtimeMs \0` per file (`mtimeMs` may be empty: unknown).
+//! - Local listing (a cache walk), in columns, so the shim writes each column the cheapest way
+//!   it can (the paths a few hundred at a time with one `TextEncoder.encodeInto`, the numbers
+//!   straight into a `Float64Array`) and nothing is turned into decimal text and back:
+//!
+//!   | part    | bytes                 | content                                              |
+//!   | ------- | --------------------- | ---------------------------------------------------- |
+//!   | paths   | `P`                   | each path as UTF-8 followed by a NUL, in file order  |
+//!   | numbers | `16 × count`          | per file its size and mtimeMs, little-endian `f64`s; |
+//!   |         |                       | an mtime of NaN is unknown                           |
+//!   | trailer | 12                    | `P` and `count` as little-endian `u32`s, `s3l2`      |
+//!
+//!   Before the columns, the walk was written as `path\0size\0mtimeMs\0` text: its numbers'
+//!   digits were a third of the shim's cost of a 10^5-file listing. A buffer of that format has
+//!   no trailer and is refused as such.
 //! - Remote listing page: `key \0 size \0 etag \0 lastModified \0` per object (`etag` and
-//!   `lastModified` may be empty).
+//!   `lastModified` may be empty). Built a page at a time, from the SDK's objects.
+//!
+//! NUL separates paths and fields because it is the one byte no file name or S3 key used here
+//! may contain (the path rules refuse control characters, so a NUL inside a name cannot be
+//! smuggled through either: it would split one path in two, and the path count would not match
+//! the trailer's).
 
 use crate::error::{CoreError, CoreResult};
 use crate::index::MAX_SAFE_INTEGER;
@@ -115,46 +131,129 @@ fn parse_size(text: &str, what: &str, path: &str) -> CoreResult<u64> {
     }
 }
 
-/// Decodes a local listing buffer.
+/// The last bytes of a local listing buffer: it ends with them, after `P` and `count`.
+const LOCAL_MAGIC: [u8; 4] = *b"s3l2";
+
+/// Bytes of a local listing's trailer: `P`, `count`, [`LOCAL_MAGIC`].
+const LOCAL_TRAILER: usize = 12;
+
+/// Bytes of one file's numbers: its size and its mtime, an `f64` each.
+const LOCAL_NUMBERS: usize = 16;
+
+/// Decodes a local listing buffer (the layout is in the module's docs).
 ///
-/// Records are read as the fields are split, in one pass: a cache walk of 10^6 files is a
-/// 60 MB buffer, and counting its separators first was a pass of its own (about 50 ms through
-/// WASM). The count is taken only when something is wrong, so a buffer fails as [`records`]
-/// would fail it: a field count that is no multiple of three before any field's fault.
+/// The frame is checked first (trailer, lengths, UTF-8, final separator), then the records in
+/// one pass. When a record is at fault, the paths are counted before it is reported, so a
+/// buffer whose path count disagrees with its trailer fails as such wherever its other faults
+/// lie (counting them up front was a pass of its own over a 60 MB walk of 10^6 files).
 pub fn decode_local(buffer: &[u8]) -> CoreResult<Vec<LocalFile<'_>>> {
     const WHAT: &str = "local listing";
-    let Some(body) = listing_body(buffer, WHAT)? else {
-        return Ok(Vec::new());
+    let (paths, numbers, count) = local_columns(buffer)?;
+    let mut files = Vec::with_capacity(count);
+    let mut names = paths.map(nul_fields);
+    let found = || paths.map_or(0, |p| p.bytes().filter(|&b| b == 0).count() + 1);
+    let wrong_count = |found: usize| {
+        CoreError::input(format!(
+            "{WHAT} holds {found} paths, its trailer says {count}"
+        ))
     };
-    let mut fields = nul_fields(body);
-    let mut files = Vec::new();
-    while let Some(path) = fields.next() {
-        let (Some(size), Some(mtime)) = (fields.next(), fields.next()) else {
-            return Err(check_field_count::<3>(body, WHAT)
-                .err()
-                .unwrap_or_else(|| CoreError::input(format!("{WHAT} ends inside a record"))));
+    for pair in numbers.chunks_exact(LOCAL_NUMBERS) {
+        let Some(path) = names.as_mut().and_then(Iterator::next) else {
+            return Err(wrong_count(found()));
         };
-        match local_file(path, size, mtime) {
+        let (size, mtime) = pair.split_at(8);
+        match local_file(path, f64_at(size), f64_at(mtime)) {
             Ok(file) => files.push(file),
-            Err(fault) => return Err(check_field_count::<3>(body, WHAT).err().unwrap_or(fault)),
+            Err(fault) => {
+                let found = found();
+                return Err(if found == count {
+                    fault
+                } else {
+                    wrong_count(found)
+                });
+            }
         }
+    }
+    if names.as_mut().and_then(Iterator::next).is_some() {
+        return Err(wrong_count(found()));
     }
     Ok(files)
 }
 
+/// The columns of a local listing once its frame holds: the paths without their final
+/// separator (`None`: no paths), the numbers, and the file count.
+fn local_columns(buffer: &[u8]) -> CoreResult<(Option<&str>, &[u8], usize)> {
+    const WHAT: &str = "local listing";
+    let Some(body_len) = buffer.len().checked_sub(LOCAL_TRAILER) else {
+        return Err(CoreError::input(format!(
+            "{WHAT} is {} bytes, too short for its {LOCAL_TRAILER}-byte trailer",
+            buffer.len()
+        )));
+    };
+    let (body, trailer) = buffer.split_at(body_len);
+    if trailer[8..] != LOCAL_MAGIC {
+        return Err(CoreError::input(format!(
+            "{WHAT} does not end with its \"s3l2\" trailer (not a buffer of this format: \
+             encode walks with encodeLocalListing)"
+        )));
+    }
+    let u32_at = |at: usize| {
+        let mut four = [0u8; 4];
+        four.copy_from_slice(&trailer[at..at + 4]);
+        u32::from_le_bytes(four) as u64
+    };
+    let (paths_len, count) = (u32_at(0), u32_at(4));
+    // In u64, where neither product nor sum can overflow from two u32s.
+    if paths_len + count * LOCAL_NUMBERS as u64 != body_len as u64 {
+        return Err(CoreError::input(format!(
+            "{WHAT} is {} bytes, its trailer says {paths_len} bytes of paths and {count} files",
+            buffer.len()
+        )));
+    }
+    // Both fit: their sum is the body's length.
+    let (paths, numbers) = body.split_at(paths_len as usize);
+    let paths = std::str::from_utf8(paths)
+        .map_err(|e| CoreError::input(format!("{WHAT} paths are not utf-8: {e}")))?;
+    let paths = if paths.is_empty() {
+        None
+    } else {
+        Some(paths.strip_suffix('\0').ok_or_else(|| {
+            CoreError::input(format!("{WHAT} paths do not end with a nul separator"))
+        })?)
+    };
+    Ok((paths, numbers, count as usize))
+}
+
+/// The little-endian `f64` in eight bytes.
+fn f64_at(bytes: &[u8]) -> f64 {
+    let mut eight = [0u8; 8];
+    eight.copy_from_slice(bytes);
+    f64::from_le_bytes(eight)
+}
+
 /// One record of a local listing: its mtime judged before its size.
-fn local_file<'a>(path: &'a str, size: &str, mtime: &str) -> CoreResult<LocalFile<'a>> {
-    let mtime_ms =
-        if mtime.is_empty() {
-            None
-        } else {
-            Some(mtime.parse::<i64>().map_err(|_| {
-                CoreError::input(format!("local listing: mtime {mtime:?} of {path:?}"))
-            })?)
-        };
+fn local_file(path: &str, size: f64, mtime: f64) -> CoreResult<LocalFile<'_>> {
+    let safe = MAX_SAFE_INTEGER as f64;
+    let mtime_ms = if mtime.is_nan() {
+        None
+    } else if mtime.fract() == 0.0 && mtime.abs() <= safe {
+        // An integer within ±(2^53 - 1): exact as an i64.
+        Some(mtime as i64)
+    } else {
+        return Err(CoreError::input(format!(
+            "local listing: mtime {mtime} of {path:?} is not an integer in -(2^53-1)..=2^53-1"
+        )));
+    };
+    // `!(size >= 0.0)` also refuses NaN.
+    if !(size >= 0.0 && size.fract() == 0.0 && size <= safe) {
+        return Err(CoreError::input(format!(
+            "local listing: size {size} of {path:?} is not an integer in 0..=2^53-1"
+        )));
+    }
     Ok(LocalFile {
         path,
-        size: parse_size(size, "local listing", path)?,
+        // An integer in 0..=2^53-1: exact as a u64.
+        size: size as u64,
         mtime_ms,
     })
 }
@@ -199,19 +298,31 @@ impl<'a> RemoteListed<'a> {
     }
 }
 
-/// Encodes a local listing (used by tests and benchmarks on the Rust side).
+/// Encodes a local listing (the shim's `encodeLocalListing` writes the same bytes; used by
+/// tests and benchmarks on the Rust side). A size or mtime beyond 2^53 - 1 is written as the
+/// nearest `f64`, which [`decode_local`] refuses.
+///
+/// # Panics
+///
+/// Never through WASM (only tests and benchmarks call it): at 2^32 bytes of paths or files, which
+/// the trailer cannot state.
 pub fn encode_local<'a>(files: impl IntoIterator<Item = (&'a str, u64, Option<i64>)>) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut paths = Vec::new();
+    let mut numbers = Vec::new();
+    let mut count = 0u32;
     for (path, size, mtime) in files {
-        out.extend_from_slice(path.as_bytes());
-        out.push(0);
-        out.extend_from_slice(size.to_string().as_bytes());
-        out.push(0);
-        if let Some(m) = mtime {
-            out.extend_from_slice(m.to_string().as_bytes());
-        }
-        out.push(0);
+        paths.extend_from_slice(path.as_bytes());
+        paths.push(0);
+        numbers.extend_from_slice(&(size as f64).to_le_bytes());
+        numbers.extend_from_slice(&mtime.map_or(f64::NAN, |m| m as f64).to_le_bytes());
+        count = count.checked_add(1).expect("fewer than 2^32 files");
     }
+    let paths_len = u32::try_from(paths.len()).expect("fewer than 2^32 bytes of paths");
+    let mut out = paths;
+    out.extend_from_slice(&numbers);
+    out.extend_from_slice(&paths_len.to_le_bytes());
+    out.extend_from_slice(&count.to_le_bytes());
+    out.extend_from_slice(&LOCAL_MAGIC);
     out
 }
 

@@ -374,7 +374,7 @@ impl RepairRun {
         Ok(())
     }
 
-    /// The cache walk (`path\0size\0mtimeMs\0` records) and what it could not read.
+    /// The cache walk (a local listing buffer, `encodeLocalListing`) and what it could not read.
     pub fn on_walk(
         &mut self,
         session: &Session,

@@ -306,8 +306,8 @@ impl Planner {
         )
     }
 
-    /// Plans a pull against a local listing (`path\0size\0mtimeMs\0` records); returns the
-    /// plan as JSON.
+    /// Plans a pull against a local listing buffer (`encodeLocalListing`); returns the plan
+    /// as JSON.
     #[wasm_bindgen(js_name = planPull)]
     pub fn plan_pull(&mut self, listing: &[u8], opts: JsValue) -> Result<String, JsValue> {
         let opts: PullOptions = options(opts)?;
@@ -321,8 +321,8 @@ impl Planner {
         to_json(self.inner.plan_pull(listing, &opts).map_err(to_js_error)?)
     }
 
-    /// Records the outcome of the last pull plan: `downloaded` as `rel\0size\0mtimeMs\0`
-    /// records, `notFound` as rels.
+    /// Records the outcome of the last pull plan: `downloaded` as a local listing buffer,
+    /// `notFound` as rels.
     #[wasm_bindgen(js_name = applyPull, unchecked_return_type = "PullApplied")]
     pub fn apply_pull(
         &mut self,
@@ -1378,7 +1378,7 @@ impl ResolveRun {
         self.inner.on_pulled(&failed).map_err(to_js_error)
     }
 
-    /// The cache walk (`path\0size\0mtimeMs\0` records).
+    /// The cache walk (a local listing buffer, `encodeLocalListing`).
     #[wasm_bindgen(js_name = onWalk)]
     pub fn on_walk(&mut self, listing: &[u8]) -> Result<(), JsValue> {
         self.inner.on_walk(listing).map_err(to_js_error)
@@ -1568,7 +1568,7 @@ impl RepairRun {
         self.inner.on_index().map_err(to_js_error)
     }
 
-    /// The cache walk (`path\0size\0mtimeMs\0` records) and the errors it met.
+    /// The cache walk (a local listing buffer, `encodeLocalListing`) and the errors it met.
     #[wasm_bindgen(js_name = onWalk)]
     pub fn on_walk(
         &mut self,
@@ -1703,7 +1703,7 @@ impl PullRun {
         )
     }
 
-    /// The cache walk (`path\0size\0mtimeMs\0` records); returns the plan as JSON.
+    /// The cache walk (a local listing buffer, `encodeLocalListing`); returns the plan as JSON.
     #[wasm_bindgen(js_name = onWalk)]
     pub fn on_walk(&mut self, planner: &mut Planner, listing: &[u8]) -> Result<String, JsValue> {
         to_json(
@@ -1713,7 +1713,7 @@ impl PullRun {
         )
     }
 
-    /// What the transfers did: `downloaded` as `rel\0size\0mtimeMs\0` records, `notFound`,
+    /// What the transfers did: `downloaded` as a local listing buffer, `notFound`,
     /// the conflicts kept aside, and how many transfers failed, at `nowIso`.
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = onTransfers, unchecked_return_type = "PullApplied")]
@@ -1861,7 +1861,7 @@ impl PushRun {
         )
     }
 
-    /// The cache walk (`path\0size\0mtimeMs\0` records), its SHA-256, the walk's errors and
+    /// The cache walk (a local listing buffer, `encodeLocalListing`), its SHA-256, the walk's errors and
     /// the symlinked folders not followed; returns the plan as JSON.
     #[wasm_bindgen(js_name = onWalk)]
     pub fn on_walk(

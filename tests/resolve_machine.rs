@@ -253,5 +253,8 @@ fn bad_requests_and_calls_out_of_order_are_input_errors() {
     assert_eq!(run.poll(), ResolveAction::Pull);
     run.on_pulled(&[]).unwrap();
     assert_eq!(run.poll(), ResolveAction::Walk);
-    assert_eq!(run.on_walk(b"").unwrap_err().code(), "path-dot-segment");
+    assert_eq!(
+        run.on_walk(&encode_local([])).unwrap_err().code(),
+        "path-dot-segment"
+    );
 }

@@ -1,14 +1,16 @@
 //! The pull planner through `session::Session`, as the shim drives it. Input: a 34-byte header
 //! (byte 0 namespace, byte 1 flags, bytes 2..34 four outcome mtimes), then fields (0xFF): the
-//! index (raw JSON or records, see `fuzz_support::index_bytes`), the local listing buffer, then
-//! scope folders.
+//! index (raw JSON or records, see `fuzz_support::index_bytes`), the local listing (raw or text
+//! records, see `fuzz_support::local_listing`), then scope folders.
 //! Downloads must stay inside the bound tree, name indexed payload, never clash with each other,
 //! and the index written after applying the outcome must read back.
 #![no_main]
 
 use std::collections::BTreeSet;
 
-use fuzz_support::{assert_contained, byte, header, index_bytes, namespace, text, u64_at};
+use fuzz_support::{
+    assert_contained, byte, header, index_bytes, local_listing, namespace, text, u64_at,
+};
 use libfuzzer_sys::fuzz_target;
 use s3sync_core::index::Index;
 use s3sync_core::listing::decode_local;
@@ -36,7 +38,10 @@ fuzz_target!(|data: &[u8]| {
     let Some(index_json) = index_bytes(parts[0]) else {
         return;
     };
-    let listing = parts[1];
+    let Some(listing) = local_listing(parts[1]) else {
+        return;
+    };
+    let listing = listing.as_slice();
 
     let mut session = Session::new(ns, "swamp").expect("the fuzz namespaces are valid");
     if session.load_index(&index_json).is_err() {

@@ -2,8 +2,8 @@
 //! for, plan again, record. Input: a 4-byte header (byte 0 namespace, byte 1 flags, byte 2 max
 //! deletes (255: the default, 254: no cap), byte 3 max delete percent (255: NaN, 254: infinity,
 //! else 0..=100)), then fields (0xFF): the index (raw JSON or records, see
-//! `fuzz_support::index_bytes`), the local listing buffer, then `markDirty` paths (normalised as
-//! the shim does).
+//! `fuzz_support::index_bytes`), the local listing (raw or text records, see
+//! `fuzz_support::local_listing`), then `markDirty` paths (normalised as the shim does).
 //!
 //! The safety model, mirroring tests/push_properties.rs: every delete has evidence (a recorded
 //! tombstone that covers it, or `--delete-missing`), never names a file present in the cache,
@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use fuzz_support::{assert_contained, byte, header, index_bytes, namespace, text};
+use fuzz_support::{assert_contained, byte, header, index_bytes, local_listing, namespace, text};
 use libfuzzer_sys::fuzz_target;
 use s3sync_core::index::Index;
 use s3sync_core::listing::decode_local;
@@ -68,7 +68,10 @@ fuzz_target!(|data: &[u8]| {
     let Some(index_json) = index_bytes(parts[0]) else {
         return;
     };
-    let listing = parts[1];
+    let Some(listing) = local_listing(parts[1]) else {
+        return;
+    };
+    let listing = listing.as_slice();
 
     let mut session = Session::new(ns, "swamp").expect("the fuzz namespaces are valid");
     if session.load_index(&index_json).is_err() {
@@ -246,8 +249,14 @@ fn check(
         assert!(!codes.contains("lazy-hydration"));
     }
     if input.facts.sidecar_unreadable {
-        assert!(plan.deletes.is_empty(), "deletes under an unreadable sidecar");
-        assert_eq!(codes.contains("sidecar-unreadable"), !plan.withheld.is_empty());
+        assert!(
+            plan.deletes.is_empty(),
+            "deletes under an unreadable sidecar"
+        );
+        assert_eq!(
+            codes.contains("sidecar-unreadable"),
+            !plan.withheld.is_empty()
+        );
     } else {
         assert!(!codes.contains("sidecar-unreadable"));
     }

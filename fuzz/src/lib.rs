@@ -69,6 +69,33 @@ pub fn assert_contained(what: &str, path: &str) {
     assert!(!escapes(path), "{what} {path:?} could leave its folder");
 }
 
+/// The local listing buffer of a planner target. A field ending with the buffer's `s3l2` trailer
+/// is used as is (the decoder sees raw, possibly hostile bytes); anything else is read as text
+/// records `path \0 size \0 mtimeMs \0` (an empty mtime: unknown) and encoded by
+/// `encode_local`, so the fuzzer reaches the planners with walks instead of spending its time on
+/// the frame (and the corpus, written when the walk crossed as that text, keeps its worth).
+/// Returns `None` when the records do not decode.
+pub fn local_listing(field: &[u8]) -> Option<Vec<u8>> {
+    if field.ends_with(b"s3l2") {
+        return Some(field.to_vec());
+    }
+    let text = std::str::from_utf8(field).ok()?;
+    let body = text.strip_suffix('\0').unwrap_or(text);
+    let mut files = Vec::new();
+    if !body.is_empty() {
+        let parts: Vec<&str> = body.split('\0').collect();
+        for record in parts.chunks(3) {
+            let size: u64 = record.get(1)?.parse().ok()?;
+            let mtime = match record.get(2).filter(|m| !m.is_empty()) {
+                Some(mtime) => Some(mtime.parse::<i64>().ok()?),
+                None => None,
+            };
+            files.push((record[0], size, mtime));
+        }
+    }
+    Some(s3sync_core::listing::encode_local(files))
+}
+
 /// The index bytes of a planner target. A field starting with `{` is used as is (the parser sees
 /// raw, possibly hostile JSON); anything else is read as records `rel \0 size \0 mtimeMs \0
 /// sha256 \0` and turned into a well-formed v1 index, so the fuzzer reaches the planners with
