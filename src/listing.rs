@@ -241,13 +241,13 @@ fn local_file(path: &str, size: f64, mtime: f64) -> CoreResult<LocalFile<'_>> {
         Some(mtime as i64)
     } else {
         return Err(CoreError::input(format!(
-            "local listing: mtime {mtime} of {path:?} is not an integer in -(2^53-1)..=2^53-1"
+            "local listing: mtime {mtime:?} of {path:?} is not an integer in -(2^53-1)..=2^53-1"
         )));
     };
     // `!(size >= 0.0)` also refuses NaN.
     if !(size >= 0.0 && size.fract() == 0.0 && size <= safe) {
         return Err(CoreError::input(format!(
-            "local listing: size {size} of {path:?} is not an integer in 0..=2^53-1"
+            "local listing: size {size:?} of {path:?} is not an integer in 0..=2^53-1"
         )));
     }
     Ok(LocalFile {

@@ -211,7 +211,7 @@ impl ResolveRun {
         Ok(())
     }
 
-    /// The cache walk (`path\0size\0mtimeMs\0` records).
+    /// The cache walk (a local listing buffer, `encodeLocalListing`).
     pub fn on_walk(&mut self, listing: &[u8]) -> CoreResult<()> {
         self.expect(Stage::AwaitWalk, "onWalk")?;
         let files = decode_local(listing)?;

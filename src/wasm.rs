@@ -1861,8 +1861,8 @@ impl PushRun {
         )
     }
 
-    /// The cache walk (a local listing buffer, `encodeLocalListing`), its SHA-256, the walk's errors and
-    /// the symlinked folders not followed; returns the plan as JSON.
+    /// The cache walk (a local listing buffer, `encodeLocalListing`), its SHA-256, the walk's
+    /// errors and the symlinked folders not followed; returns the plan as JSON.
     #[wasm_bindgen(js_name = onWalk)]
     pub fn on_walk(
         &mut self,

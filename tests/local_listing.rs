@@ -79,12 +79,12 @@ fn decode_plainly(buffer: &[u8]) -> Result<Vec<File>, String> {
                 Some(mtime as i64)
             } else {
                 return Err(input(format!(
-                    "local listing: mtime {mtime} of {path:?} is not an integer in -(2^53-1)..=2^53-1"
+                    "local listing: mtime {mtime:?} of {path:?} is not an integer in -(2^53-1)..=2^53-1"
                 )));
             };
             if !(size == size.trunc() && (0.0..=SAFE).contains(&size)) {
                 return Err(input(format!(
-                    "local listing: size {size} of {path:?} is not an integer in 0..=2^53-1"
+                    "local listing: size {size:?} of {path:?} is not an integer in 0..=2^53-1"
                 )));
             }
             Ok((path.to_string(), size as u64, mtime))
@@ -235,6 +235,8 @@ fn the_frame_and_the_numbers_are_refused_by_name() {
             "{bad}: {error}"
         );
     }
+    // Numbers are named short (1e300, not three hundred digits).
+    assert!(with_size(1e300).unwrap_err().contains("size 1e300 of"));
     assert_eq!(with_size(-0.0), Ok(vec![("ns/a".into(), 0, Some(5))]));
     assert_eq!(
         with_size(SAFE),

@@ -85,12 +85,17 @@ pub fn local_listing(field: &[u8]) -> Option<Vec<u8>> {
     if !body.is_empty() {
         let parts: Vec<&str> = body.split('\0').collect();
         for record in parts.chunks(3) {
-            let size: u64 = record.get(1)?.parse().ok()?;
-            let mtime = match record.get(2).filter(|m| !m.is_empty()) {
-                Some(mtime) => Some(mtime.parse::<i64>().ok()?),
-                None => None,
+            // A short last record does not decode, as the text decoder refused it.
+            let [path, size, mtime] = record else {
+                return None;
             };
-            files.push((record[0], size, mtime));
+            let size: u64 = size.parse().ok()?;
+            let mtime = if mtime.is_empty() {
+                None
+            } else {
+                Some(mtime.parse::<i64>().ok()?)
+            };
+            files.push((*path, size, mtime));
         }
     }
     Some(s3sync_core::listing::encode_local(files))

@@ -164,3 +164,26 @@ Deno.test("the core refuses a bad number or a foreign buffer with invalid-input"
   assert(refused(encodeLocalListing([{ path: "ns/data/a\0b", size: 1 }])).includes("2 paths"));
   assert(refused(encoder.encode("ns/data/a\u00001\u00002\u0000")).includes("s3l2"));
 });
+
+Deno.test("a size that is not a number reaches the core as NaN and is refused, not read as 0", () => {
+  // Callers without the types: a typed array would store `null` and `""` as 0 and `true` as 1.
+  const odd = [null, "", true, "7", undefined] as unknown as number[];
+  const written = encodeLocalListing(odd.map((size, i) => ({ path: `p${i}`, size })));
+  const view = new DataView(written.buffer, written.byteOffset + odd.length * 3);
+  for (let i = 0; i < odd.length; i++) {
+    assert(
+      Number.isNaN(view.getFloat64(i * 16, true)),
+      `size ${String(odd[i])} stored as a number`,
+    );
+  }
+  using planner = new Planner("ns", "");
+  planner.loadIndex(index(new Map([["data/a", 0]])));
+  const error = assertThrows(() =>
+    planner.planPull(
+      encodeLocalListing([{ path: "ns/data/a", size: null as unknown as number }]),
+      {},
+    )
+  );
+  assert((error as { code?: string }).code === "invalid-input", String(error));
+  assert(String(error).includes("size NaN"), String(error));
+});
