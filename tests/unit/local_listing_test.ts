@@ -6,6 +6,7 @@
 import { encodeLocalListing, type LocalFile, Planner } from "../../js/core.ts";
 import { LocalListingWriter } from "../../js/local_listing.ts";
 import { assert, assertEquals, assertThrows } from "../harness/assert.ts";
+import { prng } from "../harness/prng.ts";
 
 const encoder = new TextEncoder();
 
@@ -31,15 +32,6 @@ function plainly(files: LocalFile[]): Uint8Array {
   return out;
 }
 
-/** A deterministic generator, so a failure names its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
 /** Text mixing ASCII with 2-, 3- and 4-byte characters and lone surrogates. */
 function anyText(next: () => number, maxUnits: number): string {
   const pieces = ["a", "Z", "/", " ", ".", "é", "ß", "中", "€", "😀", "\ud800", "\udfff"];
@@ -60,7 +52,7 @@ function anyWalk(next: () => number, count: number): LocalFile[] {
 Deno.test("a walk is written as the layout states, whatever its text and length", () => {
   // Counts either side of a batch of 256 paths and of the buffers' first capacities.
   for (const [seed, count] of [[1, 0], [2, 1], [3, 255], [4, 256], [5, 257], [6, 513], [7, 5000]]) {
-    const files = anyWalk(random(seed), count);
+    const files = anyWalk(prng(seed), count);
     const expected = plainly(files);
     assertEquals(encodeLocalListing(files), expected, `seed ${seed}, ${count} files`);
     assertEquals(encodeLocalListing(files.values()), expected, `seed ${seed}, from an iterator`);
@@ -126,7 +118,7 @@ function index(sizes: Map<string, number>): Uint8Array {
 }
 
 Deno.test("the core reads the walk back: paths and sizes across batches decide the plan", () => {
-  const next = random(99);
+  const next = prng(99);
   const names = new Set<string>();
   // Names without separators, dots or spaces (the path rules refuse empty and dotted segments),
   // with every width of UTF-8 and lone surrogates (written as U+FFFD on both sides).
