@@ -13,7 +13,7 @@
 const encoder = new TextEncoder();
 
 /** First capacity; the buffer doubles when it fills. */
-const INITIAL_BYTES = 64 * 1024;
+export const INITIAL_BYTES = 64 * 1024;
 
 /** Builds one listing buffer, field by field, each field ended by a NUL. */
 export class ListingWriter {
@@ -53,12 +53,6 @@ export class ListingWriter {
     else this.text(String(value));
   }
 
-  /** Appends an empty field (an absent value). */
-  empty(): void {
-    if (this.#at + 1 > this.#bytes.length) this.#grow(1);
-    this.#bytes[this.#at++] = 0;
-  }
-
   /**
    * The bytes written: a view of the buffer, which the writer no longer touches. The view keeps
    * the whole buffer alive (up to twice what was written, or the guess given): hand it on (the
@@ -89,15 +83,24 @@ export class ListingWriter {
     this.#at = at;
   }
 
-  /** Makes room for `more` bytes: the capacity doubles until they fit. */
+  /** Makes room for `more` bytes after those written. */
   #grow(more: number): void {
-    const needed = this.#at + more;
-    let capacity = Math.max(this.#bytes.length * 2, INITIAL_BYTES);
-    while (capacity < needed) capacity *= 2;
-    const grown = new Uint8Array(capacity);
-    grown.set(this.#bytes.subarray(0, this.#at));
-    this.#bytes = grown;
+    this.#bytes = withRoom(this.#bytes, this.#at, more);
   }
+}
+
+/**
+ * `bytes` if `more` bytes fit after the first `used`, else a copy of those `used` bytes in a
+ * buffer of twice the capacity (at least {@link INITIAL_BYTES}), doubled until they fit.
+ */
+export function withRoom(bytes: Uint8Array, used: number, more: number): Uint8Array {
+  const needed = used + more;
+  if (needed <= bytes.length) return bytes;
+  let capacity = Math.max(bytes.length * 2, INITIAL_BYTES);
+  while (capacity < needed) capacity *= 2;
+  const grown = new Uint8Array(capacity);
+  grown.set(bytes.subarray(0, used));
+  return grown;
 }
 
 /**

@@ -12,13 +12,12 @@
  * @module
  */
 
+import { INITIAL_BYTES, withRoom } from "./listing_buffer.ts";
+
 const encoder = new TextEncoder();
 
 /** Paths joined before each `encodeInto`: enough that the call's cost is spread thin. */
 const PATHS_PER_ENCODE = 256;
-
-/** First capacity of the byte buffer; it doubles when it fills. */
-const INITIAL_BYTES = 64 * 1024;
 
 /** Bytes of the trailer: the paths' byte length and the file count (`u32`s), then `s3l2`. */
 const TRAILER_BYTES = 12;
@@ -111,15 +110,9 @@ export class LocalListingWriter {
     this.#pendingPaths = 0;
   }
 
-  /** Makes room for `more` bytes after those written: the capacity doubles until they fit. */
+  /** Makes room for `more` bytes after those written. */
   #reserve(more: number): void {
-    const needed = this.#at + more;
-    if (needed <= this.#bytes.length) return;
-    let capacity = Math.max(this.#bytes.length * 2, INITIAL_BYTES);
-    while (capacity < needed) capacity *= 2;
-    const grown = new Uint8Array(capacity);
-    grown.set(this.#bytes.subarray(0, this.#at));
-    this.#bytes = grown;
+    this.#bytes = withRoom(this.#bytes, this.#at, more);
   }
 
   /** Doubles the numbers column (from none after `finish`, to its first capacity). */

@@ -140,6 +140,9 @@ const LOCAL_TRAILER: usize = 12;
 /// Bytes of one file's numbers: its size and its mtime, an `f64` each.
 const LOCAL_NUMBERS: usize = 16;
 
+/// What a local listing's errors call it.
+const LOCAL_LISTING: &str = "local listing";
+
 /// Decodes a local listing buffer (the layout is in the module's docs).
 ///
 /// The frame is checked first (trailer, lengths, UTF-8, final separator), then the records in
@@ -147,14 +150,13 @@ const LOCAL_NUMBERS: usize = 16;
 /// buffer whose path count disagrees with its trailer fails as such wherever its other faults
 /// lie (counting them up front was a pass of its own over a 60 MB walk of 10^6 files).
 pub fn decode_local(buffer: &[u8]) -> CoreResult<Vec<LocalFile<'_>>> {
-    const WHAT: &str = "local listing";
     let (paths, numbers, count) = local_columns(buffer)?;
     let mut files = Vec::with_capacity(count);
     let mut names = paths.map(nul_fields);
     let found = || paths.map_or(0, |p| p.bytes().filter(|&b| b == 0).count() + 1);
     let wrong_count = |found: usize| {
         CoreError::input(format!(
-            "{WHAT} holds {found} paths, its trailer says {count}"
+            "{LOCAL_LISTING} holds {found} paths, its trailer says {count}"
         ))
     };
     for pair in numbers.chunks_exact(LOCAL_NUMBERS) {
@@ -183,17 +185,16 @@ pub fn decode_local(buffer: &[u8]) -> CoreResult<Vec<LocalFile<'_>>> {
 /// The columns of a local listing once its frame holds: the paths without their final
 /// separator (`None`: no paths), the numbers, and the file count.
 fn local_columns(buffer: &[u8]) -> CoreResult<(Option<&str>, &[u8], usize)> {
-    const WHAT: &str = "local listing";
     let Some(body_len) = buffer.len().checked_sub(LOCAL_TRAILER) else {
         return Err(CoreError::input(format!(
-            "{WHAT} is {} bytes, too short for its {LOCAL_TRAILER}-byte trailer",
+            "{LOCAL_LISTING} is {} bytes, too short for its {LOCAL_TRAILER}-byte trailer",
             buffer.len()
         )));
     };
     let (body, trailer) = buffer.split_at(body_len);
     if trailer[8..] != LOCAL_MAGIC {
         return Err(CoreError::input(format!(
-            "{WHAT} does not end with its \"s3l2\" trailer (not a buffer of this format: \
+            "{LOCAL_LISTING} does not end with its \"s3l2\" trailer (not a buffer of this format: \
              encode walks with encodeLocalListing)"
         )));
     }
@@ -206,19 +207,21 @@ fn local_columns(buffer: &[u8]) -> CoreResult<(Option<&str>, &[u8], usize)> {
     // In u64, where neither product nor sum can overflow from two u32s.
     if paths_len + count * LOCAL_NUMBERS as u64 != body_len as u64 {
         return Err(CoreError::input(format!(
-            "{WHAT} is {} bytes, its trailer says {paths_len} bytes of paths and {count} files",
+            "{LOCAL_LISTING} is {} bytes, its trailer says {paths_len} bytes of paths and {count} files",
             buffer.len()
         )));
     }
     // Both fit: their sum is the body's length.
     let (paths, numbers) = body.split_at(paths_len as usize);
     let paths = std::str::from_utf8(paths)
-        .map_err(|e| CoreError::input(format!("{WHAT} paths are not utf-8: {e}")))?;
+        .map_err(|e| CoreError::input(format!("{LOCAL_LISTING} paths are not utf-8: {e}")))?;
     let paths = if paths.is_empty() {
         None
     } else {
         Some(paths.strip_suffix('\0').ok_or_else(|| {
-            CoreError::input(format!("{WHAT} paths do not end with a nul separator"))
+            CoreError::input(format!(
+                "{LOCAL_LISTING} paths do not end with a nul separator"
+            ))
         })?)
     };
     Ok((paths, numbers, count as usize))
