@@ -691,7 +691,15 @@ impl PathModel {
     /// A name (rel or `_index/...`) under the bound tree: `{ns}/{name}` or `{name}`.
     pub fn under_binding(&self, name: &str) -> String {
         match &self.namespace {
-            Some(ns) => format!("{}/{}", ns.0, name),
+            // Joined by hand: a plan builds two of these per transfer, and `format!`'s
+            // machinery was ~1.5 % of a 10^5-entry WASM push.
+            Some(ns) => {
+                let mut path = String::with_capacity(ns.0.len() + 1 + name.len());
+                path.push_str(&ns.0);
+                path.push('/');
+                path.push_str(name);
+                path
+            }
             None => name.to_string(),
         }
     }

@@ -392,13 +392,14 @@ pub fn plan_push(
                     });
                     continue;
                 }
-                let rel = rel.to_rel_path();
                 plan.summary.upload_bytes += stat.size;
                 plan.uploads.push(Upload {
                     transfer: Transfer {
                         rel: rel_text.to_string(),
-                        remote_key: model.remote_key(&rel),
-                        cache_path: model.cache_path(&rel),
+                        // The walked path is the rel's cache path and its remote key (the two
+                        // are one string, see `PathModel::cache_path`): copied, not rebuilt.
+                        remote_key: cache_path.to_string(),
+                        cache_path: cache_path.to_string(),
                         size: stat.size,
                     },
                     reason,
