@@ -336,4 +336,9 @@ fn iso_millis_known_values() {
         assert_eq!(format_iso_millis(millis), text);
         assert_eq!(parse_iso_millis(text), Some(millis), "{text}");
     }
+    // Past four-digit years every digit is kept (and the shape stays readable).
+    assert_eq!(
+        format_iso_millis(253_402_300_800_000),
+        "10000-01-01T00:00:00.000Z"
+    );
 }
