@@ -90,8 +90,8 @@ pub fn format_iso_millis(epoch_millis: i64) -> String {
     String::from_utf8_lossy(&text).into_owned()
 }
 
-/// Writes `value` (non-negative, fewer digits than `out` holds) into `out` in decimal,
-/// zero-padded on the left.
+/// Writes `value` into `out` in decimal, zero-padded on the left. `value` is non-negative and
+/// has at most as many digits as `out` has bytes (the callers' fields are bounded).
 fn put_digits(out: &mut [u8], mut value: i64) {
     for slot in out.iter_mut().rev() {
         // `value % 10` is 0..=9 for the non-negative values given here.
