@@ -143,29 +143,29 @@ impl Session {
 
     /// Parses and keeps a v1 index from raw bytes.
     pub fn load_index(&mut self, bytes: &[u8]) -> CoreResult<IndexLoaded> {
-        self.keep_index(Index::parse(bytes)?)
+        let (index, internal_entries) = Index::parse_counting_internal(bytes)?;
+        Ok(self.keep_index(index, internal_entries))
     }
 
     /// [`Session::load_index`] of bytes it owns, dropped once read (see
     /// [`Index::parse_owned`]): the WASM surface hands over its copy.
     pub fn load_index_owned(&mut self, bytes: Vec<u8>) -> CoreResult<IndexLoaded> {
-        self.keep_index(Index::parse_owned(bytes)?)
+        let (index, internal_entries) = Index::parse_owned_counting_internal(bytes)?;
+        Ok(self.keep_index(index, internal_entries))
     }
 
-    fn keep_index(&mut self, index: Index) -> CoreResult<IndexLoaded> {
+    /// Keeps a loaded index; `internal_entries` is how many of its entries are internal
+    /// (counted by the parse, see [`Index::parse_counting_internal`]).
+    fn keep_index(&mut self, index: Index, internal_entries: u64) -> IndexLoaded {
         let loaded = IndexLoaded {
             entries: index.entries.len() as u64,
-            internal_entries: index
-                .entries
-                .keys()
-                .filter(|k| crate::paths::is_internal(k))
-                .count() as u64,
+            internal_entries,
         };
         self.index = Some(index);
         self.pull = None;
         self.meta = None;
         self.homes.clear();
-        Ok(loaded)
+        loaded
     }
 
     /// Loads the base: the local index, what this cache last synced. Push plans then upload

@@ -292,6 +292,39 @@ proptest! {
         }
     }
 
+    /// The internal entries counted while an index is read are those of the finished map, by
+    /// both readers (the scanner of the common shape, and serde's when an entry carries a field
+    /// the scanner does not know), and the index is the one `parse` gives; a document refused
+    /// (a key twice) is refused alike.
+    #[test]
+    fn internal_entries_counted_while_reading_are_the_maps(
+        rels in prop::collection::vec(prop_oneof![rel(), internal_rel()], 0..20),
+        unknown_field in any::<bool>(),
+    ) {
+        let extra = if unknown_field { r#","note":1"# } else { "" };
+        let entries: Vec<String> = rels
+            .iter()
+            .map(|rel| {
+                let rel = serde_json::to_string(rel).unwrap();
+                format!(r#"{rel}:{{"key":{rel},"size":1{extra}}}"#)
+            })
+            .collect();
+        let bytes = format!(r#"{{"version":1,"entries":{{{}}}}}"#, entries.join(","));
+        let counted = Index::parse_counting_internal(bytes.as_bytes());
+        let owned = Index::parse_owned_counting_internal(bytes.clone().into_bytes());
+        match Index::parse(bytes.as_bytes()) {
+            Ok(index) => {
+                let internal = index.entries.keys().filter(|rel| is_internal(rel)).count() as u64;
+                prop_assert_eq!(counted.unwrap(), (index.clone(), internal));
+                prop_assert_eq!(owned.unwrap(), (index, internal));
+            }
+            Err(error) => {
+                prop_assert_eq!(counted.unwrap_err(), error.clone());
+                prop_assert_eq!(owned.unwrap_err(), error);
+            }
+        }
+    }
+
     /// Every millisecond from year 0 to year 9999 formats as `Date.toISOString()` does and
     /// parses back to itself.
     #[test]
