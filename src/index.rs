@@ -70,9 +70,7 @@ impl Index {
     /// sorted and built into the map after that, so the bytes (190 MB for 10^6 entries) and
     /// the sort's lists are never held at once.
     pub fn parse_owned(bytes: Vec<u8>) -> CoreResult<Index> {
-        let document = parse_document(&bytes, MONOLITH_FILE)?;
-        drop(bytes);
-        Index::from_document(document)
+        Index::from_document(document_of_owned(bytes)?)
     }
 
     /// [`Index::parse`], also counting the entries whose rel is internal ([`is_internal`]).
@@ -82,9 +80,7 @@ impl Index {
 
     /// [`Index::parse_owned`], also counting the entries whose rel is internal ([`is_internal`]).
     pub fn parse_owned_counting_internal(bytes: Vec<u8>) -> CoreResult<(Index, u64)> {
-        let document = parse_document(&bytes, MONOLITH_FILE)?;
-        drop(bytes);
-        Index::counted(document)
+        Index::counted(document_of_owned(bytes)?)
     }
 
     /// The index of `raw` and how many of its entries are internal. They are counted as read, in
@@ -469,6 +465,14 @@ fn entries_by_rel(
         .into_iter()
         .map(|position| std::mem::take(&mut entries[position as usize]))
         .collect())
+}
+
+/// Reads a monolith's document from bytes it owns, which are dropped as soon as they are read
+/// (see [`Index::parse_owned`]).
+fn document_of_owned(bytes: Vec<u8>) -> CoreResult<RawDocument> {
+    let document = parse_document(&bytes, MONOLITH_FILE)?;
+    drop(bytes);
+    Ok(document)
 }
 
 /// Reads a document: the common shape by [`scan::scan_document`], anything else (and every error)
