@@ -3,8 +3,10 @@
  * `src/listing.rs`). Paths are UTF-8, each ended by a NUL, then every file's size and mtime as
  * little-endian `f64`s, then a 12-byte trailer (the paths' byte length, the file count, `s3l2`).
  *
- * The columns are what make it cheap. Paths are encoded a few hundred at a time by one
- * `TextEncoder.encodeInto` (a JS loop over their characters cost twice as much), and numbers are
+ * The columns are what make it cheap. Paths are gathered in an array, joined by NULs and encoded
+ * a thousand at a time by one `TextEncoder.encodeInto` (a JS loop over their characters cost twice
+ * as much; appending each path to a string, `+=`, built a rope that cost a third more than the
+ * join: 10^6 paths 176 → 122 ms, 10^5 11.3 → 8.7 ms, in a probe of the encoding), and numbers are
  * stored as they are instead of being written out in decimal and parsed back: in a probe of the
  * encoding alone, a 10^5-file walk took 14.6 ms as `path\0size\0mtimeMs\0` text and 7.3 ms as
  * columns (10^6: 196 → 145).
@@ -16,8 +18,11 @@ import { INITIAL_BYTES, withRoom } from "./listing_buffer.ts";
 
 const encoder = new TextEncoder();
 
-/** Paths joined before each `encodeInto`: enough that the call's cost is spread thin. */
-const PATHS_PER_ENCODE = 256;
+/**
+ * Paths joined before each `encodeInto`: enough that the call's cost is spread thin, few enough
+ * that the joined string stays small (in the probe, 256 and 8,192 were both slower than 1,024).
+ */
+const PATHS_PER_ENCODE = 1024;
 
 /** Bytes of the trailer: the paths' byte length and the file count (`u32`s), then `s3l2`. */
 const TRAILER_BYTES = 12;
@@ -41,9 +46,10 @@ export class LocalListingWriter {
   #at = 0;
   #numbers: Float64Array;
   #count = 0;
-  /** Paths not yet encoded, each followed by a NUL. */
-  #pending = "";
-  #pendingPaths = 0;
+  /** Paths not yet encoded. */
+  #pending: string[] = [];
+  /** Their UTF-16 length, with one NUL each. */
+  #pendingUnits = 0;
 
   /**
    * @param expectedFiles a guess at the file count, so neither column need double its way
@@ -61,8 +67,12 @@ export class LocalListingWriter {
    * which the core refuses: a `Float64Array` would have turned `null` into a size of 0.
    */
   add(path: string, size: number, mtimeMs: number | undefined): void {
-    this.#pending += path + "\0";
-    if (++this.#pendingPaths === PATHS_PER_ENCODE) this.#encodePending();
+    // As `+` would have: a caller without the types may hand a non-string, and `join` would
+    // turn null or undefined into an empty path instead of the text the core then refuses.
+    const text = typeof path === "string" ? path : String(path);
+    this.#pending.push(text);
+    this.#pendingUnits += text.length + 1;
+    if (this.#pending.length === PATHS_PER_ENCODE) this.#encodePending();
     if (this.#count * 2 + 2 > this.#numbers.length) this.#growNumbers();
     const at = this.#count * 2;
     this.#numbers[at] = typeof size === "number" ? size : NaN;
@@ -100,14 +110,17 @@ export class LocalListingWriter {
 
   /** Encodes the paths gathered so far into the byte buffer. */
   #encodePending(): void {
-    if (this.#pendingPaths === 0) return;
+    if (this.#pending.length === 0) return;
     // A UTF-16 code unit takes at most three bytes of UTF-8 (a surrogate pair, two units,
     // four): with that much room `encodeInto` never stops short. The NULs between paths keep
-    // a lone surrogate at a path's end from pairing with the next path's start.
-    this.#reserve(this.#pending.length * 3);
-    this.#at += encoder.encodeInto(this.#pending, this.#bytes.subarray(this.#at)).written;
-    this.#pending = "";
-    this.#pendingPaths = 0;
+    // a lone surrogate at a path's end from pairing with the next path's start; the empty
+    // last element gives the last path its NUL.
+    this.#reserve(this.#pendingUnits * 3);
+    this.#pending.push("");
+    const joined = this.#pending.join("\0");
+    this.#at += encoder.encodeInto(joined, this.#bytes.subarray(this.#at)).written;
+    this.#pending.length = 0;
+    this.#pendingUnits = 0;
   }
 
   /** Makes room for `more` bytes after those written. */

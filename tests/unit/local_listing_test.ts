@@ -99,6 +99,14 @@ Deno.test("numbers are stored as given; an absent mtime is NaN and a NaN one Inf
   ]);
 });
 
+Deno.test("a path that is not a string is written as its text, never as an empty path", () => {
+  // A caller without the types: joining would have made null and undefined empty paths.
+  const files = [null, undefined, 42].map((path, i) => ({ path, size: i, mtimeMs: 1 }));
+  const written = encodeLocalListing(files as unknown as LocalFile[]);
+  const expected = ["null", "undefined", "42"].map((path, i) => ({ path, size: i, mtimeMs: 1 }));
+  assertEquals(written, plainly(expected));
+});
+
 Deno.test("a writer used again after finish starts anew and leaves the old view alone", () => {
   const writer = new LocalListingWriter(0);
   writer.add("first", 1, 2);
