@@ -21,7 +21,12 @@ use crate::key_sort::{sorted_positions, TooMany};
 use crate::paths::{check_partition_name, is_internal, partition_key};
 use crate::text::ShortText;
 
+mod entries;
 mod scan;
+
+pub use entries::{
+    Entries, IntoIter as EntriesIntoIter, Iter as EntriesIter, IterMut as EntriesIterMut,
+};
 
 /// The largest integer a JavaScript number holds exactly; sizes above it are refused so the
 /// shim and the core can never disagree about a size.
@@ -48,7 +53,7 @@ pub struct Index {
     /// When the writer last pulled (ISO-8601), if recorded.
     pub last_pulled: Option<String>,
     /// Entries by rel, sorted so output is deterministic.
-    pub entries: BTreeMap<String, IndexEntry>,
+    pub entries: Entries,
     /// Unknown top-level fields, kept verbatim.
     pub extra: Map<String, Value>,
 }
@@ -313,7 +318,7 @@ impl ShardMeta {
 }
 
 /// Parses one shard (`_index/{partition}.json`, `{"version":1,"entries":{...}}`).
-pub fn parse_shard(bytes: &[u8], partition: &str) -> CoreResult<BTreeMap<String, IndexEntry>> {
+pub fn parse_shard(bytes: &[u8], partition: &str) -> CoreResult<Entries> {
     let file = format!("_index/{partition}.json");
     let raw = parse_document(bytes, &file)?;
     let entries = raw
@@ -331,9 +336,7 @@ pub fn shard_json(index: &Index, rels: &[String]) -> Vec<u8> {
 
 /// Assembles the shards of a v2 layout into one index. A rel present in two shards is
 /// `index-corrupt`: the layout gives no rule for which copy wins.
-pub fn assemble_shards(
-    shards: impl IntoIterator<Item = (String, BTreeMap<String, IndexEntry>)>,
-) -> CoreResult<Index> {
+pub fn assemble_shards(shards: impl IntoIterator<Item = (String, Entries)>) -> CoreResult<Index> {
     let mut index = Index::default();
     for (partition, entries) in shards {
         for (rel, entry) in entries {
@@ -425,25 +428,22 @@ struct RawDocument {
 /// The file name a monolith's errors name.
 const MONOLITH_FILE: &str = ".datastore-index.json";
 
-/// The entries of a document as a map. They are sorted once and built into the map in one
-/// bulk build. Inserted one by one (as before), an index in insertion order (the extension's)
-/// left the map's nodes part-empty and scattered, and every plan's walk over it paid for that:
-/// at 10^6 entries the WASM plans ran ~300 ms faster over the bulk-built map, for a parse about
-/// as fast (WASM) or a few % slower (native). A key that appears twice shows as two neighbours
+/// The entries of a document by rel. They are sorted once into the list [`Entries`] keeps until
+/// its shape changes. (Inserted one by one into a tree, as once, an index in insertion order (the
+/// extension's) left the tree's nodes part-empty and scattered, and every plan's walk over it
+/// paid for that; bulk-built into a tree, as later, they were moved once more than now, and a
+/// plan's walk over the tree, and dropping it, cost more than over a list.) A key that appears twice shows as two neighbours
 /// once sorted: `index-corrupt`, naming the first such key in key order. As the whole document
 /// has been read by then, one with both a repeated key and a malformed entry reports the
 /// malformed entry.
-fn entries_by_rel(
-    mut entries: Vec<(String, IndexEntry)>,
-    file: &str,
-) -> CoreResult<BTreeMap<String, IndexEntry>> {
+fn entries_by_rel(mut entries: Vec<(String, IndexEntry)>, file: &str) -> CoreResult<Entries> {
     // An index this core wrote is in order already: one pass over neighbours says so.
     if entries.windows(2).all(|pair| pair[0].0 < pair[1].0) {
-        return Ok(entries.into_iter().collect());
+        return Ok(Entries::from_sorted_unique(entries));
     }
     // The order is found on positions (see `key_sort`: a comparison sort of the entries read
     // two keys' bytes at each of ~20 comparisons per entry, ~40 % of a 10^6-entry load) and the
-    // entries are moved into a second list in it, which the bulk build takes as its own. Both
+    // entries are moved into a second list in it, which is kept. Both
     // lists live at once only after the document's bytes, which were larger, were dropped
     // (`parse_owned`): WASM memory at 10^6 entries stayed at its peak of 387 MiB.
     let order = sorted_positions(&entries, |(rel, _)| rel.as_bytes())
@@ -460,11 +460,13 @@ fn entries_by_rel(
         }
     }
     // Moved out in key order; what stays behind is empty and dropped with the list.
-    Ok(order
-        .positions
-        .into_iter()
-        .map(|position| std::mem::take(&mut entries[position as usize]))
-        .collect())
+    Ok(Entries::from_sorted_unique(
+        order
+            .positions
+            .into_iter()
+            .map(|position| std::mem::take(&mut entries[position as usize]))
+            .collect(),
+    ))
 }
 
 /// Reads a monolith's document from bytes it owns, which are dropped as soon as they are read

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::codes::{GuardCode, RefusalCode};
 use crate::conflicts::CONFLICTS_DIR;
-use crate::index::{same_version, stat_matches, Index, IndexEntry};
+use crate::index::{same_version, stat_matches, Entries, Index, IndexEntry};
 use crate::layout::{LayoutFindings, PayloadFile, Survey};
 use crate::paths::{is_internal, is_never_synced, PathModel};
 use crate::pull::{MtimeUpdate, RefusedEntry, Transfer};
@@ -248,7 +248,7 @@ pub fn plan_push(
     let mut met = vec![false; survey.walked];
     let mut candidates = Vec::new();
     let mut absent_conflicts = Vec::new();
-    let empty = BTreeMap::new();
+    let empty = Entries::new();
     let base_entries = base.map_or(&empty, |b| &b.entries);
     // The joined keys come in ascending order, as the cursor wants them.
     let mut local_files = survey.payload.cursor();
@@ -455,8 +455,8 @@ struct Local<'s, 'a> {
 
 /// The keys of two sorted maps in order, each with its entry in either map.
 fn joined<'m>(
-    remote: &'m BTreeMap<String, IndexEntry>,
-    base: &'m BTreeMap<String, IndexEntry>,
+    remote: &'m Entries,
+    base: &'m Entries,
 ) -> impl Iterator<Item = (&'m String, Option<&'m IndexEntry>, Option<&'m IndexEntry>)> {
     let mut r = remote.iter().peekable();
     let mut b = base.iter().peekable();
@@ -813,8 +813,8 @@ mod tests {
         let folder = format!("{rel}/");
         index
             .entries
-            .range(folder.clone()..)
-            .next()
+            .iter()
+            .find(|(key, _)| **key >= folder)
             .filter(|(key, _)| key.starts_with(&folder))
             .map(|(key, _)| key.clone())
     }

@@ -206,7 +206,7 @@ impl RebuildBuilder {
         self.report.collisions = find_collisions(self.kept.keys().map(String::as_str));
         let index = Index {
             last_pulled,
-            entries: self.kept,
+            entries: self.kept.into(),
             extra: Default::default(),
         };
         (index, self.report)

@@ -411,9 +411,8 @@ impl Session {
         let mut added = 0;
         for item in plan.to_index {
             // The plan only lists rels the index lacks; an entry present is never replaced.
-            if let std::collections::btree_map::Entry::Vacant(slot) = index.entries.entry(item.rel)
-            {
-                slot.insert(item.entry);
+            if !index.entries.contains_key(&item.rel) {
+                index.entries.insert(item.rel, item.entry);
                 added += 1;
             }
         }
@@ -428,7 +427,7 @@ impl Session {
             .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
         Ok(rels
             .iter()
-            .filter(|rel| index.entries.remove(*rel).is_some())
+            .filter(|rel| index.entries.remove(rel).is_some())
             .count() as u64)
     }
 
@@ -842,7 +841,7 @@ impl Session {
             .map(|c| {
                 c.deletes
                     .keys()
-                    .filter(|rel| !index.entries.contains_key(*rel))
+                    .filter(|rel| !index.entries.contains_key(rel))
                     .cloned()
                     .collect()
             })

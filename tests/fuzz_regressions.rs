@@ -25,7 +25,7 @@ fn index_v1_unknown_float_fields_survive_a_round_trip() {
         assert_eq!(again, index, "{}", String::from_utf8_lossy(&json));
     }
     // And the value read is the correctly rounded one, as JavaScript reads it.
-    let big = &index.entries["a"].extra.as_ref().unwrap()["big"];
+    let big = &index.entries.get("a").unwrap().extra.as_ref().unwrap()["big"];
     assert_eq!(
         big.as_f64(),
         "18446700000011801407261512564734".parse::<f64>().ok()

@@ -2,12 +2,10 @@
 //! writer, and hostile inputs that must fail with a stable code instead of panicking.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::collections::BTreeMap;
-
 use s3sync_core::error::CoreError;
 use s3sync_core::index::{
-    assemble_shards, group_by_partition, parse_shard, shard_json, Index, IndexEntry, ShardMeta,
-    MAX_SAFE_INTEGER,
+    assemble_shards, group_by_partition, parse_shard, shard_json, Entries, Index, IndexEntry,
+    ShardMeta, MAX_SAFE_INTEGER,
 };
 
 macro_rules! fixture {
@@ -353,7 +351,7 @@ fn malformed_meta_is_refused_with_a_code() {
     );
 }
 
-fn shards() -> Vec<(String, BTreeMap<String, IndexEntry>)> {
+fn shards() -> Vec<(String, Entries)> {
     [
         ("_root", fixture!("shard-_root.json")),
         ("data--x--y--m1", fixture!("shard-data--x--y--m1.json")),
@@ -477,7 +475,7 @@ fn malformed_shards_name_their_file() {
     // No version is read as version 1, as for the monolith.
     assert_eq!(
         parse_shard(b"{\"entries\":{}}", "p").unwrap(),
-        BTreeMap::new()
+        Entries::new()
     );
 }
 

@@ -34,7 +34,7 @@ fn entry() -> impl Strategy<Value = IndexEntry> {
 
 fn index() -> impl Strategy<Value = Index> {
     prop::collection::btree_map(rel(), entry(), 0..12).prop_map(|entries| Index {
-        entries,
+        entries: entries.into(),
         ..Index::default()
     })
 }

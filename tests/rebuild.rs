@@ -101,7 +101,7 @@ fn namespaced_rebuild_keeps_only_the_namespace_payload() {
         rels(&index),
         vec!["data/x/y/m1/state/1/raw", "workflow-runs/wf/run.yaml"]
     );
-    let raw = &index.entries["data/x/y/m1/state/1/raw"];
+    let raw = index.entries.get("data/x/y/m1/state/1/raw").unwrap();
     assert_eq!(raw.size, 812);
     assert_eq!(
         raw.last_modified.as_deref(),
@@ -300,10 +300,16 @@ fn listings_without_etags_or_dates_use_the_rebuild_time() {
             ("c", 3, None, Some("2026-01-01T00:00:00.000Z")),
         ]],
     );
-    assert_eq!(index.entries["a"].last_modified.as_deref(), Some(NOW));
-    assert_eq!(index.entries["b"].last_modified.as_deref(), Some(NOW));
     assert_eq!(
-        index.entries["c"].last_modified.as_deref(),
+        index.entries.get("a").unwrap().last_modified.as_deref(),
+        Some(NOW)
+    );
+    assert_eq!(
+        index.entries.get("b").unwrap().last_modified.as_deref(),
+        Some(NOW)
+    );
+    assert_eq!(
+        index.entries.get("c").unwrap().last_modified.as_deref(),
         Some("2026-01-01T00:00:00.000Z")
     );
     // The rebuilt index is a valid v1 index.

@@ -164,7 +164,7 @@ fn a_push_commits_around_an_unsafe_shard_entry_and_keeps_it_in_its_shard() {
     let rels: Vec<&str> = entries.keys().map(String::as_str).collect();
     assert_eq!(rels, [ESCAPE, "logs/a.log", "logs/b.log"]);
     assert_eq!(
-        entries[ESCAPE].last_modified.as_deref(),
+        entries.get(ESCAPE).unwrap().last_modified.as_deref(),
         Some(OLD),
         "kept as read"
     );

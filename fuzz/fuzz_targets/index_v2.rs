@@ -3,8 +3,6 @@
 //! must parse back to the same entries.
 #![no_main]
 
-use std::collections::BTreeMap;
-
 use fuzz_support::fields;
 use libfuzzer_sys::fuzz_target;
 use s3sync_core::index::{assemble_shards, group_by_partition, parse_shard, shard_json, ShardMeta};
@@ -69,9 +67,9 @@ fuzz_target!(|data: &[u8]| {
                 String::from_utf8_lossy(&written)
             )
         });
-        let expected: BTreeMap<_, _> = rels
+        let expected: s3sync_core::index::Entries = rels
             .iter()
-            .map(|rel| (rel.clone(), index.entries[rel].clone()))
+            .map(|rel| (rel.clone(), index.entries.get(rel).unwrap().clone()))
             .collect();
         assert_eq!(back, expected, "shard {partition:?} round trip changed it");
     }

@@ -166,7 +166,7 @@ fuzz_target!(|data: &[u8]| {
     let written = session.index_json(false).expect("the index is loaded");
     let after = Index::parse(&written).expect("the written index parses");
     for (rel, mtime) in &outcome.downloaded {
-        let recorded = after.entries[rel].local_mtime.as_deref();
+        let recorded = after.entries.get(rel).unwrap().local_mtime.as_deref();
         assert_eq!(recorded, Some(format_iso_millis(*mtime).as_str()));
     }
     for rel in outcome.not_found.iter().chain(&plan.prune) {

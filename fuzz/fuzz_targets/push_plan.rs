@@ -148,7 +148,7 @@ fuzz_target!(|data: &[u8]| {
     let written = session.index_json(false).expect("the index is loaded");
     let after = Index::parse(&written).expect("the published index parses");
     for up in &uploaded {
-        assert_eq!(after.entries[&up.rel].size, up.size);
+        assert_eq!(after.entries.get(&up.rel).unwrap().size, up.size);
     }
     for rel in &second.prune {
         assert!(!after.entries.contains_key(rel));
