@@ -26,6 +26,7 @@ import {
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
+import { isSyncErrorCode } from "./codes.ts";
 import { readSidecar, rewriteSidecar } from "./journal.ts";
 import { writeV1Mirror } from "./shards.ts";
 import { logBase } from "./pull.ts";
@@ -571,11 +572,24 @@ async function publishShards(
   const encoder = new TextEncoder();
   const published = await publishWithRemerge(ctx, async () => {
     const commit = planner.shardCommit();
-    for (const shard of commit.shards) {
+    // The changed shards in parallel (a push touching thousands of models changes thousands of
+    // them; one by one, each a round trip or two, they cost seconds), the meta only once every
+    // shard is in. A shard that lost its condition stops new writes and the attempt is re-merged,
+    // as one by one: shards written before it stay, and the meta, which alone makes them part of
+    // the index, is not written.
+    let lost = false;
+    const failures = await runPool(commit.shards, {
+      concurrency: ctx.concurrency ?? 25,
+      signal: ctx.signal,
+      phase: "index",
+      name: (shard) => planner.shardKey(shard.partition),
+      failureCode: "s3-error",
+    }, async (shard) => {
+      if (lost) return;
       const key = planner.shardKey(shard.partition);
       if (shard.json === null) {
         await withRetry(() => ctx.store.deleteObject(key, ctx.signal), retry, ctx.signal);
-        continue;
+        return;
       }
       const body = encoder.encode(shard.json);
       let expected = state.shardEtags.get(shard.partition);
@@ -594,9 +608,24 @@ async function publishShards(
         retry,
         ctx.signal,
       );
-      if (!put) return null;
+      if (!put) {
+        lost = true;
+        return;
+      }
       state.shardEtags.set(shard.partition, put.etag ?? null);
+    });
+    if (failures.length > 0) {
+      // An abort or a named store failure keeps its code; the meta is not written.
+      const code = isSyncErrorCode(failures[0].code) ? failures[0].code : "s3-error";
+      throw new SyncError(
+        code,
+        `cannot write ${failures.length} shards of ${state.metaKey}: ${failures[0].item}: ${
+          failures[0].message
+        }`,
+        { details: failures },
+      );
     }
+    if (lost) return null;
     const meta = encoder.encode(commit.meta);
     const put = await withRetry(
       () => publishConditionally(ctx.store, state.metaKey, meta, state.metaEtag, ctx.signal),

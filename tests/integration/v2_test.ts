@@ -129,3 +129,66 @@ Deno.test("v2: pull reads the shards, push commits changed shards with commitSeq
     for (const c of caches) await Deno.remove(c, { recursive: true });
   }
 });
+
+Deno.test("v2: a commit touching many shards that fails on one leaves the meta as it was; the next push commits all", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("v2-many");
+  const caches: string[] = [];
+  // Every PUT of one of the new shards fails (all its attempts), whatever the others do.
+  const failing = `${partitionKey(datastoreRels(60, "new-")[7])}.json`;
+  const proxy = startFaultProxy(server.endpoint, {
+    seed: 0,
+    failRequests: {
+      match: (method, target) =>
+        method === "PUT" && target.split("?")[0] === `/v2-many/ns/_index/${failing}`,
+      times: Infinity,
+    },
+  });
+  try {
+    const rels = datastoreRels(24);
+    await seedV2(store, rels);
+    const metaBefore = (await store.getObject("ns/_index/_meta.json")).data;
+    const cache = await Deno.makeTempDir({ prefix: "s3sync-v2-many-" });
+    caches.push(cache);
+    await pull({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
+    // 60 new files over 37 new shards (one per model or run folder, and the logs).
+    const added = datastoreRels(60, "new-");
+    await writeCacheFiles(cache, added.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    const shardsTouched = new Set(added.map((rel) => partitionKey(rel))).size;
+    assert(shardsTouched > 30, `${shardsTouched} shards`);
+
+    const faulty = new S3Store({ ...server.storeOptions("v2-many"), endpoint: proxy.endpoint });
+    const retry = { attempts: 2, baseDelayMs: 1, factor: 1, jitter: 0 };
+    let error: unknown;
+    try {
+      await push({ store: faulty, cache: new DenoCacheFs(cache), namespace: "ns", retry });
+    } catch (e) {
+      error = e;
+    } finally {
+      faulty.destroy();
+    }
+    assert(error instanceof Error, "the push failed");
+    assert(error.message.includes(failing), error.message);
+    assertEquals(
+      (await store.getObject("ns/_index/_meta.json")).data,
+      metaBefore,
+      "no meta names a shard set with one shard missing",
+    );
+    // Shards written before the failure stay (as when they were written one by one): they
+    // name only uploaded objects, and nothing indexed before is lost.
+    const listed = new Set((await shardRels(store)).rels);
+    assert(rels.every((rel) => listed.has(rel)), "every entry indexed before is still indexed");
+
+    // Without the fault, the next push commits every new file in one commit.
+    const report = await push({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
+    assert(report.published);
+    const after = await shardRels(store);
+    assertEquals(after.rels, [...rels, ...added].sort());
+    assertEquals(after.commitSeq, 8);
+  } finally {
+    store.destroy();
+    await proxy.stop();
+    await server.stop();
+    for (const c of caches) await Deno.remove(c, { recursive: true });
+  }
+});
