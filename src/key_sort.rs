@@ -87,7 +87,11 @@ pub fn sorted_positions<T>(
     let mut pending = vec![(0..slots.len(), 0usize)];
     while let Some((range, depth)) = pending.pop() {
         let group = &mut slots[range.clone()];
-        group.sort_unstable_by_key(Slot::order_key);
+        // Ties are put in input order (the position breaks them): the next level re-reads each
+        // tied key at its position, and in input order those reads walk the items and their
+        // keys' bytes (allocated as read) forwards instead of at random. At 10^6 keys natively,
+        // the re-reads 75 -> 35 ms for sorts 39 -> 51 ms, the whole order 130-144 -> 104-124 ms.
+        group.sort_unstable_by_key(|slot| (slot.order_key(), slot.position));
         let mut start = 0;
         while start < group.len() {
             let first = group[start];
