@@ -375,6 +375,16 @@ function syncSection(sync: SyncBenchResults): string {
         `- ${TOOL_NAMES[tool]}: \`${s.commands[tool]}\``
       ),
       "",
+      ...(s.indexShardWrites
+        ? [
+          `Of s3sync's requests, ${
+            n(s.indexShardWrites, 0)
+          } are the index's per-partition shard files (the push's \`shardsWritten\`): the ` +
+          "v1 mirror beside the monolith that the extension's writers keep and its scoped pulls " +
+          "read, one per model or run folder touched. rclone and the ceiling copy files only.",
+          "",
+        ]
+        : []),
     );
   }
   return parts.join("\n");

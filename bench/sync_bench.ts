@@ -77,6 +77,11 @@ export interface SyncScenario {
   commands: Record<Tool, string>;
   /** 1-minute load average before the scenario (another engineer shares the machine). */
   loadAverage: number;
+  /**
+   * Push only: index shard files this project's push wrote in its last run (`shardsWritten`:
+   * the v1 per-partition mirror the extension's scoped pulls read), part of its requests.
+   */
+  indexShardWrites?: number;
 }
 
 /** Everything this script writes. */
@@ -399,7 +404,12 @@ function pullRunners(server: S3Server, prefix: string, objects: number): Record<
  * Runners for a push of `source` (a cache holding `prod/...`) into a fresh, empty bucket per
  * run, so every run uploads everything and lists nothing left by another run.
  */
-function pushRunners(server: S3Server, source: string, objects: number): Record<Tool, Runner> {
+function pushRunners(
+  server: S3Server,
+  source: string,
+  objects: number,
+  shardWrites: { last?: number },
+): Record<Tool, Runner> {
   const bucketFor = (tool: string, rep: number) => `push-${tool}-${rep}`;
   // The ceiling's file list, walked once in its first (untimed) prepare.
   const paths: string[] = [];
@@ -441,6 +451,7 @@ function pushRunners(server: S3Server, source: string, objects: number): Record<
           if (report.uploaded !== objects || report.failures.length || !report.published) {
             throw new Error(`ours uploaded ${report.uploaded} of ${objects}`);
           }
+          shardWrites.last = report.shardsWritten;
           return store.requests;
         } finally {
           store.destroy();
@@ -580,10 +591,11 @@ async function main(): Promise<void> {
         "tools" | "ratioToRclone" | "fractionOfCeiling" | "commands"
       >,
       runners: Record<Tool, Runner>,
+      after: () => Partial<SyncScenario> = () => ({}),
     ) => {
       console.error(`[sync] ${base.title}`);
       const tools = await measure(runners, reps, server);
-      results.scenarios.push(summarize(base, tools, runners));
+      results.scenarios.push({ ...summarize(base, tools, runners), ...after() });
     };
 
     console.error(`[sync] seeding ${small} objects of 1 KiB and ${large} of 1 MiB`);
@@ -612,14 +624,21 @@ async function main(): Promise<void> {
     const seedStore = new S3Store(server.storeOptions(bucketOf("small"), { prefix: "small" }));
     await pull({ store: seedStore, cache: new DenoCacheFs(source), namespace: NAMESPACE });
     seedStore.destroy();
-    await scenario({
-      id: "push-small",
-      title: `push ${small} new files of 1 KiB`,
-      objects: small,
-      objectBytes: 1024,
-      concurrency: PUSH_CONCURRENCY,
-      loadAverage: Deno.loadavg()[0],
-    }, pushRunners(server, source, small));
+    const shardWrites: { last?: number } = {};
+    await scenario(
+      {
+        id: "push-small",
+        title: `push ${small} new files of 1 KiB`,
+        objects: small,
+        objectBytes: 1024,
+        concurrency: PUSH_CONCURRENCY,
+        loadAverage: Deno.loadavg()[0],
+      },
+      pushRunners(server, source, small, shardWrites),
+      () => ({
+        indexShardWrites: shardWrites.last,
+      }),
+    );
 
     // The no-op: caches made complete once by each tool, then pulled again.
     const pulls = pullRunners(server, "small", small);

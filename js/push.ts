@@ -96,6 +96,12 @@ export interface PushReport {
   published: boolean;
   /** Publish races lost and re-merged. */
   conflicts: number;
+  /**
+   * Index shard files written or removed: on a v1 repo the per-partition mirror beside the
+   * monolith (one per partition the push touched, which the extension's scoped pulls read), on a
+   * v2 repo the changed shards of each commit attempt. Each is a request besides the uploads.
+   */
+  shardsWritten: number;
   /** ETag of the index read (for saving a plan). */
   remoteIndexEtag: string | null;
   /** Digest of the cache walk (for saving a plan). */
@@ -239,6 +245,7 @@ function started(planner: Planner, run: PushRun, request: PushRequest): Prepared
       failures: [],
       published: false,
       conflicts: 0,
+      shardsWritten: 0,
       remoteIndexEtag: null,
       listingDigest: "",
     },
@@ -330,7 +337,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         break;
       }
       case "writeMirror":
-        await writeV1Mirror(ctx, planner);
+        report.shardsWritten += await writeV1Mirror(ctx, planner);
         run.onWritten(undefined, now());
         break;
       case "delete": {
@@ -589,6 +596,7 @@ async function publishShards(
       const key = planner.shardKey(shard.partition);
       if (shard.json === null) {
         await withRetry(() => ctx.store.deleteObject(key, ctx.signal), retry, ctx.signal);
+        report.shardsWritten++;
         return;
       }
       const body = encoder.encode(shard.json);
@@ -612,6 +620,7 @@ async function publishShards(
         lost = true;
         return;
       }
+      report.shardsWritten++;
       state.shardEtags.set(shard.partition, put.etag ?? null);
     });
     if (failures.length > 0) {

@@ -179,9 +179,16 @@ Deno.test("v2: a commit touching many shards that fails on one leaves the meta a
     const listed = new Set((await shardRels(store)).rels);
     assert(rels.every((rel) => listed.has(rel)), "every entry indexed before is still indexed");
 
-    // Without the fault, the next push commits every new file in one commit.
+    // Without the fault, the next push commits every new file in one commit. The shards the
+    // meta lists that the failed attempt rewrote already hold their new entries, so only the new
+    // partitions' shards (which no meta names yet) are written, each once.
     const report = await push({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
     assert(report.published);
+    const listedBefore = new Set(rels.map((rel) => partitionKey(rel)));
+    const newPartitions = new Set(added.map((rel) => partitionKey(rel)));
+    for (const partition of listedBefore) newPartitions.delete(partition);
+    assert(newPartitions.size < shardsTouched, "some touched shards were listed before");
+    assertEquals(report.shardsWritten, newPartitions.size);
     const after = await shardRels(store);
     assertEquals(after.rels, [...rels, ...added].sort());
     assertEquals(after.commitSeq, 8);
@@ -190,5 +197,38 @@ Deno.test("v2: a commit touching many shards that fails on one leaves the meta a
     await proxy.stop();
     await server.stop();
     for (const c of caches) await Deno.remove(c, { recursive: true });
+  }
+});
+
+Deno.test("v1: a push rewrites the mirror shard of each partition it touched, and counts them", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("v1-mirror");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-v1-mirror-" });
+  try {
+    const rels = datastoreRels(30);
+    await writeCacheFiles(cache, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    const report = await push({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
+    assert(report.published);
+    const partitions = [...new Set(rels.map((rel) => partitionKey(rel)!))].sort();
+    assertEquals(report.shardsWritten, partitions.length);
+    const meta = JSON.parse(decoder.decode((await store.getObject("ns/_index/_meta.json")).data));
+    assertEquals(meta.version, 1, "a mirror, not a move to v2");
+    assertEquals([...meta.partitions].sort(), partitions);
+    for (const partition of partitions) {
+      const shard = JSON.parse(
+        decoder.decode((await store.getObject(`ns/_index/${partition}.json`)).data),
+      );
+      const expected = rels.filter((rel) => partitionKey(rel) === partition).sort();
+      assertEquals(Object.keys(shard.entries).sort(), expected, partition);
+    }
+
+    // A second push changing one file rewrites only that file's shard.
+    await writeCacheFiles(cache, [[`ns/${rels[0]}`, encoder.encode("changed, and longer")]]);
+    const again = await push({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
+    assertEquals([again.uploaded, again.shardsWritten], [1, 1]);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
   }
 });

@@ -71,7 +71,7 @@ export function pushLines({ report, savedTo }: PushOutcome): string[] {
       } deleted, ` +
         `index ${report.published ? "published" : "unchanged"}${
           report.conflicts ? ` after ${report.conflicts} re-merges` : ""
-        }, ` +
+        }${report.shardsWritten ? ` (${count(report.shardsWritten)} index shard files)` : ""}, ` +
         `${report.failures.length} failed${notAttempted(report.failures)}.`,
     );
   }
