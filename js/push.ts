@@ -26,9 +26,8 @@ import {
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
-import { isSyncErrorCode } from "./codes.ts";
 import { readSidecar, rewriteSidecar } from "./journal.ts";
-import { writeV1Mirror } from "./shards.ts";
+import { shardWriteFailure, writeV1Mirror } from "./shards.ts";
 import { logBase } from "./pull.ts";
 import {
   type LoadedIndex,
@@ -623,17 +622,8 @@ async function publishShards(
       report.shardsWritten++;
       state.shardEtags.set(shard.partition, put.etag ?? null);
     });
-    if (failures.length > 0) {
-      // An abort or a named store failure keeps its code; the meta is not written.
-      const code = isSyncErrorCode(failures[0].code) ? failures[0].code : "s3-error";
-      throw new SyncError(
-        code,
-        `cannot write ${failures.length} shards of ${state.metaKey}: ${failures[0].item}: ${
-          failures[0].message
-        }`,
-        { details: failures },
-      );
-    }
+    // The meta is not written.
+    if (failures.length > 0) throw shardWriteFailure(failures, state.metaKey);
     if (lost) return null;
     const meta = encoder.encode(commit.meta);
     const put = await withRetry(

@@ -9,7 +9,7 @@
 import { Planner, shardMeta } from "./core.ts";
 import { isSyncErrorCode } from "./codes.ts";
 import type { SyncContext } from "./context.ts";
-import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
+import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "./errors.ts";
 import { loadRemoteIndex, publishConditionally, readShardSet } from "./remote_index.ts";
 import { isNotFound } from "./store.ts";
@@ -225,17 +225,22 @@ async function writeLayout(
       conditionFailed = true;
     }
   });
-  if (failures.length > 0) {
-    // An abort or a named store failure keeps its code.
-    const code = isSyncErrorCode(failures[0].code) ? failures[0].code : "s3-error";
-    throw new SyncError(
-      code,
-      `cannot write ${failures.length} shards of ${planner.metaKey}: ${failures[0].item}: ${
-        failures[0].message
-      }`,
-      { details: failures },
-    );
-  }
+  if (failures.length > 0) throw shardWriteFailure(failures, planner.metaKey);
   if (conditionFailed) return false;
   return await put(planner.metaKey, layout.meta, over?.metaEtag);
+}
+
+/**
+ * The error of a shard set whose shards could not all be written (its meta, `metaKey`, is then
+ * left as it was): the first failure named, every one in `details`. An abort or a named store
+ * failure keeps its code; anything else is `s3-error`.
+ */
+export function shardWriteFailure(failures: ItemFailure[], metaKey: string): SyncError {
+  const first = failures[0];
+  const code = isSyncErrorCode(first.code) ? first.code : "s3-error";
+  return new SyncError(
+    code,
+    `cannot write ${failures.length} shards of ${metaKey}: ${first.item}: ${first.message}`,
+    { details: failures },
+  );
 }
