@@ -514,12 +514,12 @@ async function main(): Promise<void> {
     "`data/@test/model-type-NNN/<uuid>/file-NNNN.json` files of about 5 KiB over 50 models, driven " +
     "through the service methods swamp core calls (`pullChanged`, `pushChanged`, `markDirty`).",
     "",
-    "Read the GET-bound scenarios with the server in mind: on s3s-fs a GET of a small object waits " +
-    "about 40 ms before its body arrives (measured, 5 KB objects one at a time: GET p50 44 ms " +
-    "against 2.6 ms on moto; HEAD 1.2 ms, PUT 3.3 ms on s3s-fs), the signature of a response " +
-    "written as two segments, the second held until a delayed ACK. Every service pays it, but not " +
-    "on every request, so a scenario with one GET in its path (a push reads the index) is " +
-    "bimodal, about 27 or 72 ms for ours, and its median moves with how many runs were unlucky.",
+    "The server is s3s-fs's storage behind a listener with Nagle's algorithm off " +
+    "(`tools/s3s-server`). The stock s3s-fs binary, used by runs before 2026-12-03, writes a GET " +
+    "answer as two segments with Nagle on, so on a kept-alive connection the body waited for the " +
+    "client's delayed ACK: 47 of 60 sequential 5 KiB GETs took ~44 ms instead of ~2 ms. Every " +
+    "service paid it on some requests and not others, which made the GET-bound scenarios (a push " +
+    "reads the index; a pull of 50 changes) bimodal, and their medians luck.",
     "",
     extSection(extShape, extLocal),
   ].join("\n");

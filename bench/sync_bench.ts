@@ -578,7 +578,7 @@ async function main(): Promise<void> {
   const server = await startServer("s3s-fs", { dataDir: `${WORK}s3s-data` });
   const results: SyncBenchResults = {
     rcloneVersion: new TextDecoder().decode(version.stdout).split("\n")[0],
-    server: "s3s-fs 0.14.1 on 127.0.0.1 (filesystem-backed)",
+    server: "s3s-fs 0.14.1's storage on 127.0.0.1 (filesystem-backed; tools/s3s-server, Nagle off)",
     reps,
     scenarios: [],
   };

@@ -14,7 +14,9 @@ TOOLS="${S3SYNC_TOOLS:-$HOME/.cache/s3sync-core}"
 TOOLCHAIN=$(sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)
 WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
 WASM_PACK_VERSION=0.15.1
-S3S_FS_VERSION=0.14.1
+# The test S3 server (tools/s3s-server: s3s-fs 0.14.1's storage, Nagle off); its version is
+# bumped with every change to it, so a warm machine rebuilds it.
+TEST_S3_VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' tools/s3s-server/Cargo.toml | head -1)
 MOTO_VERSION=5.2.5
 
 # 1. Rust toolchain with the wasm target (rustup does not auto-install on these machines).
@@ -36,9 +38,9 @@ if ! installed wasm-pack "$WASM_PACK_VERSION"; then
   say "building wasm-pack $WASM_PACK_VERSION (about 2 minutes)"
   cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
 fi
-if ! installed s3s-fs "$S3S_FS_VERSION"; then
-  say "building s3s-fs $S3S_FS_VERSION, the embedded S3 server (about 3 minutes)"
-  cargo install s3s-fs --version "$S3S_FS_VERSION" --features binary --locked --force
+if ! installed s3sync-test-s3 "$TEST_S3_VERSION"; then
+  say "building s3sync-test-s3 $TEST_S3_VERSION, the embedded S3 server (about 3 minutes)"
+  cargo install --path tools/s3s-server --locked --force
 fi
 
 # 3. npm packages: deno, binaryen (its wasm-opt works with wasm-bindgen's externref table,

@@ -15,6 +15,8 @@ step() { printf '\n== %s\n' "$*" >&2; }
 step "cargo fmt --check";            cargo fmt --check
 step "cargo clippy (native)";        cargo clippy --all-targets --quiet -- -D warnings
 step "cargo clippy (wasm32)";        cargo clippy --target wasm32-unknown-unknown --quiet -- -D warnings
+step "test S3 server: fmt, clippy";  cargo fmt --check --manifest-path tools/s3s-server/Cargo.toml &&
+                                     cargo clippy --manifest-path tools/s3s-server/Cargo.toml --release --locked --quiet -- -D warnings
 step "cargo test";                   cargo test --quiet 2>&1 | tee -a "$log"
 step "wasm-pack test --node";        wasm-pack test --node 2>&1 | tee -a "$log"
 step "deno fmt --check";             deno fmt --check

@@ -3,6 +3,11 @@
  * s3s-fs (filesystem-backed, fast), each started on 127.0.0.1 with a free port and stopped by
  * the test that started it.
  *
+ * s3s-fs runs as `s3sync-test-s3` (tools/s3s-server, installed by `npm run setup`): s3s-fs's own
+ * storage and protocol layer behind a listener with `TCP_NODELAY` on. The stock binary leaves
+ * Nagle's algorithm on, so a GET on a kept-alive connection waited ~40 ms for the client's
+ * delayed ACK, a stall S3 does not have.
+ *
  * @module
  */
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
@@ -36,6 +41,22 @@ function freePort(): number {
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   return port;
+}
+
+/** The binary that serves s3s-fs's storage (see the module docs). */
+const S3S_FS_BINARY = "s3sync-test-s3";
+
+/** Starts `command`; a server that is not installed is named with the step that installs it. */
+function spawnServer(command: Deno.Command, kind: ServerKind): Deno.ChildProcess {
+  try {
+    return command.spawn();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      const binary = kind === "moto" ? "moto_server" : S3S_FS_BINARY;
+      throw new Error(`${kind}: ${binary} is not installed: run \`npm run setup\` first`);
+    }
+    throw error;
+  }
 }
 
 async function waitForPort(port: number, child: Deno.ChildProcess, what: string): Promise<void> {
@@ -78,7 +99,7 @@ export async function startServer(
   } else {
     dataDir = options.dataDir ?? await Deno.makeTempDir({ prefix: "s3sync-s3s-" });
     await Deno.mkdir(dataDir, { recursive: true });
-    command = new Deno.Command("s3s-fs", {
+    command = new Deno.Command(S3S_FS_BINARY, {
       args: [
         "--host",
         "127.0.0.1",
@@ -94,7 +115,7 @@ export async function startServer(
       stderr: "null",
     });
   }
-  const child = command.spawn();
+  const child = spawnServer(command, kind);
   await waitForPort(port, child, kind);
   const endpoint = `http://127.0.0.1:${port}`;
   const storeOptions = (bucket: string, options: Partial<S3StoreOptions> = {}): S3StoreOptions => ({
