@@ -210,6 +210,25 @@ fn compare(
     if entry.size != size {
         return Compared::Upload(UploadReason::SizeChanged);
     }
+    // The remote still holds the base's version, and this cache's own record of the file it
+    // left (the base's `localMtime`) no longer matches its stat: the file was written here since.
+    // That is evidence of a local change whatever the remote entry recorded; an entry rebuilt
+    // from a listing records neither a hash nor an mtime, and trusting its silence kept a
+    // same-size edit (swamp's one-byte `latest` markers) from ever being pushed.
+    if let Some(b) = base.filter(|b| b.local_mtime.is_some() && same_version(b, entry)) {
+        if !stat_matches(b, size, mtime) {
+            return match (b.sha256.as_ref().or(entry.sha256.as_ref()), hash) {
+                (Some(expected), Some(actual)) if expected.eq_ignore_ascii_case(actual) => {
+                    Compared::HashMatched
+                }
+                (Some(_), Some(_)) => Compared::Upload(UploadReason::ContentChanged),
+                (Some(_), None) => Compared::NeedsHash,
+                // Nothing recorded to hash against: the bytes may be the same, but re-sending
+                // them costs one upload where missing an edit loses it.
+                (None, _) => Compared::Upload(UploadReason::MtimeChanged),
+            };
+        }
+    }
     let recorded = entry.local_mtime.as_deref().and_then(parse_iso_millis);
     if recorded.is_some() && recorded == mtime && entry.sha256.is_none() {
         // Same size and the recorded mtime, nothing to hash against: unchanged (the rclone

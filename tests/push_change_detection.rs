@@ -1,0 +1,106 @@
+//! A same-size edit is seen through the base, whatever the remote entry records. An index rebuilt
+//! from a listing names neither a hash nor a local mtime; once such an entry was pulled, the base
+//! (this cache's own record of the file it left) is the only evidence that the file changed
+//! since, and a push must act on it. Swamp's `latest` markers are one-byte files edited in place,
+//! so a same-size edit of one is the ordinary case, not a corner.
+#![cfg(not(target_arch = "wasm32"))]
+
+use s3sync_core::listing::encode_local;
+use s3sync_core::push::{PushInput, PushPlan, UploadReason};
+use s3sync_core::session::{BaseLoad, Session};
+
+const MODIFIED: &str = "2026-08-01T12:00:00.000Z";
+/// The mtime the pull recorded for the file it wrote.
+const PULLED: &str = "2026-08-01T12:00:05.512Z";
+const PULLED_MS: i64 = 1_785_585_605_512;
+/// The mtime after `printf 3 > data/latest`.
+const EDITED_MS: i64 = PULLED_MS + 7_000;
+const SHA_TWO: &str = "d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35";
+const SHA_THREE: &str = "4e07408562bedb8b60ce05c1decfe3ad16b72230967de01f640b7e4729b49fce";
+const LATEST: &str = "data/m/1/latest";
+
+/// A remote index whose one entry came from a rebuild: size and upload time only.
+fn rebuilt_remote() -> String {
+    format!(
+        r#"{{"version":1,"entries":{{"{LATEST}":{{"key":"{LATEST}","size":1,"lastModified":"{MODIFIED}"}}}}}}"#
+    )
+}
+
+/// The base a pull of that index left: the same entry with the mtime it recorded, and the hash
+/// of what it wrote when `sha256` is given.
+fn base_after_pull(sha256: Option<&str>) -> Vec<u8> {
+    let hash = sha256
+        .map(|h| format!(r#","sha256":"{h}""#))
+        .unwrap_or_default();
+    format!(
+        r#"{{"version":1,"entries":{{"{LATEST}":{{"key":"{LATEST}","size":1,"lastModified":"{MODIFIED}","localMtime":"{PULLED}"{hash}}}}}}}"#
+    )
+    .into_bytes()
+}
+
+fn session(base: Vec<u8>) -> Session {
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(rebuilt_remote().as_bytes()).unwrap();
+    assert_eq!(session.load_base(base), BaseLoad::Loaded);
+    session
+}
+
+fn plan(session: &mut Session, mtime: i64, input: &PushInput) -> PushPlan {
+    let listing = encode_local([(LATEST, 1, Some(mtime))]);
+    session.plan_push(&listing, input).unwrap().clone()
+}
+
+fn uploads(plan: &PushPlan) -> Vec<(&str, UploadReason)> {
+    plan.uploads
+        .iter()
+        .map(|u| (u.transfer.rel.as_str(), u.reason))
+        .collect()
+}
+
+#[test]
+fn a_same_size_edit_over_a_rebuilt_entry_is_uploaded() {
+    let mut session = session(base_after_pull(None));
+    let plan = plan(&mut session, EDITED_MS, &PushInput::default());
+    assert_eq!(uploads(&plan), [(LATEST, UploadReason::MtimeChanged)]);
+    assert_eq!(plan.summary.upload, 1);
+}
+
+#[test]
+fn the_file_as_the_pull_left_it_is_not_uploaded() {
+    let mut session = session(base_after_pull(None));
+    let plan = plan(&mut session, PULLED_MS, &PushInput::default());
+    assert!(plan.uploads.is_empty(), "{:?}", plan.uploads);
+    assert!(plan.needs_hash.is_empty());
+}
+
+#[test]
+fn with_the_pulled_hash_in_the_base_a_touch_is_hashed_and_not_uploaded() {
+    let mut session = session(base_after_pull(Some(SHA_TWO)));
+    let first = plan(&mut session, EDITED_MS, &PushInput::default());
+    assert_eq!(first.needs_hash, [LATEST]);
+    assert!(first.uploads.is_empty());
+    // Same bytes (a touch): nothing to send, the new mtime recorded.
+    let mut input = PushInput::default();
+    input.hashes.insert(LATEST.into(), SHA_TWO.into());
+    let touched = plan(&mut session, EDITED_MS, &input);
+    assert!(touched.uploads.is_empty(), "{:?}", touched.uploads);
+    assert_eq!(touched.mtime_updates.len(), 1);
+    assert_eq!(touched.mtime_updates[0].rel, LATEST);
+    // Other bytes of the same size: uploaded.
+    input.hashes.insert(LATEST.into(), SHA_THREE.into());
+    let edited = plan(&mut session, EDITED_MS, &input);
+    assert_eq!(uploads(&edited), [(LATEST, UploadReason::ContentChanged)]);
+}
+
+#[test]
+fn a_remote_that_moved_on_is_still_a_conflict_not_an_upload() {
+    // Another cache replaced the file since this cache's base (another upload time, no hash):
+    // the same-size local edit must not go up over it.
+    let mut session = Session::new(None, "").unwrap();
+    let newer = rebuilt_remote().replace(MODIFIED, "2026-08-02T08:00:00.000Z");
+    session.load_index(newer.as_bytes()).unwrap();
+    assert_eq!(session.load_base(base_after_pull(None)), BaseLoad::Loaded);
+    let plan = plan(&mut session, EDITED_MS, &PushInput::default());
+    assert!(plan.uploads.is_empty(), "{:?}", plan.uploads);
+    assert_eq!(plan.conflicts, [LATEST]);
+}
