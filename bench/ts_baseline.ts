@@ -172,7 +172,8 @@ export function baselinePlanPush(
       reason = "mtime-changed";
     }
     const key = prefix + rel;
-    plan.uploads.push({ rel, remoteKey: key, cachePath: key, size: file.size, reason });
+    const expected = entry ? { size: entry.size, sha256: entry.sha256 ?? null } : null;
+    plan.uploads.push({ rel, remoteKey: key, cachePath: key, size: file.size, reason, expected });
     plan.summary.uploadBytes += file.size;
   }
   for (const rel of Object.keys(index.entries)) {

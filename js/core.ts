@@ -33,6 +33,7 @@ export type {
   Delete,
   Evidence,
   ExistingIndex,
+  ExpectedVersion,
   FileNames,
   ForeignNamespace,
   ForeignObject,
@@ -54,6 +55,8 @@ export type {
   MigrateSummary,
   Move,
   MtimeUpdate,
+  ObjectFacts,
+  ObjectVerdict,
   Place,
   Problem,
   PullAction,
@@ -111,6 +114,7 @@ import type {
   ContaminationAction,
   ContaminationReport,
   ContaminationSummary,
+  ExpectedVersion,
   FileNames,
   HeadFound,
   IndexLoaded,
@@ -119,6 +123,8 @@ import type {
   MigratePlan,
   MigrateRequest,
   MigrateResult,
+  ObjectFacts,
+  ObjectVerdict,
   Problem,
   PullAction,
   PullApplied,
@@ -662,11 +668,20 @@ export class PushRun {
     return JSON.parse(core(() => this.#inner.onConfirmed(sessionOf(this.#planner), confirmed)));
   }
 
-  /** The uploads that landed and how many failed, at `now`. */
-  onUploaded(uploaded: Uploaded[], failures: number, now: Date): void {
-    core(() =>
-      this.#inner.onUploaded(sessionOf(this.#planner), uploaded, failures, now.toISOString())
-    );
+  /**
+   * The uploads that landed, how many failed, and the rels that found another writer's version
+   * in the bucket (conflicts), at `now`; returns the plan as it now stands.
+   */
+  onUploaded(uploaded: Uploaded[], failures: number, lost: string[], now: Date): PushPlan {
+    return JSON.parse(core(() =>
+      this.#inner.onUploaded(
+        sessionOf(this.#planner),
+        uploaded,
+        failures,
+        lost,
+        now.toISOString(),
+      )
+    ));
   }
 
   /** Continues a prepared (two-phase) push. */
@@ -679,14 +694,24 @@ export class PushRun {
     core(() => this.#inner.onRebased(etag));
   }
 
-  /** The publish landed: the new ETag, and the v2 `commitSeq`. */
-  onPublished(etag: string | undefined, commitSeq: number | undefined): void {
-    core(() => this.#inner.onPublished(sessionOf(this.#planner), etag, commitSeq));
+  /**
+   * The publish landed: the new ETag, and the v2 `commitSeq`. Returns the plan as it now stands
+   * (a re-merge over another writer's publish may have added conflicts and files behind).
+   */
+  onPublished(etag: string | undefined, commitSeq: number | undefined): PushPlan {
+    return JSON.parse(
+      core(() => this.#inner.onPublished(sessionOf(this.#planner), etag, commitSeq)),
+    );
   }
 
-  /** The deletes: how many went, how many failed. */
-  onDeleted(deleted: number, failures: number): void {
-    core(() => this.#inner.onDeleted(deleted, failures));
+  /**
+   * The deletes: how many went, how many failed, and the rels left because the bucket held
+   * another version (conflicts); returns the plan as it now stands.
+   */
+  onDeleted(deleted: number, failures: number, lost: string[]): PushPlan {
+    return JSON.parse(
+      core(() => this.#inner.onDeleted(sessionOf(this.#planner), deleted, failures, lost)),
+    );
   }
 
   /** The write asked for is done (after the local index: with the sidecar as it is now). */
@@ -1159,6 +1184,31 @@ export function classifyCachePath(
   foreign: string[] = [],
 ): CachePlace {
   return core(() => wasm.classifyCachePath(namespace || undefined, path, foreign));
+}
+
+/**
+ * The core's verdict on replacing (`isDelete` false) or deleting an object a plan expects to
+ * hold `expected`, from a HEAD's answer: proceed `If-Match` the ETag seen, a conflict, or
+ * settled (a delete of an object already gone).
+ */
+export function judgeExisting(
+  expected: ExpectedVersion,
+  head: ObjectFacts,
+  isDelete: boolean,
+): ObjectVerdict {
+  return core(() => wasm.judgeExisting(expected, head, isDelete));
+}
+
+/**
+ * The core's verdict on a write whose condition failed, from a HEAD taken right after: settled
+ * over our own bytes, a conflict, or `readContent` (hash the object and ask again).
+ */
+export function judgeLostCondition(
+  oursSha256: string,
+  oursSize: number,
+  head: ObjectFacts,
+): ObjectVerdict {
+  return core(() => wasm.judgeLostCondition(oursSha256, oursSize, head));
 }
 
 /** True when a rel (namespace stripped) is an internal file that never syncs. */

@@ -14,7 +14,11 @@
  */
 import { sha256Hex } from "./hash.ts";
 import {
+  type Delete,
   encodeLocalListing,
+  judgeExisting,
+  judgeLostCondition,
+  type ObjectFacts,
   Planner,
   type PushOptions,
   type PushPlan,
@@ -39,7 +43,7 @@ import {
   readShardSet,
   type ShardIndexState,
 } from "./remote_index.ts";
-import { hasExtras, type ObjectStore } from "./store.ts";
+import { hasExtras, type HeadResult, type ObjectStore, type WriteCondition } from "./store.ts";
 import { RunWalk } from "./walk_ahead.ts";
 import { hashFile, uploadFile } from "./transfer.ts";
 
@@ -107,33 +111,100 @@ export interface PushReport {
   listingDigest: string;
 }
 
-const probed = new WeakMap<object, boolean>();
+/** What a server honours of conditional requests (see {@link conditionalSupport}). */
+export interface ConditionalSupport {
+  /** `If-None-Match: *` and `If-Match` on PUT. */
+  writes: boolean;
+  /** `If-Match` on DELETE (S3 since 2025-09; some S3-compatible servers ignore it). */
+  deletes: boolean;
+}
+
+const probed = new WeakMap<object, ConditionalSupport>();
 
 /**
- * Checks once per store that the server honours conditional writes (`If-None-Match: *` and
- * `If-Match`), with a probe object in the internal control folder (`controlFolder`, from the
- * core).
+ * Checks once per store which conditional requests the server honours, with a probe object in
+ * the internal control folder (`controlFolder`, from the core): a create-only write over it, a
+ * write and a delete `If-Match` an ETag it does not have, each of which must fail.
  */
-export async function conditionalWritesWork(
+export async function conditionalSupport(
   store: ObjectStore,
   controlFolder: string,
   signal?: AbortSignal,
-): Promise<boolean> {
+): Promise<ConditionalSupport> {
   const known = probed.get(store);
   if (known !== undefined) return known;
   const key = `${controlFolder}s3sync-probe-${crypto.randomUUID()}`;
   const body = new TextEncoder().encode("s3sync conditional-write probe\n");
-  let works = false;
+  const wrong = '"s3sync-not-the-etag"';
+  const support: ConditionalSupport = { writes: false, deletes: false };
   try {
     const created = await store.putObjectIfMatch(key, body, null, signal);
     const again = await store.putObjectIfMatch(key, body, null, signal);
-    const wrongMatch = await store.putObjectIfMatch(key, body, '"s3sync-not-the-etag"', signal);
-    works = created !== null && again === null && wrongMatch === null;
+    const wrongMatch = await store.putObjectIfMatch(key, body, wrong, signal);
+    support.writes = created !== null && again === null && wrongMatch === null;
+    const refused = !(await store.deleteObjectIfMatch(key, wrong, signal));
+    support.deletes = refused && (await store.headObject(key, signal)).exists;
   } finally {
     await store.deleteObject(key, signal).catch(() => {});
   }
-  probed.set(store, works);
-  return works;
+  probed.set(store, support);
+  return support;
+}
+
+/**
+ * How this push's object writes and deletes are made conditional (see `object_condition` in the
+ * core), decided once before the first upload: `null` when the user waived conditions
+ * (`allowUnconditional`), else what the server honours. With the extension's client (no
+ * `If-Match`), creates still go create-only and the rest rests on a HEAD compare just before.
+ * A server that ignores conditional writes is refused before anything is written.
+ */
+async function objectConditions(
+  ctx: SyncContext,
+  planner: Planner,
+  request: PushRequest,
+): Promise<ConditionalSupport | null> {
+  if (request.allowUnconditional) return null;
+  if (!hasExtras(ctx.store)) return { writes: false, deletes: false };
+  const store = ctx.store;
+  const support = await withRetry(
+    () => conditionalSupport(store, planner.controlFolder, ctx.signal),
+    ctx.retry ?? DEFAULT_RETRY,
+    ctx.signal,
+  );
+  if (!support.writes) {
+    throw new SyncError(
+      "conditional-writes-unsupported",
+      "this server ignores conditional writes, so a concurrent writer's objects and index entries could be silently overwritten; " +
+        "nothing was uploaded. Re-run with --allow-unconditional when you are the only writer",
+    );
+  }
+  return support;
+}
+
+/** What a HEAD said, as the core's facts. */
+function factsOf(head: HeadResult): ObjectFacts {
+  return { exists: head.exists, size: head.size, etag: head.etag, sha256: head.sha256 };
+}
+
+/**
+ * After a write lost its condition: true when the object holds exactly these bytes (an earlier
+ * attempt landed and only its answer was lost, or a killed push uploaded it unindexed), as the
+ * core judges from a HEAD (and, where the object records no hash, from its content).
+ */
+async function ownBytesLanded(
+  ctx: SyncContext,
+  key: string,
+  ours: { sha256: string; size: number },
+): Promise<boolean> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry, ctx.signal);
+  let verdict = judgeLostCondition(ours.sha256, ours.size, factsOf(head));
+  if (verdict.verdict === "readContent") {
+    const { data } = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
+    const facts = { ...factsOf(head), size: data.length, sha256: await sha256Hex(data) };
+    verdict = judgeLostCondition(ours.sha256, ours.size, facts);
+  }
+  return verdict.verdict === "settled";
 }
 
 /**
@@ -260,7 +331,6 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
   // Started at `loadIndex`, taken at `walk`, stopped on the way out if never taken.
   using walks = new RunWalk(ctx.cache, ctx.signal);
   const { planner, run, report, request } = push;
-  const retry = ctx.retry ?? DEFAULT_RETRY;
   const now = () => ctx.now?.() ?? new Date();
   for (;;) {
     const action = run.poll();
@@ -317,8 +387,14 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         report.plan = run.onConfirmed(await must(request.confirmDeletes)(report.plan));
         break;
       case "upload": {
-        const uploaded = await upload(ctx, report);
-        run.onUploaded(uploaded, report.failures.length, now());
+        const conditions = await objectConditions(ctx, planner, request);
+        const { uploaded, lost } = await upload(ctx, report, conditions);
+        for (const rel of lost.slice(0, 5)) {
+          ctx.log?.(
+            `conflict: ${rel} changed in the bucket since this cache read it; not uploaded`,
+          );
+        }
+        report.plan = run.onUploaded(uploaded, report.failures.length, lost, now());
         break;
       }
       case "prepared":
@@ -332,7 +408,9 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
           ? await publishShards(ctx, planner, must(v2), report)
           : await publishIndex(ctx, planner, action.ifMatch, request, report);
         report.published = true;
-        run.onPublished(etag ?? undefined, v2?.commitSeq);
+        // A re-merge over another writer's publish may have turned uploads into conflicts and
+        // named files this cache is now behind on: the report carries the plan as it ends.
+        report.plan = run.onPublished(etag ?? undefined, v2?.commitSeq);
         break;
       }
       case "writeMirror":
@@ -343,6 +421,8 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         // The published index no longer names these; a crash from here on leaves orphan
         // objects, never an index entry pointing at nothing.
         const rels = new Set(action.rels);
+        const conditions = await objectConditions(ctx, planner, request);
+        const lost: string[] = [];
         const failures = await runPool(report.plan.deletes.filter((d) => rels.has(d.rel)), {
           concurrency: ctx.concurrency ?? 25,
           signal: ctx.signal,
@@ -351,11 +431,14 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
           name: (d) => d.rel,
           failureCode: "delete-failed",
         }, async (d) => {
-          await withRetry(() => ctx.store.deleteObject(d.remoteKey, ctx.signal), retry, ctx.signal);
-          report.deleted++;
+          if (await deleteIfUnchanged(ctx, d, conditions)) report.deleted++;
+          else lost.push(d.rel);
         });
         report.failures.push(...failures);
-        run.onDeleted(report.deleted, failures.length);
+        for (const rel of lost.slice(0, 5)) {
+          ctx.log?.(`conflict: ${rel} changed in the bucket since this cache read it; not deleted`);
+        }
+        report.plan = run.onDeleted(report.deleted, failures.length, lost);
         break;
       }
       case "writeLocalIndex": {
@@ -430,9 +513,53 @@ function must<T>(value: T | undefined): T {
   return value;
 }
 
-/** Uploads the plan's files; returns what landed (failures go into the report). */
-async function upload(ctx: SyncContext, report: PushReport): Promise<Uploaded[]> {
+/**
+ * Deletes the object of `d` only while the bucket holds the version the delete was decided
+ * against: the core judges a HEAD, and the DELETE then goes `If-Match` the ETag seen where the
+ * server honours it. Returns false when another version is there (a conflict; nothing deleted);
+ * true when deleted, or already gone.
+ */
+async function deleteIfUnchanged(
+  ctx: SyncContext,
+  d: Delete,
+  conditions: ConditionalSupport | null,
+): Promise<boolean> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const store = ctx.store;
+  if (conditions === null) {
+    await withRetry(() => store.deleteObject(d.remoteKey, ctx.signal), retry, ctx.signal);
+    return true;
+  }
+  const head = await withRetry(() => store.headObject(d.remoteKey, ctx.signal), retry, ctx.signal);
+  const verdict = judgeExisting(d.expected, factsOf(head), true);
+  if (verdict.verdict === "settled") return true;
+  if (verdict.verdict !== "proceed") return false;
+  const etag = verdict.ifMatch;
+  if (conditions.deletes && etag !== null && hasExtras(store)) {
+    return await withRetry(
+      () => store.deleteObjectIfMatch(d.remoteKey, etag, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+  }
+  await withRetry(() => store.deleteObject(d.remoteKey, ctx.signal), retry, ctx.signal);
+  return true;
+}
+
+/**
+ * Uploads the plan's files, each conditional on what the plan read (see `object_condition` in
+ * the core): a new key create-only; a replacement after a HEAD the core judges, `If-Match` the
+ * ETag seen. Returns what landed, and the rels that found another writer's version (failures go
+ * into the report).
+ */
+async function upload(
+  ctx: SyncContext,
+  report: PushReport,
+  conditions: ConditionalSupport | null,
+): Promise<{ uploaded: Uploaded[]; lost: string[] }> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
   const uploaded: Uploaded[] = [];
+  const lost: string[] = [];
   report.failures.push(
     ...(await runPool(report.plan.uploads, {
       concurrency: ctx.concurrency ?? 25,
@@ -450,7 +577,30 @@ async function upload(ctx: SyncContext, report: PushReport): Promise<Uploaded[]>
       if (before === null || hashed === null) {
         throw new SyncError("upload-failed", "the file vanished after the walk");
       }
-      await uploadFile(ctx, u.remoteKey, u.cachePath, hashed.size, onBytes);
+      let condition: WriteCondition = undefined;
+      if (conditions !== null && u.expected === null) condition = null;
+      if (conditions !== null && u.expected !== null) {
+        const head = await withRetry(
+          () => ctx.store.headObject(u.remoteKey, ctx.signal),
+          retry,
+          ctx.signal,
+        );
+        const verdict = judgeExisting(u.expected, factsOf(head), false);
+        if (verdict.verdict !== "proceed") {
+          lost.push(u.rel);
+          return;
+        }
+        // Without If-Match (the extension's client) the HEAD just taken is all there is.
+        condition = conditions.writes ? verdict.ifMatch ?? undefined : undefined;
+      }
+      const sent = await uploadFile(ctx, u.remoteKey, u.cachePath, hashed.size, {
+        condition,
+        sha256: hashed.sha256,
+      }, onBytes);
+      if (sent === null && !(await ownBytesLanded(ctx, u.remoteKey, hashed))) {
+        lost.push(u.rel);
+        return;
+      }
       const after = await ctx.cache.stat(u.cachePath);
       if (
         after === null || after.size !== hashed.size || after.size !== before.size ||
@@ -471,7 +621,7 @@ async function upload(ctx: SyncContext, report: PushReport): Promise<Uploaded[]>
     })),
   );
   report.uploaded = uploaded.length;
-  return uploaded;
+  return { uploaded, lost };
 }
 
 /**
@@ -515,21 +665,9 @@ async function publishIndex(
 ): Promise<string | null> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const key = planner.remoteIndexKey;
-  if (hasExtras(ctx.store) && !request.allowUnconditional) {
-    const store = ctx.store;
-    const works = await withRetry(
-      () => conditionalWritesWork(store, planner.controlFolder, ctx.signal),
-      retry,
-      ctx.signal,
-    );
-    if (!works) {
-      throw new SyncError(
-        "conditional-writes-unsupported",
-        "this server ignores conditional writes, so a concurrent writer could silently drop this push's index entries; " +
-          "the data objects are uploaded but the index was not published. Re-run with --allow-unconditional when you are the only writer",
-      );
-    }
-  }
+  // Probed before the uploads when there were any (cached per store); a push that only
+  // deletes or prunes is checked here, before its first write.
+  await objectConditions(ctx, planner, request);
   const published = await publishWithRemerge(ctx, async () => {
     const body = planner.indexJson(false);
     const put = await withRetry(

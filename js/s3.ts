@@ -33,10 +33,13 @@ import {
   isPreconditionFailed,
   type ObjectStore,
   type ObjectStream,
+  type PutOptions,
   type RetryPolicyLike,
+  SHA256_METADATA,
   type StreamingStore,
   type StreamOptions,
   type UploadSource,
+  type WriteCondition,
 } from "./store.ts";
 
 export {
@@ -255,28 +258,36 @@ export class S3Store implements ObjectStore, StreamingStore {
   async putObjectStream(
     key: string,
     source: UploadSource,
-    options: StreamOptions & { retry?: RetryPolicyLike } = {},
-  ): Promise<{ etag?: string }> {
+    options: StreamOptions & PutOptions = {},
+  ): Promise<{ etag?: string } | null> {
     const retry = options.retry ?? DEFAULT_RETRY;
+    const metadata = options.sha256 ? { Metadata: { [SHA256_METADATA]: options.sha256 } } : {};
     if (source.size < this.#multipartThreshold) {
-      const out = await withRetry(
-        () =>
-          this.#sendBody(options, source, 0, source.size, (body, o) =>
-            this.client.send(
-              new PutObjectCommand({
-                Bucket: this.bucket,
-                Key: this.fullKey(key),
-                Body: body,
-                ContentLength: source.size,
-              }),
-              o,
-            )),
-        retry,
-        options.signal,
-      );
-      return { etag: out.ETag };
+      try {
+        const out = await withRetry(
+          () =>
+            this.#sendBody(options, source, 0, source.size, (body, o) =>
+              this.client.send(
+                new PutObjectCommand({
+                  Bucket: this.bucket,
+                  Key: this.fullKey(key),
+                  Body: body,
+                  ContentLength: source.size,
+                  ...metadata,
+                  ...conditionHeaders(options.condition),
+                }),
+                o,
+              )),
+          retry,
+          options.signal,
+        );
+        return { etag: out.ETag };
+      } catch (error) {
+        if (lostCondition(error, options.condition)) return null;
+        throw error;
+      }
     }
-    return await this.#multipart(key, source, options, retry);
+    return await this.#multipart(key, source, options, retry, metadata);
   }
 
   /**
@@ -287,9 +298,10 @@ export class S3Store implements ObjectStore, StreamingStore {
   async #multipart(
     key: string,
     source: UploadSource,
-    options: StreamOptions,
+    options: StreamOptions & PutOptions,
     retry: RetryPolicyLike,
-  ): Promise<{ etag?: string }> {
+    metadata: { Metadata?: Record<string, string> },
+  ): Promise<{ etag?: string } | null> {
     const Bucket = this.bucket;
     const Key = this.fullKey(key);
     const partSize = Math.max(this.#partSize, Math.ceil(source.size / MAX_PARTS));
@@ -298,7 +310,8 @@ export class S3Store implements ObjectStore, StreamingStore {
       () =>
         this.#send(
           options.signal,
-          (o) => this.client.send(new CreateMultipartUploadCommand({ Bucket, Key }), o),
+          (o) =>
+            this.client.send(new CreateMultipartUploadCommand({ Bucket, Key, ...metadata }), o),
           options.timeoutMs,
         ),
       retry,
@@ -363,6 +376,7 @@ export class S3Store implements ObjectStore, StreamingStore {
                   Key,
                   UploadId,
                   MultipartUpload: { Parts: parts },
+                  ...conditionHeaders(options.condition),
                 }),
                 o,
               ),
@@ -373,11 +387,14 @@ export class S3Store implements ObjectStore, StreamingStore {
       );
       return { etag: done.ETag };
     } catch (error) {
+      // The parts are aborted below in every case; a lost condition is an answer, not a failure.
+      const lost = lostCondition(error, options.condition);
       // Not under the caller's signal: an interrupted push must still clean up its parts.
       await this.#send(
         undefined,
         (o) => this.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId }), o),
       ).catch(() => {});
+      if (lost) return null;
       throw error;
     }
   }
@@ -427,6 +444,22 @@ export class S3Store implements ObjectStore, StreamingStore {
   }
 
   /** @inheritdoc */
+  async deleteObjectIfMatch(key: string, etag: string, signal?: AbortSignal): Promise<boolean> {
+    try {
+      await this.#send(signal, (o) =>
+        this.client.send(
+          new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), IfMatch: etag }),
+          o,
+        ));
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return true;
+      if (isPreconditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
   async headObject(key: string, signal?: AbortSignal): Promise<HeadResult> {
     const command = new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) });
     using timer = new StallTimer(this.#timeoutMs, signal);
@@ -437,6 +470,7 @@ export class S3Store implements ObjectStore, StreamingStore {
         size: out.ContentLength,
         lastModified: out.LastModified,
         etag: out.ETag,
+        sha256: out.Metadata?.[SHA256_METADATA],
       };
     } catch (error) {
       if (isNotFound(error)) return { exists: false };
@@ -532,4 +566,19 @@ export class S3Store implements ObjectStore, StreamingStore {
   destroy(): void {
     this.client.destroy();
   }
+}
+
+/** The SDK's fields for a write's condition (see {@link WriteCondition}). */
+function conditionHeaders(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {
+  if (condition === undefined) return {};
+  return condition === null ? { IfNoneMatch: "*" } : { IfMatch: condition };
+}
+
+/**
+ * True when a conditional write failed its condition: a 412 (or a 409 from servers that report
+ * a conflict), or, for an `If-Match` write, a 404 (the object it had to match is gone).
+ */
+function lostCondition(error: unknown, condition: WriteCondition): boolean {
+  if (condition === undefined) return false;
+  return isPreconditionFailed(error) || (condition !== null && isNotFound(error));
 }

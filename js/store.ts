@@ -18,7 +18,21 @@ export interface HeadResult {
   lastModified?: Date;
   /** ETag, quoted as S3 sends it. */
   etag?: string;
+  /**
+   * The SHA-256 this project's uploads record in the object's metadata ({@link SHA256_METADATA});
+   * absent on objects others wrote, and from the extension's client.
+   */
+  sha256?: string;
 }
+
+/** The user-metadata name (`x-amz-meta-…`) under which uploads record their SHA-256. */
+export const SHA256_METADATA = "s3sync-sha256";
+
+/**
+ * What a write is conditional on: `null`, the key must not exist (`If-None-Match: *`); a string,
+ * the object's ETag must be it (`If-Match`); `undefined`, nothing (an unconditional write).
+ */
+export type WriteCondition = string | null | undefined;
 
 /**
  * The extension's object-store client surface. Missing objects surface as errors named
@@ -59,6 +73,12 @@ export interface ObjectStore extends ObjectStoreClient {
     etag: string | null,
     signal?: AbortSignal,
   ): Promise<{ etag?: string } | null>;
+  /**
+   * Deletes only if the object's current ETag is `etag` (`If-Match`). Returns false when the
+   * condition failed (another version is there); true when deleted, or already gone. A server
+   * that ignores the condition deletes anyway: probe first (`conditionalSupport`).
+   */
+  deleteObjectIfMatch(key: string, etag: string, signal?: AbortSignal): Promise<boolean>;
 }
 
 /** Where an upload's bytes come from: read again from the start on every attempt. */
@@ -98,15 +118,27 @@ export interface StreamingStore {
   /** Reads an object as a stream; missing objects throw as `getObject` does. */
   getObjectStream(key: string, options?: StreamOptions): Promise<ObjectStream>;
   /**
-   * Writes an object from `source` unconditionally (multipart above the store's threshold, an
-   * unfinished multipart upload aborted on failure). Retries are the store's (each part's, or
-   * the single request's) under `retry`.
+   * Writes an object from `source` (multipart above the store's threshold, an unfinished
+   * multipart upload aborted on failure), under `condition` (on the single PUT, or on the
+   * multipart's completion), recording `sha256` in its metadata when given. Returns null when
+   * the condition failed. Retries are the store's (each part's, or the single request's) under
+   * `retry`; a lost condition is never retried.
    */
   putObjectStream(
     key: string,
     source: UploadSource,
-    options?: StreamOptions & { retry?: RetryPolicyLike },
-  ): Promise<{ etag?: string }>;
+    options?: StreamOptions & PutOptions,
+  ): Promise<{ etag?: string } | null>;
+}
+
+/** What an upload asks of the write besides its bytes. */
+export interface PutOptions {
+  /** Retry policy of each request. */
+  retry?: RetryPolicyLike;
+  /** The write's condition (see {@link WriteCondition}). */
+  condition?: WriteCondition;
+  /** SHA-256 of the bytes, recorded in the object's metadata. */
+  sha256?: string;
 }
 
 /** The retry policy's shape (the engine's `RetryPolicy`), restated to keep this file SDK- and engine-free. */
@@ -153,10 +185,11 @@ export function isPreconditionFailed(error: unknown): boolean {
     status === 412 || status === 409;
 }
 
-/** True when the store offers this project's extras (paged listing, If-Match writes). */
+/** True when the store offers this project's extras (paged listing, If-Match writes and deletes). */
 export function hasExtras(store: ObjectStore | ObjectStoreClient): store is ObjectStore {
   return typeof (store as ObjectStore).listPages === "function" &&
-    typeof (store as ObjectStore).putObjectIfMatch === "function";
+    typeof (store as ObjectStore).putObjectIfMatch === "function" &&
+    typeof (store as ObjectStore).deleteObjectIfMatch === "function";
 }
 
 /**

@@ -12,7 +12,7 @@ import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { SyncError } from "./errors.ts";
 import { collectChunks } from "./chunks.ts";
 import { sha256Hex, sha256OfChunks } from "./hash.ts";
-import { canStream, type UploadSource } from "./store.ts";
+import { canStream, hasExtras, type UploadSource, type WriteCondition } from "./store.ts";
 
 /** Progress of one file: called with the bytes moved since the last call (negative: taken back). */
 export type OnBytes = (bytes: number) => void;
@@ -101,14 +101,20 @@ export async function downloadToStage(
  * Uploads the cache file `cachePath` (of `size` bytes, as hashed) to `key`: streamed from the
  * file (in parts above the store's threshold) with a store that streams, else read whole and
  * sent with `putObject`. Retries are included.
+ *
+ * `condition` is the write's (see `WriteCondition`); `sha256` goes into the object's metadata
+ * where the store can write it. Returns null when the condition failed. With the extension's
+ * client, which has no `If-Match`, a replacement goes unconditionally: its caller compared a
+ * HEAD just before (see `object_condition` in the core for the window that leaves).
  */
 export async function uploadFile(
   ctx: SyncContext,
   key: string,
   cachePath: string,
   size: number,
+  put: { condition: WriteCondition; sha256: string },
   onBytes?: OnBytes,
-): Promise<void> {
+): Promise<{ etag?: string } | null> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const cache = ctx.cache;
   const source: UploadSource = {
@@ -124,16 +130,30 @@ export async function uploadFile(
     }),
   };
   if (canStream(ctx.store)) {
-    const store = ctx.store;
-    await store.putObjectStream(key, source, {
+    return await ctx.store.putObjectStream(key, source, {
       signal: ctx.signal,
       timeoutMs: ctx.timeoutMs,
       onBytes,
       retry,
+      condition: put.condition,
+      sha256: put.sha256,
     });
-    return;
   }
   const data = await collectChunks(source.read(0, size));
-  await withRetry(() => ctx.store.putObject(key, data, ctx.signal), retry, ctx.signal);
-  onBytes?.(data.length);
+  const store = ctx.store;
+  const sent = await withRetry(
+    async () => {
+      if (put.condition === null) {
+        return await store.putObjectConditional(key, data, ctx.signal) ? {} : null;
+      }
+      if (put.condition !== undefined && hasExtras(store)) {
+        return await store.putObjectIfMatch(key, data, put.condition, ctx.signal);
+      }
+      return await store.putObject(key, data, ctx.signal);
+    },
+    retry,
+    ctx.signal,
+  );
+  if (sent !== null) onBytes?.(data.length);
+  return sent;
 }

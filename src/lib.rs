@@ -66,6 +66,7 @@ pub mod listing;
 pub mod lock;
 pub mod migrate;
 pub mod migrate_machine;
+pub mod object_condition;
 pub mod paths;
 pub mod pull;
 pub mod pull_machine;

@@ -15,6 +15,7 @@ use crate::codes::{GuardCode, RefusalCode};
 use crate::conflicts::CONFLICTS_DIR;
 use crate::index::{same_version, stat_matches, Entries, Index, IndexEntry};
 use crate::layout::{LayoutFindings, PayloadFile, Survey};
+use crate::object_condition::ExpectedVersion;
 use crate::paths::{is_internal, is_never_synced, PathModel};
 use crate::pull::{MtimeUpdate, RefusedEntry, Transfer};
 use crate::safety::{
@@ -48,6 +49,9 @@ pub struct Upload {
     pub transfer: Transfer,
     /// Why.
     pub reason: UploadReason,
+    /// The version the upload replaces, as the index read names it; `None`: a new key, written
+    /// create-only (see [`crate::object_condition`]).
+    pub expected: Option<ExpectedVersion>,
 }
 
 /// One delete and its evidence.
@@ -61,6 +65,9 @@ pub struct Delete {
     pub remote_key: String,
     /// Why the delete is allowed.
     pub evidence: Evidence,
+    /// The version the delete removes, as the index read names it: the object is deleted only
+    /// while the bucket still holds it (see [`crate::object_condition`]).
+    pub expected: ExpectedVersion,
 }
 
 /// Counts of a push plan (the CLI contract's `summary`, minus `download`).
@@ -343,6 +350,7 @@ pub fn plan_push(
             rel: key.clone(),
             remote_key: model.remote_key(&rel),
             evidence,
+            expected: ExpectedVersion::of(remote_entry),
         });
     }
     // Every payload file in rel order: the ones the index names (`locals`, met in key order)
@@ -422,6 +430,7 @@ pub fn plan_push(
                         size: stat.size,
                     },
                     reason,
+                    expected: entry.map(ExpectedVersion::of),
                 });
             }
         }
@@ -747,6 +756,9 @@ pub struct PushChanges {
     pub mtimes: BTreeMap<String, String>,
     /// Internal entries to drop.
     pub prune: BTreeSet<String>,
+    /// The entry each upsert and mtime update was decided against (`None`: the index read had
+    /// none): a re-merge applies one only over that same version.
+    pub read: BTreeMap<String, Option<IndexEntry>>,
 }
 
 impl PushChanges {
@@ -766,7 +778,9 @@ pub fn push_changes(
 ) -> PushChanges {
     let mut changes = PushChanges::default();
     for up in uploaded {
-        let extra = index.entries.get(&up.rel).and_then(|e| e.extra.clone());
+        let read = index.entries.get(&up.rel);
+        changes.read.insert(up.rel.clone(), read.cloned());
+        let extra = read.and_then(|e| e.extra.clone());
         changes.upserts.insert(
             up.rel.clone(),
             IndexEntry {
@@ -787,15 +801,37 @@ pub fn push_changes(
         changes
             .mtimes
             .insert(update.rel.clone(), update.local_mtime.clone());
+        changes
+            .read
+            .insert(update.rel.clone(), index.entries.get(&update.rel).cloned());
     }
     changes.prune = plan.prune.iter().cloned().collect();
     changes
 }
 
-/// Applies `changes` to `index` (the one read, or a newer one after a lost race).
-pub fn apply_changes(index: &mut Index, changes: &PushChanges) {
+/// Applies `changes` to `index` (the one read, or a newer one after a lost race) and returns
+/// the upserts it refused: rels whose entry another writer changed since this push read it
+/// (added, replaced or removed). Such an upload is a conflict, never re-inserted over the other
+/// writer's version; over the index read nothing is refused.
+///
+/// An mtime update goes only onto the version it was verified against: on another writer's
+/// version it would tell the next run that this cache holds bytes it never saw.
+pub fn apply_changes(index: &mut Index, changes: &PushChanges) -> BTreeSet<String> {
+    let unchanged_since_read = |index: &Index, rel: &String| {
+        let read = changes.read.get(rel).and_then(Option::as_ref);
+        match (index.entries.get(rel), read) {
+            (None, None) => true,
+            (Some(now), Some(read)) => same_version(now, read),
+            _ => false,
+        }
+    };
+    let mut refused = BTreeSet::new();
     for (rel, entry) in &changes.upserts {
-        index.entries.insert(rel.clone(), entry.clone());
+        if unchanged_since_read(index, rel) {
+            index.entries.insert(rel.clone(), entry.clone());
+        } else {
+            refused.insert(rel.clone());
+        }
     }
     for (rel, deleted) in &changes.deletes {
         let same = index.entries.get(rel).is_some_and(|current| {
@@ -806,6 +842,9 @@ pub fn apply_changes(index: &mut Index, changes: &PushChanges) {
         }
     }
     for (rel, mtime) in &changes.mtimes {
+        if !unchanged_since_read(index, rel) {
+            continue;
+        }
         if let Some(entry) = index.entries.get_mut(rel) {
             entry.local_mtime = Some(mtime.as_str().into());
         }
@@ -813,6 +852,31 @@ pub fn apply_changes(index: &mut Index, changes: &PushChanges) {
     for rel in &changes.prune {
         index.entries.remove(rel);
     }
+    refused
+}
+
+/// The rels whose version differs between `before` and `after` (added, removed, or not
+/// [`same_version`]), except those in `ours`: what another writer changed between two reads.
+pub fn changed_by_others(before: &Index, after: &Index, ours: &BTreeSet<&str>) -> BTreeSet<String> {
+    let mut changed = BTreeSet::new();
+    for (rel, entry) in after.entries.iter() {
+        if ours.contains(rel.as_str()) {
+            continue;
+        }
+        if !before
+            .entries
+            .get(rel)
+            .is_some_and(|old| same_version(old, entry))
+        {
+            changed.insert(rel.clone());
+        }
+    }
+    for rel in before.entries.keys() {
+        if !ours.contains(rel.as_str()) && !after.entries.contains_key(rel) {
+            changed.insert(rel.clone());
+        }
+    }
+    changed
 }
 
 #[cfg(test)]
@@ -888,6 +952,7 @@ mod tests {
                         size: 1,
                     },
                     reason: UploadReason::New,
+                    expected: None,
                 })
                 .collect();
             let want: Vec<Option<String>> = rels

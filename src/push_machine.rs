@@ -351,11 +351,15 @@ impl PushRun {
         session: &mut Session,
         uploaded: &[Uploaded],
         failures: u64,
+        lost: &[String],
         now_iso: &str,
     ) -> CoreResult<()> {
         self.expect("onUploaded", |p| matches!(p, PushAction::Upload))?;
         self.uploaded = uploaded.len() as u64;
         self.failures = failures;
+        // Another writer's version was in the bucket (see `object_condition`): not uploaded,
+        // a conflict, and the rest of the push goes on.
+        session.add_push_conflicts(lost.iter().cloned())?;
         self.must_publish = session.record_push(uploaded, now_iso, self.deletes_confirmed)?;
         if self.request.two_phase {
             self.pending = PushAction::Prepared;
@@ -447,11 +451,19 @@ impl PushRun {
         })
     }
 
-    /// The deletes: how many went and how many failed.
-    pub fn on_deleted(&mut self, deleted: u64, failures: u64) -> CoreResult<()> {
+    /// The deletes: how many went, how many failed, and which were left because the bucket
+    /// held another version than the one the delete was decided against (conflicts).
+    pub fn on_deleted(
+        &mut self,
+        session: &mut Session,
+        deleted: u64,
+        failures: u64,
+        lost: &[String],
+    ) -> CoreResult<()> {
         self.expect("onDeleted", |p| matches!(p, PushAction::Delete { .. }))?;
         self.deleted = deleted;
         self.failures += failures;
+        session.add_push_conflicts(lost.iter().cloned())?;
         self.pending = PushAction::WriteLocalIndex {
             path: INDEX_FILE.to_string(),
         };

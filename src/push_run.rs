@@ -172,6 +172,10 @@ mod tests {
             evidence: Evidence::Tombstone {
                 path: rel.to_string(),
             },
+            expected: crate::object_condition::ExpectedVersion {
+                size: 1,
+                sha256: None,
+            },
         }
     }
 

@@ -9,7 +9,7 @@ use tsify_next::Tsify;
 
 use serde::Serialize;
 
-use crate::codes::ProblemCode;
+use crate::codes::{GuardCode, ProblemCode};
 use crate::conflicts::{files_in_conflict, CONFLICTS_DIR};
 use crate::error::{CoreError, CoreResult};
 use crate::index::{
@@ -24,7 +24,8 @@ use crate::paths::{PathModel, INDEX_FILE};
 use crate::pull::{apply_pull, plan_pull, PullApplied, PullOptions, PullOutcome, PullPlan};
 use crate::pull_run::{self, PullEnd};
 use crate::push::{
-    apply_changes, plan_push, push_changes, PushChanges, PushInput, PushPlan, Uploaded,
+    apply_changes, changed_by_others, conflict_verdict, plan_push, push_changes, PushChanges,
+    PushInput, PushPlan, Uploaded,
 };
 use crate::push_run::{self, PushEnd};
 use crate::rebuild::{RebuildBuilder, RebuildReport};
@@ -337,18 +338,15 @@ impl Session {
         meta: &[u8],
         shards: &[(String, Vec<u8>)],
     ) -> CoreResult<()> {
-        let changes = self
-            .changes
-            .clone()
-            .ok_or_else(|| CoreError::input("rebase_push_shards before record_push"))?;
-        self.load_shards(meta, shards)?;
-        let index = self
-            .index
-            .as_mut()
-            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
-        apply_changes(index, &changes);
-        self.changes = Some(changes);
-        Ok(())
+        if self.changes.is_none() {
+            return Err(CoreError::input("rebase_push_shards before record_push"));
+        }
+        let previous = self.index.take();
+        let loaded = self.load_shards(meta, shards);
+        let newer = std::mem::replace(&mut self.index, previous);
+        loaded?;
+        let newer = newer.ok_or_else(|| CoreError::input("the shard set loaded into no index"))?;
+        self.remerge(newer)
     }
 
     /// Starts from an empty index (a bucket that has none yet).
@@ -775,6 +773,7 @@ impl Session {
             .index
             .as_mut()
             .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        // Over the index the plan was made from, nothing is refused.
         apply_changes(index, &changes);
         let touches = changes.touches_remote();
         self.changes = Some(changes);
@@ -784,13 +783,71 @@ impl Session {
     /// After a conditional publish lost a race: takes the newer remote index and re-applies this
     /// push's changes to it.
     pub fn rebase_push(&mut self, newer: &[u8]) -> CoreResult<()> {
+        if self.changes.is_none() {
+            return Err(CoreError::input("rebase_push before record_push"));
+        }
+        let newer = Index::parse(newer)?;
+        self.remerge(newer)
+    }
+
+    /// Re-applies this push's changes over `newer` (the index another writer published while
+    /// this push ran) against what the push read, and folds what that writer changed into the
+    /// plan, so the push reports it and the local records never claim it:
+    ///
+    /// - an upload whose entry the other writer changed since the read is a `conflict` (see
+    ///   [`apply_changes`]): its entry is the other writer's, and this cache keeps its base entry;
+    /// - any other entry the other writer changed is `behind`: this cache never saw that version,
+    ///   so its local index keeps the base entry (or none), the sidecar does not vouch for the
+    ///   cache, and the next pull brings it. Recording the published entry there instead made the
+    ///   next push read this cache's old copy as an edit and upload it over the newer one.
+    fn remerge(&mut self, mut newer: Index) -> CoreResult<()> {
         let changes = self
             .changes
             .as_ref()
             .ok_or_else(|| CoreError::input("rebase_push before record_push"))?;
-        let mut index = Index::parse(newer)?;
-        apply_changes(&mut index, changes);
-        self.index = Some(index);
+        let ours: BTreeSet<&str> = changes
+            .upserts
+            .keys()
+            .chain(changes.deletes.keys())
+            .chain(&changes.prune)
+            .map(String::as_str)
+            .collect();
+        let previous = self
+            .index
+            .as_ref()
+            .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        // Verified mtimes are not ours to claim: a file whose version another writer changed
+        // since the hash matched is behind like any other (`same_version` ignores the mtime).
+        let foreign = changed_by_others(previous, &newer, &ours);
+        let refused = apply_changes(&mut newer, changes);
+        self.index = Some(newer);
+        let plan = self.push_plan_mut()?;
+        for rel in foreign {
+            if !plan.behind.contains(&rel) {
+                plan.behind.push(rel);
+            }
+        }
+        plan.behind.sort();
+        self.add_push_conflicts(refused)
+    }
+
+    /// Records files this push found changed in the bucket as it wrote: uploads and deletes
+    /// whose condition failed (another writer's version is there), or uploads a re-merge
+    /// refused. They join the plan's conflicts, with the one `conflict` verdict naming them all,
+    /// so the push reports them and the local index keeps their base entries.
+    pub fn add_push_conflicts(&mut self, rels: impl IntoIterator<Item = String>) -> CoreResult<()> {
+        let plan = self.push_plan_mut()?;
+        let before = plan.conflicts.len();
+        for rel in rels {
+            if !plan.conflicts.contains(&rel) {
+                plan.conflicts.push(rel);
+            }
+        }
+        if plan.conflicts.len() != before {
+            plan.conflicts.sort();
+            plan.blocked.retain(|v| v.code != GuardCode::Conflict);
+            plan.blocked.push(conflict_verdict(&plan.conflicts));
+        }
         Ok(())
     }
 

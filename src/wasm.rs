@@ -13,6 +13,7 @@ use crate::conflicts::{self, Keep, KeptAside};
 use crate::error::{CoreError, PathRefusal};
 use crate::listing::decode_local;
 use crate::lock;
+use crate::object_condition::{self, ExpectedVersion, ObjectFacts};
 use crate::paths::{find_collisions, is_internal, partition_key, Namespace, PathModel, INDEX_FILE};
 use crate::pull::PullOutcome;
 use crate::push::{PushInput, Uploaded};
@@ -801,6 +802,39 @@ pub fn lock_assess(
         last,
         our_nonce,
         millis(now_ms, "now")?,
+    ))
+}
+
+/// Judges a replacement (`isDelete` false) or delete of an object expected to hold `expected`
+/// from a HEAD's answer (see `object_condition::judge_existing`): `{verdict: "proceed", ifMatch}`,
+/// `{verdict: "conflict"}` or `{verdict: "settled"}`.
+#[wasm_bindgen(js_name = judgeExisting, unchecked_return_type = "ObjectVerdict")]
+pub fn judge_existing(
+    expected: JsValue,
+    head: JsValue,
+    is_delete: bool,
+) -> Result<JsValue, JsValue> {
+    let expected: ExpectedVersion = from_js(expected, "expected")?;
+    let head: ObjectFacts = from_js(head, "head")?;
+    to_js(&object_condition::judge_existing(
+        &expected, &head, is_delete,
+    ))
+}
+
+/// Judges a write whose precondition failed, from a HEAD taken right after (see
+/// `object_condition::judge_lost_condition`): settled over our own bytes, else a conflict.
+#[wasm_bindgen(js_name = judgeLostCondition, unchecked_return_type = "ObjectVerdict")]
+pub fn judge_lost_condition(
+    ours_sha256: &str,
+    ours_size: f64,
+    head: JsValue,
+) -> Result<JsValue, JsValue> {
+    let head: ObjectFacts = from_js(head, "head")?;
+    let size = count(ours_size, "size")?;
+    to_js(&object_condition::judge_lost_condition(
+        ours_sha256,
+        size,
+        &head,
     ))
 }
 
@@ -1916,20 +1950,24 @@ impl PushRun {
         )
     }
 
-    /// The uploads that landed (`[{rel, size, mtimeMs, sha256}]`) and how many failed.
+    /// The uploads that landed (`[{rel, size, mtimeMs, sha256}]`), how many failed, and the
+    /// rels that found another writer's version in the bucket; returns the plan as it now
+    /// stands, as JSON.
     #[wasm_bindgen(js_name = onUploaded)]
     pub fn on_uploaded(
         &mut self,
         planner: &mut Planner,
         uploaded: JsValue,
         failures: f64,
+        lost: Vec<String>,
         now_iso: String,
-    ) -> Result<(), JsValue> {
+    ) -> Result<String, JsValue> {
         let uploaded: Vec<Uploaded> = from_js(uploaded, "uploaded")?;
         let failures = duration(failures, "failures")?;
         self.inner
-            .on_uploaded(&mut planner.inner, &uploaded, failures, &now_iso)
-            .map_err(to_js_error)
+            .on_uploaded(&mut planner.inner, &uploaded, failures, &lost, &now_iso)
+            .map_err(to_js_error)?;
+        to_json(planner.inner.push_plan().map_err(to_js_error)?)
     }
 
     /// Continues a prepared (two-phase) push.
@@ -1943,28 +1981,39 @@ impl PushRun {
         self.inner.on_rebased(etag).map_err(to_js_error)
     }
 
-    /// The publish landed: the new ETag, and the v2 `commitSeq`.
+    /// The publish landed: the new ETag, and the v2 `commitSeq`. Returns the plan as it now
+    /// stands, as JSON: a re-merge over another writer's publish may have added conflicts and
+    /// files behind.
     #[wasm_bindgen(js_name = onPublished)]
     pub fn on_published(
         &mut self,
         planner: &Planner,
         etag: Option<String>,
         commit_seq: Option<f64>,
-    ) -> Result<(), JsValue> {
+    ) -> Result<String, JsValue> {
         let commit_seq = commit_seq.map(|s| duration(s, "commitSeq")).transpose()?;
         self.inner
             .on_published(&planner.inner, etag, commit_seq)
-            .map_err(to_js_error)
+            .map_err(to_js_error)?;
+        to_json(planner.inner.push_plan().map_err(to_js_error)?)
     }
 
-    /// The deletes: how many went, how many failed.
+    /// The deletes: how many went, how many failed, and the rels left because the bucket held
+    /// another version; returns the plan as it now stands, as JSON.
     #[wasm_bindgen(js_name = onDeleted)]
-    pub fn on_deleted(&mut self, deleted: f64, failures: f64) -> Result<(), JsValue> {
+    pub fn on_deleted(
+        &mut self,
+        planner: &mut Planner,
+        deleted: f64,
+        failures: f64,
+        lost: Vec<String>,
+    ) -> Result<String, JsValue> {
         let deleted = duration(deleted, "deleted")?;
         let failures = duration(failures, "failures")?;
         self.inner
-            .on_deleted(deleted, failures)
-            .map_err(to_js_error)
+            .on_deleted(&mut planner.inner, deleted, failures, &lost)
+            .map_err(to_js_error)?;
+        to_json(planner.inner.push_plan().map_err(to_js_error)?)
     }
 
     /// The write asked for is done; after the local index, with the sidecar as it is now.

@@ -241,13 +241,16 @@ fn answers_out_of_order_are_refused_not_obeyed() {
         "invalid-input"
     );
     assert_eq!(
-        run.on_uploaded(&mut session, &[], 0, "x")
+        run.on_uploaded(&mut session, &[], 0, &[], "x")
             .unwrap_err()
             .code(),
         "invalid-input"
     );
     assert_eq!(run.commit(&session).unwrap_err().code(), "invalid-input");
-    assert_eq!(run.on_deleted(1, 0).unwrap_err().code(), "invalid-input");
+    assert_eq!(
+        run.on_deleted(&mut session, 1, 0, &[]).unwrap_err().code(),
+        "invalid-input"
+    );
     assert!(run.on_written(&session, None, "x").is_err());
     assert!(run.sidecar().is_err());
 }

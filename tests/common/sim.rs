@@ -8,6 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map};
 
 use s3sync_core::listing::encode_local;
+use s3sync_core::object_condition::{
+    judge_existing, judge_lost_condition, ObjectFacts, ObjectVerdict,
+};
 use s3sync_core::pull::PullOutcome;
 use s3sync_core::pull_machine::{PullAction, PullRequest, PullRun};
 use s3sync_core::push::{PushPlan, Uploaded};
@@ -45,6 +48,20 @@ impl Bucket {
     pub fn put_if(&mut self, key: &str, if_match: Option<&str>, bytes: Vec<u8>) -> Option<String> {
         let current = self.objects.get(key).map(|(_, e)| e.as_str());
         (current == if_match).then(|| self.put(key, bytes))
+    }
+
+    /// What a HEAD of `key` answers: size, ETag, and the SHA-256 every upload of this
+    /// simulation records in the object's metadata (as the shim's uploads do).
+    pub fn head(&self, key: &str) -> ObjectFacts {
+        match self.objects.get(key) {
+            Some((bytes, etag)) => ObjectFacts {
+                exists: true,
+                size: Some(bytes.len() as u64),
+                etag: Some(etag.clone()),
+                sha256: Some(fake_sha256(bytes)),
+            },
+            None => ObjectFacts::default(),
+        }
     }
 
     /// A listing of every object as the core's buffer, dated `modified`, with or without the
@@ -314,6 +331,9 @@ pub struct PushFaults {
     pub confirm: bool,
     /// Runs between the prepare and the commit of a two-phase push.
     pub between: Option<fn(&mut Bucket)>,
+    /// A planted bug, for the tests that must catch it: object writes and deletes go
+    /// unconditionally, as before conditional object writes.
+    pub unconditional: bool,
 }
 
 /// What a push did.
@@ -333,11 +353,26 @@ pub fn run_push(
     request: PushRunRequest,
     faults: &PushFaults,
 ) -> Result<Pushed, CoreError> {
+    run_push_with(bucket, cache, request, faults, &mut |_, _| {})
+}
+
+/// [`run_push`], with `meanwhile` called on the bucket before each action the push's machine
+/// asks for (with the action): where another writer's whole run is slipped in, to explore the
+/// interleavings of two runs at the granularity of the machine's steps.
+pub fn run_push_with(
+    bucket: &mut Bucket,
+    cache: &mut Cache,
+    request: PushRunRequest,
+    faults: &PushFaults,
+    meanwhile: &mut dyn FnMut(&PushAction, &mut Bucket),
+) -> Result<Pushed, CoreError> {
     let mut session = Session::new(Some(NS), "").unwrap();
     let mut run = PushRun::new(request);
     let mut ran = Pushed::default();
     for _ in 0..64 {
-        match run.poll() {
+        let action = run.poll();
+        meanwhile(&action, bucket);
+        match action {
             PushAction::ReadLocalState { sidecar } => {
                 let sidecar = cache.files.get(&sidecar).map(|(b, _)| b.clone());
                 run.on_local_state(&session, sidecar)?;
@@ -373,6 +408,7 @@ pub fn run_push(
             }
             PushAction::Upload => {
                 let mut uploaded = Vec::new();
+                let mut lost = Vec::new();
                 let mut failures = 0;
                 for u in &ran.plan.uploads {
                     if faults.failing.contains(&u.transfer.rel) {
@@ -380,16 +416,53 @@ pub fn run_push(
                         continue;
                     }
                     let (bytes, mtime) = cache.files[&u.transfer.cache_path].clone();
-                    bucket.put(&u.transfer.remote_key, bytes.clone());
+                    let sha256 = fake_sha256(&bytes);
+                    let key = &u.transfer.remote_key;
+                    // The shim's protocol: create-only for a new key; for a replacement, a
+                    // HEAD judged by the core, then `If-Match` the ETag it saw; a lost
+                    // condition judged again from a HEAD (our own bytes settle it).
+                    if faults.unconditional {
+                        bucket.put(key, bytes.clone());
+                        uploaded.push(Uploaded {
+                            rel: u.transfer.rel.clone(),
+                            size: bytes.len() as u64,
+                            mtime_ms: Some(mtime),
+                            sha256,
+                        });
+                        ran.uploaded.push(u.transfer.rel.clone());
+                        continue;
+                    }
+                    let if_match = match &u.expected {
+                        None => None,
+                        Some(expected) => {
+                            match judge_existing(expected, &bucket.head(key), false) {
+                                ObjectVerdict::Proceed { if_match } => if_match,
+                                _ => {
+                                    lost.push(u.transfer.rel.clone());
+                                    continue;
+                                }
+                            }
+                        }
+                    };
+                    if bucket
+                        .put_if(key, if_match.as_deref(), bytes.clone())
+                        .is_none()
+                        && judge_lost_condition(&sha256, bytes.len() as u64, &bucket.head(key))
+                            != ObjectVerdict::Settled
+                    {
+                        lost.push(u.transfer.rel.clone());
+                        continue;
+                    }
                     uploaded.push(Uploaded {
                         rel: u.transfer.rel.clone(),
                         size: bytes.len() as u64,
                         mtime_ms: Some(mtime),
-                        sha256: fake_sha256(&bytes),
+                        sha256,
                     });
                     ran.uploaded.push(u.transfer.rel.clone());
                 }
-                run.on_uploaded(&mut session, &uploaded, failures, NOW)?;
+                run.on_uploaded(&mut session, &uploaded, failures, &lost, NOW)?;
+                ran.plan = session.push_plan()?.clone();
             }
             PushAction::Prepared => {
                 if let Some(between) = faults.between {
@@ -418,14 +491,32 @@ pub fn run_push(
                 };
                 ran.published = true;
                 run.on_published(&session, Some(etag), None)?;
+                ran.plan = session.push_plan()?.clone();
             }
             PushAction::WriteMirror => run.on_written(&session, None, NOW)?,
             PushAction::Delete { rels } => {
+                let mut lost = Vec::new();
                 for d in ran.plan.deletes.iter().filter(|d| rels.contains(&d.rel)) {
-                    bucket.objects.remove(&d.remote_key);
-                    ran.deleted.push(d.rel.clone());
+                    let head = bucket.head(&d.remote_key);
+                    let verdict = if faults.unconditional {
+                        ObjectVerdict::Proceed { if_match: None }
+                    } else {
+                        judge_existing(&d.expected, &head, true)
+                    };
+                    match verdict {
+                        ObjectVerdict::Proceed { .. } => {
+                            bucket.objects.remove(&d.remote_key);
+                            ran.deleted.push(d.rel.clone());
+                        }
+                        ObjectVerdict::Settled => {}
+                        // `judge_existing` never asks for the content.
+                        ObjectVerdict::Conflict | ObjectVerdict::ReadContent => {
+                            lost.push(d.rel.clone())
+                        }
+                    }
                 }
-                run.on_deleted(ran.deleted.len() as u64, 0)?;
+                run.on_deleted(&mut session, ran.deleted.len() as u64, 0, &lost)?;
+                ran.plan = session.push_plan()?.clone();
             }
             PushAction::WriteLocalIndex { path } => {
                 cache.write(&path, session.local_index_after_push()?);

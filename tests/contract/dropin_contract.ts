@@ -750,18 +750,24 @@ export function dropInContract(target: ContractTarget): void {
       getObject: (k, s) => raw.getObject(k, s),
       headObject: (k, s) => raw.headObject(k, s),
       listAllObjects: (p, s) => raw.listAllObjects(p, s),
-      putObjectConditional: (k, b, s) => raw.putObjectConditional(k, b, s),
       deleteObject: (k, s) => raw.deleteObject(k, s),
       copyObject: (a, b, s) => raw.copyObject(a, b, s),
+      // Both writes refused: a new file goes create-only (`putObjectConditional`).
+      putObjectConditional: () => {
+        puts++;
+        return Promise.reject(denied());
+      },
       putObject: () => {
         puts++;
-        const error = Object.assign(new Error("Access Denied"), {
-          name: "S3OperationError",
-          httpStatusCode: 403,
-        });
-        return Promise.reject(error);
+        return Promise.reject(denied());
       },
     };
+    function denied(): Error {
+      return Object.assign(new Error("Access Denied"), {
+        name: "S3OperationError",
+        httpStatusCode: 403,
+      });
+    }
     await writeCacheFiles(cache, [["ns/logs/a.log", encoder.encode("a")]]);
     const service = new S3SyncService(client, cache);
     await assertRejects(() => service.pushChanged({ namespace: "ns" }), SyncError);

@@ -100,13 +100,21 @@ Deno.test("a push whose uploads keep failing stops after 10 in a row and says wh
   const cache = await Deno.makeTempDir({ prefix: "s3sync-fb-" });
   const flags = commonFlags(throughProxy(server, proxy), "failing", cache);
   try {
-    // An index first, so the push's reads succeed; then every PUT fails.
+    // An index first, so the push's reads succeed; then every PUT of a data file fails (not the
+    // conditional-write probe in the control folder, which goes before the first upload: this
+    // test is about the uploads' breaker).
     await Deno.mkdir(`${cache}/data`, { recursive: true });
     await Deno.writeTextFile(`${cache}/data/first.json`, "{}");
     const seeded = await runCli(["push", ...flags]);
     assertEquals(seeded.code, 0, seeded.stderr);
     for (let i = 0; i < 40; i++) await Deno.writeTextFile(`${cache}/data/f${i}.json`, `${i}`);
-    proxy.setPlan({ seed: 7, errorRate: 1, methods: ["PUT"] });
+    proxy.setPlan({
+      seed: 7,
+      failRequests: {
+        match: (method, target) => method === "PUT" && target.startsWith("/failing/data/"),
+        times: Infinity,
+      },
+    });
     const putsBefore = proxy.stats.byMethod.PUT ?? 0;
     const pushed = await runCli(["push", "--concurrency", "1", ...flags]);
     assertEquals(pushed.code, 1, pushed.stderr);

@@ -43,6 +43,9 @@ const FUNCTIONS: Record<string, () => unknown> = {
   findContamination: () => wasm.findContamination(EVIL, JUNK),
   isInternal: () => wasm.isInternal(EVIL),
   journalLine: () => wasm.journalLine(EVIL + HUGE),
+  judgeExisting: () =>
+    wasm.judgeExisting({ size: -1, sha256: 7 }, { exists: "yes", size: NaN, etag: DEEP }, true),
+  judgeLostCondition: () => wasm.judgeLostCondition(HUGE, NaN, { exists: true, size: -1 }),
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
   lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
   lockDefaults: () => wasm.lockDefaults(),
@@ -158,7 +161,7 @@ const PUSH_RUN_METHODS: Record<string, () => unknown> = {
   },
   onUploaded: () => {
     const { run, planner } = pushRun();
-    run.onUploaded(planner, [{ rel: EVIL }], Infinity, HUGE);
+    run.onUploaded(planner, [{ rel: EVIL }], Infinity, [EVIL, HUGE], HUGE);
   },
   commit: () => {
     const { run, planner } = pushRun();
@@ -169,7 +172,10 @@ const PUSH_RUN_METHODS: Record<string, () => unknown> = {
     const { run, planner } = pushRun();
     run.onPublished(planner, EVIL, 0.5);
   },
-  onDeleted: () => pushRun().run.onDeleted(-1, NaN),
+  onDeleted: () => {
+    const { run, planner } = pushRun();
+    run.onDeleted(planner, -1, NaN, [EVIL]);
+  },
   onWritten: () => {
     const { run, planner } = pushRun();
     run.onWritten(planner, DEEP, HUGE);
