@@ -101,6 +101,7 @@ export type {
   StepResult,
   Transfer,
   Upload,
+  UploadBatch,
   Uploaded,
   UploadReason,
   Verdict,

@@ -25,6 +25,7 @@ import {
   PushRun,
   type PushRunRequest,
   sidecarToWrite,
+  type Upload,
   type Uploaded,
 } from "./core.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
@@ -111,7 +112,7 @@ export interface PushReport {
   listingDigest: string;
 }
 
-/** What a server honours of conditional requests (see {@link conditionalSupport}). */
+/** What a server honours of conditional requests (see {@link objectConditions}). */
 export interface ConditionalSupport {
   /** `If-None-Match: *` and `If-Match` on PUT. */
   writes: boolean;
@@ -119,66 +120,100 @@ export interface ConditionalSupport {
   deletes: boolean;
 }
 
-const probed = new WeakMap<object, ConditionalSupport>();
+const probedWrites = new WeakMap<object, boolean>();
+const probedDeletes = new WeakMap<object, boolean>();
+
+/** A fresh probe object's key in the internal control folder, and its body. */
+function probeObject(controlFolder: string): { key: string; body: Uint8Array } {
+  return {
+    key: `${controlFolder}s3sync-probe-${crypto.randomUUID()}`,
+    body: new TextEncoder().encode("s3sync conditional-write probe\n"),
+  };
+}
+
+/** An ETag no object has. */
+const NOT_THE_ETAG = '"s3sync-not-the-etag"';
 
 /**
- * Checks once per store which conditional requests the server honours, with a probe object in
- * the internal control folder (`controlFolder`, from the core): a create-only write over it, a
- * write and a delete `If-Match` an ETag it does not have, each of which must fail.
+ * Checks once per store that the server honours conditional writes (`If-None-Match: *` and
+ * `If-Match` on PUT), with a probe object in the internal control folder (`controlFolder`, from
+ * the core): a create-only write over it and a write `If-Match` an ETag it does not have must
+ * both fail.
  */
-export async function conditionalSupport(
+export async function conditionalWritesWork(
   store: ObjectStore,
   controlFolder: string,
   signal?: AbortSignal,
-): Promise<ConditionalSupport> {
-  const known = probed.get(store);
+): Promise<boolean> {
+  const known = probedWrites.get(store);
   if (known !== undefined) return known;
-  const key = `${controlFolder}s3sync-probe-${crypto.randomUUID()}`;
-  const body = new TextEncoder().encode("s3sync conditional-write probe\n");
-  const wrong = '"s3sync-not-the-etag"';
-  const support: ConditionalSupport = { writes: false, deletes: false };
+  const { key, body } = probeObject(controlFolder);
+  let works = false;
   try {
     const created = await store.putObjectIfMatch(key, body, null, signal);
     const again = await store.putObjectIfMatch(key, body, null, signal);
-    const wrongMatch = await store.putObjectIfMatch(key, body, wrong, signal);
-    support.writes = created !== null && again === null && wrongMatch === null;
-    const refused = !(await store.deleteObjectIfMatch(key, wrong, signal));
-    support.deletes = refused && (await store.headObject(key, signal)).exists;
+    const wrongMatch = await store.putObjectIfMatch(key, body, NOT_THE_ETAG, signal);
+    works = created !== null && again === null && wrongMatch === null;
   } finally {
     await store.deleteObject(key, signal).catch(() => {});
   }
-  probed.set(store, support);
-  return support;
+  probedWrites.set(store, works);
+  return works;
+}
+
+/**
+ * Checks once per store that the server honours `If-Match` on DELETE (S3 does since 2025-09;
+ * s3s-fs ignores it): a delete of a probe object `If-Match` an ETag it does not have must leave
+ * it in place. Asked only by a push that deletes.
+ */
+export async function conditionalDeletesWork(
+  store: ObjectStore,
+  controlFolder: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const known = probedDeletes.get(store);
+  if (known !== undefined) return known;
+  const { key, body } = probeObject(controlFolder);
+  let works = false;
+  try {
+    await store.putObject(key, body, signal);
+    const refused = !(await store.deleteObjectIfMatch(key, NOT_THE_ETAG, signal));
+    works = refused && (await store.headObject(key, signal)).exists;
+  } finally {
+    await store.deleteObject(key, signal).catch(() => {});
+  }
+  probedDeletes.set(store, works);
+  return works;
 }
 
 /**
  * How this push's object writes and deletes are made conditional (see `object_condition` in the
- * core), decided once before the first upload: `null` when the user waived conditions
- * (`allowUnconditional`), else what the server honours. With the extension's client (no
- * `If-Match`), creates still go create-only and the rest rests on a HEAD compare just before.
- * A server that ignores conditional writes is refused before anything is written.
+ * core), decided before the first conditional request: `null` when the user waived conditions
+ * (`allowUnconditional`), else what the server honours (deletes probed only when `deleting`).
+ * With the extension's client (no `If-Match`), creates still go create-only and the rest rests
+ * on a HEAD compare just before. A server that ignores conditional writes is refused before
+ * anything is written.
  */
 async function objectConditions(
   ctx: SyncContext,
   planner: Planner,
   request: PushRequest,
+  deleting: boolean,
 ): Promise<ConditionalSupport | null> {
   if (request.allowUnconditional) return null;
   if (!hasExtras(ctx.store)) return { writes: false, deletes: false };
   const store = ctx.store;
-  const support = await withRetry(
-    () => conditionalSupport(store, planner.controlFolder, ctx.signal),
-    ctx.retry ?? DEFAULT_RETRY,
-    ctx.signal,
-  );
-  if (!support.writes) {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const probe = (check: typeof conditionalWritesWork) =>
+    withRetry(() => check(store, planner.controlFolder, ctx.signal), retry, ctx.signal);
+  if (!(await probe(conditionalWritesWork))) {
     throw new SyncError(
       "conditional-writes-unsupported",
       "this server ignores conditional writes, so a concurrent writer's objects and index entries could be silently overwritten; " +
-        "nothing was uploaded. Re-run with --allow-unconditional when you are the only writer",
+        "nothing was written. Re-run with --allow-unconditional when you are the only writer",
     );
   }
-  return support;
+  return { writes: true, deletes: deleting && await probe(conditionalDeletesWork) };
 }
 
 /** What a HEAD said, as the core's facts. */
@@ -216,7 +251,7 @@ async function ownBytesLanded(
 export async function push(ctx: SyncContext, request: PushRequest = {}): Promise<PushReport> {
   using planner = new Planner(ctx.namespace, ctx.prefix);
   try {
-    using run = new PushRun(planner, runRequest(request, false));
+    using run = new PushRun(planner, runRequest(ctx, request, false));
     return (await drive(ctx, started(planner, run, request))).report;
   } catch (error) {
     throw asSyncError(error, "push");
@@ -253,7 +288,7 @@ export async function preparePush(
   const planner = new Planner(ctx.namespace, ctx.prefix);
   let run: PushRun | undefined;
   try {
-    run = new PushRun(planner, runRequest(request, true));
+    run = new PushRun(planner, runRequest(ctx, request, true));
     return await drive(ctx, started(planner, run, request));
   } catch (error) {
     run?.[Symbol.dispose]();
@@ -287,7 +322,7 @@ export function discardPreparedPush(prepared: PreparedPush): void {
 }
 
 /** The core's request from the library's (every field given, see `PullRun`'s). */
-function runRequest(request: PushRequest, twoPhase: boolean): PushRunRequest {
+function runRequest(ctx: SyncContext, request: PushRequest, twoPhase: boolean): PushRunRequest {
   return {
     deleteMissing: request.deleteMissing ?? false,
     maxDeletes: request.maxDeletes,
@@ -297,6 +332,8 @@ function runRequest(request: PushRequest, twoPhase: boolean): PushRunRequest {
     askConfirmation: request.confirmDeletes !== undefined,
     twoPhase,
     expect: request.expect ? JSON.stringify(request.expect) : undefined,
+    // The extension's client has no If-Match: its replacements wait for the locked commit.
+    replacementsUnderLock: !hasExtras(ctx.store) && !request.allowUnconditional,
   };
 }
 
@@ -387,8 +424,14 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         report.plan = run.onConfirmed(await must(request.confirmDeletes)(report.plan));
         break;
       case "upload": {
-        const conditions = await objectConditions(ctx, planner, request);
-        const { uploaded, lost } = await upload(ctx, report, conditions);
+        const batch = report.plan.uploads.filter((u) =>
+          action.batch === "all" || (action.batch === "newKeys") === (u.expected === null)
+        );
+        // Probed only when something goes up: a push that uploads nothing sends no probe.
+        const conditions = batch.length === 0
+          ? null
+          : await objectConditions(ctx, planner, request, false);
+        const { uploaded, lost } = await upload(ctx, report, batch, conditions);
         for (const rel of lost.slice(0, 5)) {
           ctx.log?.(
             `conflict: ${rel} changed in the bucket since this cache read it; not uploaded`,
@@ -421,7 +464,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         // The published index no longer names these; a crash from here on leaves orphan
         // objects, never an index entry pointing at nothing.
         const rels = new Set(action.rels);
-        const conditions = await objectConditions(ctx, planner, request);
+        const conditions = await objectConditions(ctx, planner, request, true);
         const lost: string[] = [];
         const failures = await runPool(report.plan.deletes.filter((d) => rels.has(d.rel)), {
           concurrency: ctx.concurrency ?? 25,
@@ -555,13 +598,14 @@ async function deleteIfUnchanged(
 async function upload(
   ctx: SyncContext,
   report: PushReport,
+  uploads: Upload[],
   conditions: ConditionalSupport | null,
 ): Promise<{ uploaded: Uploaded[]; lost: string[] }> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const uploaded: Uploaded[] = [];
   const lost: string[] = [];
   report.failures.push(
-    ...(await runPool(report.plan.uploads, {
+    ...(await runPool(uploads, {
       concurrency: ctx.concurrency ?? 25,
       signal: ctx.signal,
       phase: "upload",
@@ -620,7 +664,7 @@ async function upload(
       report.bytes += hashed.size;
     })),
   );
-  report.uploaded = uploaded.length;
+  report.uploaded += uploaded.length;
   return { uploaded, lost };
 }
 
@@ -667,7 +711,7 @@ async function publishIndex(
   const key = planner.remoteIndexKey;
   // Probed before the uploads when there were any (cached per store); a push that only
   // deletes or prunes is checked here, before its first write.
-  await objectConditions(ctx, planner, request);
+  await objectConditions(ctx, planner, request, false);
   const published = await publishWithRemerge(ctx, async () => {
     const body = planner.indexJson(false);
     const put = await withRetry(

@@ -42,6 +42,37 @@ pub struct PushRunRequest {
     /// A saved plan (the JSON of `s3sync plan --out`) the plan must equal, else `plan-stale`.
     #[tsify(optional)]
     pub expect: Option<String>,
+    /// The store cannot make a replacement conditional (the extension's client has no
+    /// `If-Match`: a replacement rests on a HEAD compare just before it). In a two-phase push the
+    /// replacements then wait for the commit, which swamp core runs under its global lock; the
+    /// prepare, outside the lock, uploads only new keys, whose create-only write is atomic at the
+    /// server whoever else writes.
+    pub replacements_under_lock: bool,
+}
+
+/// Which of the plan's uploads an `upload` action asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub enum UploadBatch {
+    /// Every upload of the plan.
+    All,
+    /// New keys only (`expected` is null): the prepare of a two-phase push whose replacements
+    /// wait for the lock.
+    NewKeys,
+    /// Replacements only (`expected` is set): that push's commit.
+    Replacements,
+}
+
+impl UploadBatch {
+    /// Whether the upload with `expected` (the version it replaces, `None` for a new key)
+    /// belongs to this batch.
+    pub fn takes(self, replaces: bool) -> bool {
+        match self {
+            UploadBatch::All => true,
+            UploadBatch::NewKeys => !replaces,
+            UploadBatch::Replacements => replaces,
+        }
+    }
 }
 
 /// The next thing the shim must do for a push.
@@ -75,8 +106,11 @@ pub enum PushAction {
     },
     /// Ask a person whether the plan's deletes may go; answer with `onConfirmed`.
     Confirm,
-    /// Upload the plan's `uploads`; answer with `onUploaded`.
-    Upload,
+    /// Upload the plan's `uploads` of `batch`; answer with `onUploaded`.
+    Upload {
+        /// Which of them.
+        batch: UploadBatch,
+    },
     /// The uploads are done; `commit` continues (two-phase push).
     Prepared,
     /// Read the index as it is now and re-apply this push's changes over it (a commit after
@@ -136,6 +170,9 @@ pub struct PushRun {
     committing: bool,
     published: bool,
     sidecar_after: Option<Vec<u8>>,
+    /// The new keys a two-phase prepare uploaded while its replacements wait for the commit,
+    /// recorded together with them then (`None`: nothing deferred).
+    prepared_uploads: Option<Vec<Uploaded>>,
 }
 
 impl PushRun {
@@ -164,7 +201,19 @@ impl PushRun {
             committing: false,
             published: false,
             sidecar_after: None,
+            prepared_uploads: None,
         }
+    }
+
+    /// The `upload` action: every upload, or for a two-phase push whose replacements need the
+    /// lock, the new keys first.
+    fn upload_action(&self) -> PushAction {
+        let batch = if self.request.two_phase && self.request.replacements_under_lock {
+            UploadBatch::NewKeys
+        } else {
+            UploadBatch::All
+        };
+        PushAction::Upload { batch }
     }
 
     /// The next action (the same one until it is answered).
@@ -319,7 +368,7 @@ impl PushRun {
                 PushAction::Confirm
             } else {
                 self.deletes_confirmed = self.plan_has_deletes(session)?;
-                PushAction::Upload
+                self.upload_action()
             };
         }
         session.push_plan()
@@ -341,7 +390,7 @@ impl PushRun {
         if !confirmed {
             session.withhold_unconfirmed_deletes()?;
         }
-        self.pending = PushAction::Upload;
+        self.pending = self.upload_action();
         session.push_plan()
     }
 
@@ -354,25 +403,51 @@ impl PushRun {
         lost: &[String],
         now_iso: &str,
     ) -> CoreResult<()> {
-        self.expect("onUploaded", |p| matches!(p, PushAction::Upload))?;
-        self.uploaded = uploaded.len() as u64;
+        self.expect("onUploaded", |p| matches!(p, PushAction::Upload { .. }))?;
+        let PushAction::Upload { batch } = self.pending else {
+            return Err(CoreError::input("push run: onUploaded out of order"));
+        };
+        // The shim's count so far (a two-phase push's second batch counts the first's too).
         self.failures = failures;
         // Another writer's version was in the bucket (see `object_condition`): not uploaded,
         // a conflict, and the rest of the push goes on.
         session.add_push_conflicts(lost.iter().cloned())?;
-        self.must_publish = session.record_push(uploaded, now_iso, self.deletes_confirmed)?;
-        if self.request.two_phase {
+        if batch == UploadBatch::NewKeys {
+            // The replacements go at the commit; both halves are recorded together then.
+            self.uploaded = uploaded.len() as u64;
+            self.prepared_uploads = Some(uploaded.to_vec());
             self.pending = PushAction::Prepared;
-        } else {
-            self.commit_next(session, false)?;
+            return Ok(());
+        }
+        let all: Vec<Uploaded> = self
+            .prepared_uploads
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .chain(uploaded.iter().cloned())
+            .collect();
+        self.uploaded = all.len() as u64;
+        self.must_publish = session.record_push(&all, now_iso, self.deletes_confirmed)?;
+        match (self.request.two_phase, batch) {
+            (true, UploadBatch::All) => self.pending = PushAction::Prepared,
+            // The second half of a prepared push: its commit goes on at once.
+            (true, _) => self.commit_next(session, true)?,
+            (false, _) => self.commit_next(session, false)?,
         }
         Ok(())
     }
 
-    /// Continues a prepared push: the index is re-read and the changes re-applied first, since
-    /// others may have published since the prepare.
+    /// Continues a prepared push: the deferred replacements are uploaded first (now under the
+    /// caller's lock), then the index is re-read and the changes re-applied, since others may
+    /// have published since the prepare.
     pub fn commit(&mut self, session: &Session) -> CoreResult<()> {
         self.expect("commit", |p| matches!(p, PushAction::Prepared))?;
+        if self.prepared_uploads.is_some() {
+            self.pending = PushAction::Upload {
+                batch: UploadBatch::Replacements,
+            };
+            return Ok(());
+        }
         self.commit_next(session, true)
     }
 

@@ -10,13 +10,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::json;
 
-use s3sync_core::push_machine::{PushAction, PushRun, PushRunRequest};
+use s3sync_core::push_machine::{PushAction, PushRun, PushRunRequest, UploadBatch};
 use s3sync_core::session::Session;
 use s3sync_core::sync_state::SyncState;
 
 #[path = "common/sim.rs"]
 mod sim;
-use sim::{run_pull, run_push, Bucket, Cache, PullFaults, PushFaults, INDEX_KEY, NS};
+use sim::{
+    run_pull, run_push, run_push_with, Bucket, Cache, PullFaults, PushFaults, INDEX_KEY, NS,
+};
 
 fn empty_bucket() -> Bucket {
     Bucket::with_datastore(&BTreeMap::new(), &BTreeMap::new())
@@ -166,6 +168,73 @@ fn a_two_phase_commit_merges_over_what_others_published_meanwhile() {
         bucket.indexed(),
         BTreeSet::from(["data/mine.json".to_string(), "data/theirs.json".to_string()])
     );
+}
+
+/// With the extension's client a replacement cannot be `If-Match`: the prepare of a two-phase
+/// push (outside swamp core's lock) then uploads only the new keys, and the replacement waits
+/// for the commit (under the lock), where it goes after its HEAD compare.
+#[test]
+fn a_two_phase_prepare_leaves_replacements_for_the_commit_when_they_need_the_lock() {
+    let mut bucket = empty_bucket();
+    let mut cache = Cache::default();
+    cache.edit("data/old.json", b"v1");
+    push(&mut bucket, &mut cache);
+    cache.edit("data/old.json", b"v2, changed");
+    cache.edit("data/new.json", b"new");
+    let old_key = format!("{NS}/data/old.json");
+    let new_key = format!("{NS}/data/new.json");
+    let mut at_prepared = None;
+    let mut batches = Vec::new();
+    let ran = run_push_with(
+        &mut bucket,
+        &mut cache,
+        PushRunRequest {
+            two_phase: true,
+            replacements_under_lock: true,
+            ..PushRunRequest::default()
+        },
+        &PushFaults::default(),
+        &mut |action, bucket| match action {
+            PushAction::Upload { batch } => batches.push(*batch),
+            PushAction::Prepared => {
+                at_prepared = Some((
+                    bucket.objects.get(&old_key).map(|(b, _)| b.clone()),
+                    bucket.objects.contains_key(&new_key),
+                ));
+            }
+            _ => {}
+        },
+    )
+    .unwrap();
+    assert_eq!(batches, [UploadBatch::NewKeys, UploadBatch::Replacements]);
+    // Prepared: the new key is up, the replacement is not.
+    assert_eq!(at_prepared, Some((Some(b"v1".to_vec()), true)));
+    // Committed: both are up and indexed.
+    assert_eq!(bucket.objects[&old_key].0, b"v2, changed");
+    assert_eq!(ran.uploaded, ["data/new.json", "data/old.json"]);
+    assert_eq!(
+        bucket.indexed(),
+        BTreeSet::from(["data/new.json".to_string(), "data/old.json".to_string()])
+    );
+    // Without the need, one batch at the prepare, as before.
+    cache.edit("data/old.json", b"v3");
+    let mut batches = Vec::new();
+    run_push_with(
+        &mut bucket,
+        &mut cache,
+        PushRunRequest {
+            two_phase: true,
+            ..PushRunRequest::default()
+        },
+        &PushFaults::default(),
+        &mut |action, _| {
+            if let PushAction::Upload { batch } = action {
+                batches.push(*batch);
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(batches, [UploadBatch::All]);
 }
 
 #[test]

@@ -406,11 +406,14 @@ pub fn run_push_with(
             PushAction::Confirm => {
                 ran.plan = run.on_confirmed(&mut session, faults.confirm)?.clone();
             }
-            PushAction::Upload => {
+            PushAction::Upload { batch } => {
                 let mut uploaded = Vec::new();
                 let mut lost = Vec::new();
                 let mut failures = 0;
                 for u in &ran.plan.uploads {
+                    if !batch.takes(u.expected.is_some()) {
+                        continue;
+                    }
                     if faults.failing.contains(&u.transfer.rel) {
                         failures += 1;
                         continue;

@@ -171,6 +171,33 @@ export function dropInContract(target: ContractTarget): void {
     },
   );
 
+  test(
+    "preparePush sends only create-only writes; a replacement waits for commitPush, under core's lock",
+    async (client, cache) => {
+      // The extension's client has no If-Match: a replacement rests on a HEAD compare, which
+      // only the commit (run under swamp core's global lock) may lean on.
+      await writeCacheFiles(cache, [["ns/logs/old.log", encoder.encode("v1")]]);
+      const service = new S3SyncService(client, cache);
+      assertEquals(await service.pushChanged({ namespace: "ns" }), 1);
+      await writeCacheFiles(cache, [
+        ["ns/logs/old.log", encoder.encode("v2, changed")],
+        ["ns/logs/new.log", encoder.encode("new")],
+      ]);
+      const manifest = await service.preparePush({ namespace: "ns" });
+      assertEquals(decoder.decode((await client.getObject("ns/logs/new.log")).data), "new");
+      assertEquals(decoder.decode((await client.getObject("ns/logs/old.log")).data), "v1");
+      assertEquals(await service.commitPush(manifest, { namespace: "ns" }), 2);
+      assertEquals(
+        decoder.decode((await client.getObject("ns/logs/old.log")).data),
+        "v2, changed",
+      );
+      assertEquals(await indexRels(client, "ns/.datastore-index.json"), [
+        "logs/new.log",
+        "logs/old.log",
+      ]);
+    },
+  );
+
   test("capabilities announce every optional method the service has", (client, cache) => {
     const service = new S3SyncService(client, cache);
     const caps = service.capabilities();

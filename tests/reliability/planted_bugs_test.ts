@@ -96,6 +96,12 @@ Deno.test("planted bug: publishing the index before the data leaves an index nam
         parked.push(() => base.putObject(key, body, signal));
         return Promise.resolve({ etag: '"parked"' });
       },
+      // New files go create-only: parked the same way.
+      putObjectConditional: (key, body, signal) => {
+        if (isIndex(key)) return base.putObjectConditional(key, body, signal);
+        parked.push(() => base.putObjectConditional(key, body, signal));
+        return Promise.resolve(true);
+      },
     };
     await push({ store: reordering, cache: new DenoCacheFs(cache), namespace: "ns", lock: false });
     assert(parked.length === 20, "the uploads were parked");
