@@ -57,6 +57,7 @@ export type {
   MtimeUpdate,
   ObjectFacts,
   ObjectVerdict,
+  OurBytes,
   Place,
   Problem,
   PullAction,
@@ -126,6 +127,7 @@ import type {
   MigrateResult,
   ObjectFacts,
   ObjectVerdict,
+  OurBytes,
   Problem,
   PullAction,
   PullApplied,
@@ -779,10 +781,18 @@ export class PullRun {
 
   /** What the transfers did, at `now`; returns what the core applied. */
   onTransfers(
-    outcome: { downloaded: LocalFile[]; notFound: string[]; aside: KeptAside[]; failures: number },
+    outcome: {
+      downloaded: LocalFile[];
+      notFound: string[];
+      aside: KeptAside[];
+      /** SHA-256 of what each download wrote, by rel. */
+      hashes: Map<string, string>;
+      failures: number;
+    },
     now: Date,
   ): PullApplied {
     const buffer = encodeLocalListing(outcome.downloaded);
+    const [hashedRels, hashedSha256] = hashColumns(outcome.hashes);
     return core(() =>
       this.#inner.onTransfers(
         sessionOf(this.#planner),
@@ -790,6 +800,8 @@ export class PullRun {
         outcome.notFound,
         outcome.aside.map((a) => a.rel),
         outcome.aside.map((a) => a.copy),
+        hashedRels,
+        hashedSha256,
         outcome.failures,
         now.toISOString(),
       )
@@ -1188,16 +1200,16 @@ export function classifyCachePath(
 }
 
 /**
- * The core's verdict on replacing (`isDelete` false) or deleting an object a plan expects to
- * hold `expected`, from a HEAD's answer: proceed `If-Match` the ETag seen, a conflict, or
- * settled (a delete of an object already gone).
+ * The core's verdict on replacing with `ours` (undefined: deleting) an object a plan expects to
+ * hold `expected`, from a HEAD's answer: proceed `If-Match` the ETag seen, create (the object is
+ * gone), a conflict, settled (nothing to do), or `readContent` (hash the object and ask again).
  */
 export function judgeExisting(
   expected: ExpectedVersion,
+  ours: OurBytes | undefined,
   head: ObjectFacts,
-  isDelete: boolean,
 ): ObjectVerdict {
-  return core(() => wasm.judgeExisting(expected, head, isDelete));
+  return core(() => wasm.judgeExisting(expected, ours, head));
 }
 
 /**

@@ -173,6 +173,7 @@ async function pullWith(
           downloaded: moved.downloaded,
           notFound: moved.notFound,
           aside: moved.keptAside,
+          hashes: moved.hashes,
           failures: moved.failures.length,
         }, ctx.now?.() ?? new Date());
         if (moved.atBareKey.length > 0) {
@@ -246,6 +247,8 @@ interface Transferred {
   notFound: string[];
   atBareKey: string[];
   keptAside: KeptAside[];
+  /** SHA-256 of what each download wrote, by rel. */
+  hashes: Map<string, string>;
   bytes: number;
   failures: ItemFailure[];
 }
@@ -326,6 +329,7 @@ async function transfer(
     notFound: [],
     atBareKey: [],
     keptAside: [],
+    hashes: new Map(),
     bytes: 0,
     failures: [],
   };
@@ -339,8 +343,10 @@ async function transfer(
     failureCode: "download-failed",
     sizeOf: (t) => t.size,
   }, async (t, onBytes) => {
-    // A conflict's incoming version is hashed on the way, to tell whether the local one differs.
-    const hash = setAside.has(t.rel);
+    // Every download is hashed on the way: the local index records what this cache wrote (so a
+    // later same-size rewrite is told from a touch), and a conflict's incoming version is
+    // compared with the local one.
+    const hash = true;
     const get = (key: string) =>
       withRetry(
         () => downloadToStage(ctx, key, t.cachePath, { hash, onBytes }),
@@ -372,11 +378,12 @@ async function transfer(
     try {
       // The bucket's version is on disk under a temporary name; the local file is untouched
       // until the rename, and kept aside first when it differs.
-      if (hash) {
+      if (setAside.has(t.rel)) {
         const kept = await keepAside(ctx, planner, t.cachePath, staged);
         if (kept) moved.keptAside.push({ rel: t.rel, copy: kept });
       }
       const stat = await staged.commit();
+      if (staged.sha256 !== undefined) moved.hashes.set(t.rel, staged.sha256);
       moved.bytes += staged.size;
       moved.downloaded.push({ path: t.rel, size: stat.size, mtimeMs: stat.mtimeMs });
     } finally {

@@ -557,6 +557,49 @@ function must<T>(value: T | undefined): T {
 }
 
 /**
+ * The condition of one upload, as the core judges it (see `object_condition`): create-only for a
+ * new key; for a replacement, a HEAD judged against the version the plan read (read and hashed
+ * when the object records no hash but has our size), then `If-Match` the ETag seen, or
+ * create-only when the object is gone. `"settled"`: the bucket already holds these bytes;
+ * `"conflict"`: another writer's version is there. Without If-Match (the extension's client)
+ * the HEAD just taken is all there is: the write then goes unconditionally.
+ */
+async function writeCondition(
+  ctx: SyncContext,
+  u: Upload,
+  ours: { sha256: string; size: number },
+  conditions: ConditionalSupport,
+): Promise<WriteCondition | "settled" | "conflict"> {
+  if (u.expected === null) return null;
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const head = await withRetry(
+    () => ctx.store.headObject(u.remoteKey, ctx.signal),
+    retry,
+    ctx.signal,
+  );
+  let verdict = judgeExisting(u.expected, ours, factsOf(head));
+  if (verdict.verdict === "readContent") {
+    const { data } = await withRetry(
+      () => ctx.store.getObject(u.remoteKey, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    const facts = { ...factsOf(head), size: data.length, sha256: await sha256Hex(data) };
+    verdict = judgeExisting(u.expected, ours, facts);
+  }
+  switch (verdict.verdict) {
+    case "proceed":
+      return conditions.writes ? verdict.ifMatch ?? undefined : undefined;
+    case "create":
+      return null;
+    case "settled":
+      return "settled";
+    default:
+      return "conflict";
+  }
+}
+
+/**
  * Deletes the object of `d` only while the bucket holds the version the delete was decided
  * against: the core judges a HEAD, and the DELETE then goes `If-Match` the ETag seen where the
  * server honours it. Returns false when another version is there (a conflict; nothing deleted);
@@ -574,7 +617,7 @@ async function deleteIfUnchanged(
     return true;
   }
   const head = await withRetry(() => store.headObject(d.remoteKey, ctx.signal), retry, ctx.signal);
-  const verdict = judgeExisting(d.expected, factsOf(head), true);
+  const verdict = judgeExisting(d.expected, undefined, factsOf(head));
   if (verdict.verdict === "settled") return true;
   if (verdict.verdict !== "proceed") return false;
   const etag = verdict.ifMatch;
@@ -621,29 +664,22 @@ async function upload(
       if (before === null || hashed === null) {
         throw new SyncError("upload-failed", "the file vanished after the walk");
       }
-      let condition: WriteCondition = undefined;
-      if (conditions !== null && u.expected === null) condition = null;
-      if (conditions !== null && u.expected !== null) {
-        const head = await withRetry(
-          () => ctx.store.headObject(u.remoteKey, ctx.signal),
-          retry,
-          ctx.signal,
-        );
-        const verdict = judgeExisting(u.expected, factsOf(head), false);
-        if (verdict.verdict !== "proceed") {
+      const condition = conditions === null
+        ? undefined
+        : await writeCondition(ctx, u, hashed, conditions);
+      if (condition === "conflict") {
+        lost.push(u.rel);
+        return;
+      }
+      if (condition !== "settled") {
+        const sent = await uploadFile(ctx, u.remoteKey, u.cachePath, hashed.size, {
+          condition,
+          sha256: hashed.sha256,
+        }, onBytes);
+        if (sent === null && !(await ownBytesLanded(ctx, u.remoteKey, hashed))) {
           lost.push(u.rel);
           return;
         }
-        // Without If-Match (the extension's client) the HEAD just taken is all there is.
-        condition = conditions.writes ? verdict.ifMatch ?? undefined : undefined;
-      }
-      const sent = await uploadFile(ctx, u.remoteKey, u.cachePath, hashed.size, {
-        condition,
-        sha256: hashed.sha256,
-      }, onBytes);
-      if (sent === null && !(await ownBytesLanded(ctx, u.remoteKey, hashed))) {
-        lost.push(u.rel);
-        return;
       }
       const after = await ctx.cache.stat(u.cachePath);
       if (

@@ -57,6 +57,16 @@ pub struct ObjectFacts {
     pub sha256: Option<String>,
 }
 
+/// The bytes a write would send.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct OurBytes {
+    /// Their SHA-256.
+    pub sha256: String,
+    /// Their size.
+    pub size: u64,
+}
+
 /// The verdict on a write or delete, given what the bucket holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
 #[tsify(missing_as_null, hashmap_as_object)]
@@ -72,6 +82,8 @@ pub enum ObjectVerdict {
         /// The ETag the request must match.
         if_match: Option<String>,
     },
+    /// Go ahead create-only (`If-None-Match: *`): the object is gone.
+    Create,
     /// The bucket holds another writer's version: leave it, report a conflict.
     Conflict,
     /// Nothing to do: the object is already gone (a delete) or already holds these bytes.
@@ -81,35 +93,47 @@ pub enum ObjectVerdict {
     ReadContent,
 }
 
-/// Judges a replacement or delete of an object expected to be `expected`, from a HEAD.
+/// Judges a replacement by `ours` (`None`: a delete) of an object expected to be `expected`,
+/// from a HEAD.
 ///
-/// - An object that is gone: a delete is settled (nothing to remove); a replacement is a
-///   conflict (another writer deleted what this push meant to replace).
-/// - A version other than `expected` (its recorded SHA-256 differs, or with none on either side,
-///   its size): a conflict.
-/// - Otherwise: proceed, `If-Match` the ETag the HEAD saw.
+/// - An object that is gone: a delete is settled (nothing to remove); a replacement goes
+///   create-only. An edit outlives a delete of the version it edits (nothing is lost either
+///   way: the delete's evidence was that version, and the edit is its descendant), while a
+///   concurrent create of the key still wins the condition and makes this a conflict.
+/// - An object that already holds our bytes (its recorded SHA-256 is ours): settled, nothing to
+///   send (a killed push's replacement landed before it could index it).
+/// - The version expected (its recorded SHA-256 when both sides have one, else its size):
+///   proceed, `If-Match` the ETag the HEAD saw.
+/// - Otherwise a conflict, unless the object records no hash and has our size: then its
+///   content decides ([`ObjectVerdict::ReadContent`]; asked again with the hash as the HEAD's).
 pub fn judge_existing(
     expected: &ExpectedVersion,
+    ours: Option<&OurBytes>,
     head: &ObjectFacts,
-    delete: bool,
 ) -> ObjectVerdict {
     if !head.exists {
-        return if delete {
-            ObjectVerdict::Settled
-        } else {
-            ObjectVerdict::Conflict
+        return match ours {
+            None => ObjectVerdict::Settled,
+            Some(_) => ObjectVerdict::Create,
         };
+    }
+    if let (Some(ours), Some(have)) = (ours, &head.sha256) {
+        if ours.sha256.eq_ignore_ascii_case(have) {
+            return ObjectVerdict::Settled;
+        }
     }
     let same = match (&expected.sha256, &head.sha256) {
         (Some(want), Some(have)) => want.eq_ignore_ascii_case(have),
         _ => head.size == Some(expected.size),
     };
-    if same {
-        ObjectVerdict::Proceed {
+    match ours {
+        _ if same => ObjectVerdict::Proceed {
             if_match: head.etag.clone(),
+        },
+        Some(ours) if head.sha256.is_none() && head.size == Some(ours.size) => {
+            ObjectVerdict::ReadContent
         }
-    } else {
-        ObjectVerdict::Conflict
+        _ => ObjectVerdict::Conflict,
     }
 }
 
@@ -158,22 +182,30 @@ mod tests {
         }
     }
 
+    fn ours(size: u64, sha: &str) -> OurBytes {
+        OurBytes {
+            sha256: sha.to_string(),
+            size,
+        }
+    }
+
     #[test]
     fn the_version_read_proceeds_if_match_its_etag() {
         let proceed = ObjectVerdict::Proceed {
             if_match: Some("\"e1\"".into()),
         };
+        let mine = ours(7, SHA_B);
+        let judge = |e: &ExpectedVersion, h: &ObjectFacts| judge_existing(e, Some(&mine), h);
         assert_eq!(
-            judge_existing(&expected(5, Some(SHA_A)), &head(5, Some(SHA_A)), false),
+            judge(&expected(5, Some(SHA_A)), &head(5, Some(SHA_A))),
             proceed
         );
         // Without a hash on one side, the size decides.
+        assert_eq!(judge(&expected(5, None), &head(5, Some(SHA_A))), proceed);
+        assert_eq!(judge(&expected(5, Some(SHA_A)), &head(5, None)), proceed);
+        // A delete alike.
         assert_eq!(
-            judge_existing(&expected(5, None), &head(5, Some(SHA_A)), false),
-            proceed
-        );
-        assert_eq!(
-            judge_existing(&expected(5, Some(SHA_A)), &head(5, None), true),
+            judge_existing(&expected(5, None), None, &head(5, None)),
             proceed
         );
     }
@@ -181,31 +213,54 @@ mod tests {
     #[test]
     fn another_version_is_a_conflict() {
         let conflict = ObjectVerdict::Conflict;
+        let mine = ours(7, SHA_A);
         // Same size, other bytes: the hashes tell.
+        let other = ExpectedVersion {
+            size: 5,
+            sha256: Some("0".repeat(64)),
+        };
         assert_eq!(
-            judge_existing(&expected(5, Some(SHA_A)), &head(5, Some(SHA_B)), false),
+            judge_existing(&other, Some(&mine), &head(5, Some(SHA_B))),
             conflict
         );
         assert_eq!(
-            judge_existing(&expected(5, Some(SHA_A)), &head(5, Some(SHA_B)), true),
+            judge_existing(&other, None, &head(5, Some(SHA_B))),
             conflict
         );
         assert_eq!(
-            judge_existing(&expected(5, None), &head(6, None), false),
+            judge_existing(&expected(5, None), Some(&mine), &head(6, None)),
             conflict
         );
     }
 
     #[test]
-    fn a_vanished_object_settles_a_delete_and_conflicts_a_replacement() {
-        let gone = ObjectFacts::default();
+    fn our_own_bytes_settle_and_an_unhashed_object_of_our_size_asks_for_content() {
+        let mine = ours(7, SHA_A);
         assert_eq!(
-            judge_existing(&expected(5, None), &gone, true),
+            judge_existing(&expected(5, None), Some(&mine), &head(7, Some(SHA_A))),
             ObjectVerdict::Settled
         );
         assert_eq!(
-            judge_existing(&expected(5, None), &gone, false),
+            judge_existing(&expected(5, None), Some(&mine), &head(7, None)),
+            ObjectVerdict::ReadContent
+        );
+        // A delete never reads content: a version it did not expect stays.
+        assert_eq!(
+            judge_existing(&expected(5, None), None, &head(7, None)),
             ObjectVerdict::Conflict
+        );
+    }
+
+    #[test]
+    fn a_vanished_object_settles_a_delete_and_is_created_by_a_replacement() {
+        let gone = ObjectFacts::default();
+        assert_eq!(
+            judge_existing(&expected(5, None), None, &gone),
+            ObjectVerdict::Settled
+        );
+        assert_eq!(
+            judge_existing(&expected(5, None), Some(&ours(7, SHA_A)), &gone),
+            ObjectVerdict::Create
         );
     }
 

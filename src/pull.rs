@@ -469,6 +469,10 @@ pub struct PullOutcome {
     pub sizes: Vec<(String, u64)>,
     /// Conflicts whose local version was copied aside before the download replaced it.
     pub aside: Vec<KeptAside>,
+    /// Downloaded rels with the SHA-256 of the bytes written (where the shim hashed them): the
+    /// local index records it where the entry has none, so the base always knows the bytes this
+    /// cache left, and a later same-size rewrite is told from a touch by hashing.
+    pub hashes: Vec<(String, String)>,
 }
 
 /// What applying a pull changed in the index.

@@ -810,9 +810,11 @@ pub fn push_changes(
 }
 
 /// Applies `changes` to `index` (the one read, or a newer one after a lost race) and returns
-/// the upserts it refused: rels whose entry another writer changed since this push read it
-/// (added, replaced or removed). Such an upload is a conflict, never re-inserted over the other
-/// writer's version; over the index read nothing is refused.
+/// the upserts it refused: rels another writer added or replaced since this push read them.
+/// Such an upload is a conflict, never re-inserted over the other writer's version. An upload
+/// whose entry another writer removed goes back in: an edit outlives a delete of the version it
+/// edits (its object was written create-only once the old one was gone, see
+/// `object_condition`). Over the index read nothing is refused.
 ///
 /// An mtime update goes only onto the version it was verified against: on another writer's
 /// version it would tell the next run that this cache holds bytes it never saw.
@@ -827,7 +829,7 @@ pub fn apply_changes(index: &mut Index, changes: &PushChanges) -> BTreeSet<Strin
     };
     let mut refused = BTreeSet::new();
     for (rel, entry) in &changes.upserts {
-        if unchanged_since_read(index, rel) {
+        if unchanged_since_read(index, rel) || !index.entries.contains_key(rel) {
             index.entries.insert(rel.clone(), entry.clone());
         } else {
             refused.insert(rel.clone());

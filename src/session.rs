@@ -96,6 +96,8 @@ pub struct Session {
     kept_after_pull: Vec<String>,
     /// Rels the last pull did not fetch: the local index keeps their base entries, or none.
     untouched_after_pull: Vec<String>,
+    /// SHA-256 of what the last pull wrote, by rel (see [`PullOutcome::hashes`]).
+    pulled_hashes: BTreeMap<String, String>,
     rebuild: Option<RebuildBuilder>,
     /// The report of the rebuild this session ran, if any (a pull reports its unsafe keys).
     rebuilt: Option<RebuildReport>,
@@ -125,6 +127,7 @@ impl Session {
             base: None,
             kept_after_pull: Vec::new(),
             untouched_after_pull: Vec::new(),
+            pulled_hashes: BTreeMap::new(),
             rebuild: None,
             rebuilt: None,
             pull: None,
@@ -615,6 +618,7 @@ impl Session {
             )
             .cloned()
             .collect();
+        self.pulled_hashes = outcome.hashes.iter().cloned().collect();
         let mut applied = apply_pull(index, &plan, outcome);
         applied.attention = pull_run::pull_attention(&plan, self.rebuilt.as_ref());
         self.pulled = Some((applied.clone(), plan.summary.lazy > 0));
@@ -662,6 +666,16 @@ impl Session {
     /// next push judges them against what this cache synced.
     pub fn local_index_after_pull(&self) -> CoreResult<Vec<u8>> {
         let mut local = self.index()?.clone();
+        // What this pull wrote, where the index records no hash: this cache's own knowledge of
+        // the bytes it left, kept in its base only (the remote entry is the writer's to make).
+        // An entry that names a hash keeps it: a mismatch there is the index's to settle.
+        for (rel, sha256) in &self.pulled_hashes {
+            if let Some(entry) = local.entries.get_mut(rel) {
+                if entry.sha256.is_none() {
+                    entry.sha256 = Some(sha256.clone());
+                }
+            }
+        }
         let base_entry = |rel: &String| self.base.as_ref().and_then(|b| b.entries.get(rel));
         // Left alone: what the base said, or nothing (a file this cache never synced must not
         // pass for the remote's version: the next push would upload it over that version).

@@ -13,7 +13,7 @@ use crate::conflicts::{self, Keep, KeptAside};
 use crate::error::{CoreError, PathRefusal};
 use crate::listing::decode_local;
 use crate::lock;
-use crate::object_condition::{self, ExpectedVersion, ObjectFacts};
+use crate::object_condition::{self, ExpectedVersion, ObjectFacts, OurBytes};
 use crate::paths::{find_collisions, is_internal, partition_key, Namespace, PathModel, INDEX_FILE};
 use crate::pull::PullOutcome;
 use crate::push::{PushInput, Uploaded};
@@ -805,19 +805,22 @@ pub fn lock_assess(
     ))
 }
 
-/// Judges a replacement (`isDelete` false) or delete of an object expected to hold `expected`
-/// from a HEAD's answer (see `object_condition::judge_existing`): `{verdict: "proceed", ifMatch}`,
-/// `{verdict: "conflict"}` or `{verdict: "settled"}`.
+/// Judges a replacement by `ours` (`{sha256, size}`; `undefined`: a delete) of an object
+/// expected to hold `expected`, from a HEAD's answer (see `object_condition::judge_existing`):
+/// `{verdict: "proceed", ifMatch}`, `"create"`, `"conflict"`, `"settled"` or `"readContent"`.
 #[wasm_bindgen(js_name = judgeExisting, unchecked_return_type = "ObjectVerdict")]
-pub fn judge_existing(
-    expected: JsValue,
-    head: JsValue,
-    is_delete: bool,
-) -> Result<JsValue, JsValue> {
+pub fn judge_existing(expected: JsValue, ours: JsValue, head: JsValue) -> Result<JsValue, JsValue> {
     let expected: ExpectedVersion = from_js(expected, "expected")?;
+    let ours: Option<OurBytes> = if ours.is_undefined() || ours.is_null() {
+        None
+    } else {
+        Some(from_js(ours, "ours")?)
+    };
     let head: ObjectFacts = from_js(head, "head")?;
     to_js(&object_condition::judge_existing(
-        &expected, &head, is_delete,
+        &expected,
+        ours.as_ref(),
+        &head,
     ))
 }
 
@@ -1748,7 +1751,8 @@ impl PullRun {
     }
 
     /// What the transfers did: `downloaded` as a local listing buffer, `notFound`,
-    /// the conflicts kept aside, and how many transfers failed, at `nowIso`.
+    /// the conflicts kept aside, the SHA-256 of what was written (`hashedRels` beside
+    /// `hashedSha256`), and how many transfers failed, at `nowIso`.
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = onTransfers, unchecked_return_type = "PullApplied")]
     pub fn on_transfers(
@@ -1758,10 +1762,18 @@ impl PullRun {
         not_found: Vec<String>,
         aside_rels: Vec<String>,
         aside_copies: Vec<String>,
+        hashed_rels: Vec<String>,
+        hashed_sha256: Vec<String>,
         failures: f64,
         now_iso: String,
     ) -> Result<JsValue, JsValue> {
-        let outcome = pull_outcome(downloaded, not_found, aside_rels, aside_copies)?;
+        let mut outcome = pull_outcome(downloaded, not_found, aside_rels, aside_copies)?;
+        if hashed_rels.len() != hashed_sha256.len() {
+            return Err(to_js_error(CoreError::input(
+                "hashedRels and hashedSha256 differ in length",
+            )));
+        }
+        outcome.hashes = hashed_rels.into_iter().zip(hashed_sha256).collect();
         let failures = duration(failures, "failures")?;
         to_js(
             &self
@@ -1827,6 +1839,7 @@ fn pull_outcome(
             .collect(),
         sizes: files.iter().map(|f| (f.path.to_string(), f.size)).collect(),
         not_found,
+        hashes: Vec::new(),
     })
 }
 

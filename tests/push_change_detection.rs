@@ -6,6 +6,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use s3sync_core::listing::encode_local;
+use s3sync_core::pull::{PullOptions, PullOutcome};
 use s3sync_core::push::{PushInput, PushPlan, UploadReason};
 use s3sync_core::session::{BaseLoad, Session};
 
@@ -103,4 +104,69 @@ fn a_remote_that_moved_on_is_still_a_conflict_not_an_upload() {
     let plan = plan(&mut session, EDITED_MS, &PushInput::default());
     assert!(plan.uploads.is_empty(), "{:?}", plan.uploads);
     assert_eq!(plan.conflicts, [LATEST]);
+}
+
+#[test]
+fn a_pull_records_the_hash_of_what_it_wrote_where_the_index_has_none() {
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(rebuilt_remote().as_bytes()).unwrap();
+    let pulling = session
+        .plan_pull(
+            &encode_local(Vec::<(&str, u64, Option<i64>)>::new()),
+            &PullOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(pulling.downloads.len(), 1);
+    session
+        .apply_pull(&PullOutcome {
+            downloaded: vec![(LATEST.into(), PULLED_MS)],
+            sizes: vec![(LATEST.into(), 1)],
+            hashes: vec![(LATEST.into(), SHA_TWO.into())],
+            ..PullOutcome::default()
+        })
+        .unwrap();
+    let local: serde_json::Value =
+        serde_json::from_slice(&session.local_index_after_pull().unwrap()).unwrap();
+    assert_eq!(local["entries"][LATEST]["sha256"], SHA_TWO);
+    assert_eq!(local["entries"][LATEST]["localMtime"], PULLED);
+    // Only the local record: the remote index is the writers' to make.
+    let remote: serde_json::Value =
+        serde_json::from_slice(&session.index_json(false).unwrap()).unwrap();
+    assert!(remote["entries"][LATEST].get("sha256").is_none());
+    // That base then tells a touch from an edit by hashing (see above).
+    let mut next = Session::new(None, "").unwrap();
+    next.load_index(rebuilt_remote().as_bytes()).unwrap();
+    assert_eq!(
+        next.load_base(session.local_index_after_pull().unwrap()),
+        BaseLoad::Loaded
+    );
+    let first = plan(&mut next, EDITED_MS, &PushInput::default());
+    assert_eq!(first.needs_hash, [LATEST]);
+}
+
+#[test]
+fn a_hash_the_index_names_is_kept_over_the_one_written() {
+    let mut session = Session::new(None, "").unwrap();
+    let hashed = rebuilt_remote().replace(
+        r#""size":1,"#,
+        &format!(r#""size":1,"sha256":"{SHA_THREE}","#),
+    );
+    session.load_index(hashed.as_bytes()).unwrap();
+    session
+        .plan_pull(
+            &encode_local(Vec::<(&str, u64, Option<i64>)>::new()),
+            &PullOptions::default(),
+        )
+        .unwrap();
+    session
+        .apply_pull(&PullOutcome {
+            downloaded: vec![(LATEST.into(), PULLED_MS)],
+            sizes: vec![(LATEST.into(), 1)],
+            hashes: vec![(LATEST.into(), SHA_TWO.into())],
+            ..PullOutcome::default()
+        })
+        .unwrap();
+    let local: serde_json::Value =
+        serde_json::from_slice(&session.local_index_after_pull().unwrap()).unwrap();
+    assert_eq!(local["entries"][LATEST]["sha256"], SHA_THREE);
 }

@@ -9,7 +9,7 @@ use serde_json::{json, Map};
 
 use s3sync_core::listing::encode_local;
 use s3sync_core::object_condition::{
-    judge_existing, judge_lost_condition, ObjectFacts, ObjectVerdict,
+    judge_existing, judge_lost_condition, ObjectFacts, ObjectVerdict, OurBytes,
 };
 use s3sync_core::pull::PullOutcome;
 use s3sync_core::pull_machine::{PullAction, PullRequest, PullRun};
@@ -277,6 +277,8 @@ pub fn run_pull(
                                 }
                             }
                             let size = bytes.len() as u64;
+                            // The shim hashes every download on the way.
+                            outcome.hashes.push((t.rel.clone(), fake_sha256(&bytes)));
                             let mtime = cache.write(&t.cache_path, bytes);
                             outcome.downloaded.push((t.rel.clone(), mtime));
                             outcome.sizes.push((t.rel.clone(), size));
@@ -435,21 +437,33 @@ pub fn run_push_with(
                         ran.uploaded.push(u.transfer.rel.clone());
                         continue;
                     }
-                    let if_match = match &u.expected {
-                        None => None,
+                    let ours = OurBytes {
+                        sha256: sha256.clone(),
+                        size: bytes.len() as u64,
+                    };
+                    // `None`: already there; `Some(None)`: create-only; `Some(Some(etag))`.
+                    let condition = match &u.expected {
+                        None => Some(None),
                         Some(expected) => {
-                            match judge_existing(expected, &bucket.head(key), false) {
-                                ObjectVerdict::Proceed { if_match } => if_match,
-                                _ => {
+                            // Every simulated object records its hash: never `ReadContent`.
+                            match judge_existing(expected, Some(&ours), &bucket.head(key)) {
+                                ObjectVerdict::Proceed { if_match } => Some(if_match),
+                                ObjectVerdict::Create => Some(None),
+                                ObjectVerdict::Settled => None,
+                                ObjectVerdict::Conflict | ObjectVerdict::ReadContent => {
                                     lost.push(u.transfer.rel.clone());
                                     continue;
                                 }
                             }
                         }
                     };
-                    if bucket
-                        .put_if(key, if_match.as_deref(), bytes.clone())
-                        .is_none()
+                    let sent = match condition {
+                        None => true,
+                        Some(if_match) => bucket
+                            .put_if(key, if_match.as_deref(), bytes.clone())
+                            .is_some(),
+                    };
+                    if !sent
                         && judge_lost_condition(&sha256, bytes.len() as u64, &bucket.head(key))
                             != ObjectVerdict::Settled
                     {
@@ -504,7 +518,7 @@ pub fn run_push_with(
                     let verdict = if faults.unconditional {
                         ObjectVerdict::Proceed { if_match: None }
                     } else {
-                        judge_existing(&d.expected, &head, true)
+                        judge_existing(&d.expected, None, &head)
                     };
                     match verdict {
                         ObjectVerdict::Proceed { .. } => {
@@ -512,10 +526,10 @@ pub fn run_push_with(
                             ran.deleted.push(d.rel.clone());
                         }
                         ObjectVerdict::Settled => {}
-                        // `judge_existing` never asks for the content.
-                        ObjectVerdict::Conflict | ObjectVerdict::ReadContent => {
-                            lost.push(d.rel.clone())
-                        }
+                        // A delete is never asked to create or read content.
+                        ObjectVerdict::Conflict
+                        | ObjectVerdict::ReadContent
+                        | ObjectVerdict::Create => lost.push(d.rel.clone()),
                     }
                 }
                 run.on_deleted(&mut session, ran.deleted.len() as u64, 0, &lost)?;

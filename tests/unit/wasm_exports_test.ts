@@ -44,7 +44,11 @@ const FUNCTIONS: Record<string, () => unknown> = {
   isInternal: () => wasm.isInternal(EVIL),
   journalLine: () => wasm.journalLine(EVIL + HUGE),
   judgeExisting: () =>
-    wasm.judgeExisting({ size: -1, sha256: 7 }, { exists: "yes", size: NaN, etag: DEEP }, true),
+    wasm.judgeExisting({ size: -1, sha256: 7 }, { sha256: DEEP, size: -2 }, {
+      exists: "yes",
+      size: NaN,
+      etag: DEEP,
+    }),
   judgeLostCondition: () => wasm.judgeLostCondition(HUGE, NaN, { exists: true, size: -1 }),
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
   lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
@@ -209,7 +213,7 @@ const RUN_METHODS: Record<string, () => unknown> = {
   },
   onTransfers: () => {
     const { run, planner } = pullRun();
-    return run.onTransfers(planner, JUNK, [EVIL], [EVIL], [], -1, HUGE);
+    return run.onTransfers(planner, JUNK, [EVIL], [EVIL], [], [EVIL], [HUGE, EVIL], -1, HUGE);
   },
   onPublished: () => pullRun().run.onPublished(true, EVIL),
   onWritten: () => {
