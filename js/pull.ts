@@ -379,7 +379,7 @@ async function transfer(
       // The bucket's version is on disk under a temporary name; the local file is untouched
       // until the rename, and kept aside first when it differs.
       if (setAside.has(t.rel)) {
-        const kept = await keepAside(ctx, planner, t.cachePath, staged);
+        const kept = await keepAside(ctx, planner, t.cachePath, staged, plan.baseHashes[t.rel]);
         if (kept) moved.keptAside.push({ rel: t.rel, copy: kept });
       }
       const stat = await staged.commit();
@@ -398,18 +398,22 @@ async function transfer(
  * Keeps the local file at `cachePath` aside before `incoming` (the bucket's version, staged and
  * hashed) replaces it: copied to its conflict copy (named by content: the same version kept
  * twice is one file), streamed, never held whole. Returns the copy's path, or undefined when
- * there was nothing to keep (no local file, or the same bytes as the bucket's).
+ * there was nothing to keep (no local file, the same bytes as the bucket's, or the bytes of the
+ * base, `baseSha256`).
  */
 async function keepAside(
   ctx: SyncContext,
   planner: Planner,
   cachePath: string,
   incoming: StagedFile,
+  baseSha256: string | undefined,
 ): Promise<string | undefined> {
   const local = await hashFile(ctx.cache, cachePath);
   if (local === null || (local.size === incoming.size && local.sha256 === incoming.sha256)) {
     return undefined;
   }
+  // Still the version this cache last synced (the plan's `baseHashes`): nothing of ours to keep.
+  if (local.sha256 === baseSha256) return undefined;
   const copy = planner.conflictCopyPath(cachePath, local.sha256);
   if ((await ctx.cache.stat(copy))?.size !== local.size) {
     const chunks = await readChunks(ctx.cache, cachePath);

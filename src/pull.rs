@@ -6,7 +6,7 @@
 //! a base entry it falls back to the extension's size rule. Every transfer's remote key and cache path come from the
 //! same [`PathModel`] call, so a namespaced pull can only write under `<cache>/<ns>/`.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use tsify_next::Tsify;
 
 use serde::{Deserialize, Serialize};
@@ -128,6 +128,10 @@ pub struct PullPlan {
     /// (see [`crate::conflicts`]) before the download replaces it; a download whose bytes turn
     /// out identical to the local file needs no copy and is no conflict.
     pub set_aside: Vec<String>,
+    /// For `set_aside` rels whose base records a hash: a local file that still holds exactly
+    /// those bytes is the version this cache last synced, unchanged (only its mtime moved, as
+    /// when swamp rewrites a file with the same bytes): it needs no copy and is no conflict.
+    pub base_hashes: BTreeMap<String, String>,
     /// Files changed here since the base while the remote kept the base version: kept (the
     /// push uploads them), never overwritten by the older remote copy.
     pub local_changes: Vec<String>,
@@ -290,6 +294,9 @@ pub fn plan_pull(
                     remote_moved: false,
                 } => {}
                 Against::LocalChanged { remote_moved: true } => {
+                    if let Some(sha256) = base_entry.and_then(|b| b.sha256.clone()) {
+                        plan.base_hashes.insert(key.clone(), sha256);
+                    }
                     set_aside(&mut plan, model, key, rel, entry.size);
                     continue;
                 }

@@ -13,8 +13,8 @@ use crate::codes::{GuardCode, ProblemCode};
 use crate::conflicts::{files_in_conflict, CONFLICTS_DIR};
 use crate::error::{CoreError, CoreResult};
 use crate::index::{
-    assemble_shards, carry_local_mtimes, group_by_partition_keeping, parse_shard, shard_json,
-    Index, Partitioned, ShardMeta,
+    assemble_shards, carry_local_mtimes, group_by_partition_keeping, parse_shard, same_version,
+    shard_json, Index, Partitioned, ShardMeta,
 };
 use crate::layout::survey;
 use crate::listing::{decode_local, decode_remote};
@@ -952,6 +952,20 @@ impl Session {
             // entry of the same version: keep it, or the next run would read this cache's
             // untouched copy as an edit (a spurious conflict when the remote moves on).
             carry_local_mtimes(&mut local, base);
+        }
+        if let Some(changes) = &self.changes {
+            // A file whose hash this push verified against the version it read (same bytes, a
+            // new mtime) takes the mtime verified, not the base's older one the carry put back:
+            // else every later run would see that stat as an edit, and a pull, once the remote
+            // moved on, would call the untouched file a conflict.
+            for (rel, mtime) in &changes.mtimes {
+                let verified = changes.read.get(rel).and_then(Option::as_ref);
+                if let (Some(entry), Some(read)) = (local.entries.get_mut(rel), verified) {
+                    if same_version(entry, read) {
+                        entry.local_mtime = Some(mtime.as_str().into());
+                    }
+                }
+            }
         }
         if let Some(plan) = &self.push {
             // Not uploaded: what the base said, or nothing. A conflict this cache never synced

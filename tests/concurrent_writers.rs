@@ -1,8 +1,9 @@
 //! Two writers at once, explored step by step in the simulation (`tests/common/sim.rs`).
 //!
-//! Each case lets cache B push while cache A's whole run (a push, or a pull) is slipped in before
-//! each of the steps B's push machine asks for, one interleaving per step: every interleaving of
-//! A's run, taken as one block, with the steps of B's. After the race both caches go on as swamp
+//! Each case lets cache B push (in one go, or as swamp core's prepare and commit) while cache A's
+//! whole run (a push, or a pull) is slipped in before each of the steps B's push machine asks
+//! for, one interleaving per step: every interleaving of A's run, taken as one block, with the
+//! steps of B's. With three writers, A's and C's pushes go before any two of B's steps. After the race both caches go on as swamp
 //! would (pull, push, pull each), and then, and after every step on the way:
 //!
 //! - no version without a descendant has disappeared: each is in the bucket, in a cache, or in a
@@ -10,7 +11,8 @@
 //! - the index never names bytes the bucket does not hold (an entry with a hash names an object
 //!   with those bytes; every entry names an object of its size).
 //!
-//! The bound: two caches, one or two files, A's run atomic, B's split at every step (up to 12).
+//! The bound: two or three caches, one or two files, the other writers' runs atomic, B's split at
+//! every step (up to 16).
 //! The planted bug (object writes and deletes sent unconditionally, as before this change) must
 //! fail the same checks in at least one interleaving, or the checks prove nothing.
 #![cfg(not(target_arch = "wasm32"))]
@@ -36,14 +38,19 @@ enum Peer {
 /// Where the world stands after one interleaving.
 struct World {
     bucket: Bucket,
-    caches: [Cache; 2],
+    caches: Vec<Cache>,
     /// Versions without a descendant: bytes → rel.
     alive: BTreeMap<Vec<u8>, String>,
 }
 
 impl World {
-    /// A bucket holding `files`, both caches pulled from it.
+    /// A bucket holding `files`, two caches pulled from it.
     fn new(files: &[(&str, &[u8])]) -> World {
+        World::with_caches(files, 2)
+    }
+
+    /// A bucket holding `files`, `n` caches pulled from it.
+    fn with_caches(files: &[(&str, &[u8])], n: usize) -> World {
         let objects: BTreeMap<String, Vec<u8>> = files
             .iter()
             .map(|(rel, bytes)| (rel.to_string(), bytes.to_vec()))
@@ -53,7 +60,7 @@ impl World {
             .map(|(rel, bytes)| (rel.to_string(), bytes.len() as u64))
             .collect();
         let mut bucket = Bucket::with_datastore(&objects, &indexed);
-        let mut caches = [Cache::default(), Cache::default()];
+        let mut caches = vec![Cache::default(); n];
         for cache in &mut caches {
             run_pull(&mut bucket, cache, &PullFaults::default(), false);
         }
@@ -125,33 +132,46 @@ impl World {
     }
 }
 
-/// Runs B's push with A's `peer` run slipped in before B's step `at`, then both caches settle
-/// (pull, push, pull each, checked after every run). `Ok(false)` when B's push ended before
-/// step `at` (no more interleavings).
+/// Runs B's push (cache 1; two-phase when `two_phase`) with the `peers`' runs slipped in, each
+/// `(cache, run, step)` before B's step `step`, then every cache settles (pull, push, pull each,
+/// checked after every run). `Ok(false)` when B's push ended before a peer's step (no more
+/// interleavings there).
 fn interleave(
     world: &mut World,
-    peer: Peer,
-    at: usize,
+    peers: &[(usize, Peer, usize)],
+    two_phase: bool,
     faults: &PushFaults,
 ) -> Result<bool, String> {
-    let World { bucket, caches, .. } = world;
-    let [a, b] = caches;
+    let mut others: Vec<(usize, Cache)> = peers
+        .iter()
+        .map(|(c, _, _)| (*c, world.caches[*c].clone()))
+        .collect();
+    let mut b = world.caches[1].clone();
     let mut step = 0;
-    let mut slipped = false;
+    let mut slipped = 0;
     run_push_with(
-        bucket,
-        b,
-        PushRunRequest::default(),
+        &mut world.bucket,
+        &mut b,
+        PushRunRequest {
+            two_phase,
+            ..PushRunRequest::default()
+        },
         faults,
         &mut |action: &PushAction, bucket: &mut Bucket| {
-            if step == at && !slipped && !matches!(action, PushAction::Done) {
-                slipped = true;
-                match peer {
-                    Peer::Push => {
-                        run_push(bucket, a, PushRunRequest::default(), faults).unwrap();
+            if !matches!(action, PushAction::Done) {
+                for (i, (_, peer, at)) in peers.iter().enumerate() {
+                    if *at != step {
+                        continue;
                     }
-                    Peer::Pull => {
-                        run_pull(bucket, a, &PullFaults::default(), false);
+                    slipped += 1;
+                    let cache = &mut others[i].1;
+                    match peer {
+                        Peer::Push => {
+                            run_push(bucket, cache, PushRunRequest::default(), faults).unwrap();
+                        }
+                        Peer::Pull => {
+                            run_pull(bucket, cache, &PullFaults::default(), false);
+                        }
                     }
                 }
             }
@@ -159,12 +179,16 @@ fn interleave(
         },
     )
     .map_err(|e| format!("B's push failed: {e}"))?;
-    if !slipped {
+    world.caches[1] = b;
+    for (c, cache) in others {
+        world.caches[c] = cache;
+    }
+    if slipped < peers.len() {
         return Ok(false);
     }
     world.check("after the race")?;
     for round in 0..2 {
-        for c in 0..2 {
+        for c in 0..world.caches.len() {
             run_pull(
                 &mut world.bucket,
                 &mut world.caches[c],
@@ -185,11 +209,17 @@ fn interleave(
     Ok(true)
 }
 
-/// Every interleaving of one race; returns how many ran, or the first failure.
-fn explore(setup: &dyn Fn() -> World, peer: Peer, faults: &PushFaults) -> Result<usize, String> {
+/// Every interleaving of one race (A's run before each of B's steps); returns how many ran, or
+/// the first failure.
+fn explore(
+    setup: &dyn Fn() -> World,
+    peer: Peer,
+    two_phase: bool,
+    faults: &PushFaults,
+) -> Result<usize, String> {
     for at in 0..16 {
         let mut world = setup();
-        match interleave(&mut world, peer, at, faults) {
+        match interleave(&mut world, &[(0, peer, at)], two_phase, faults) {
             Ok(true) => {}
             Ok(false) => return Ok(at),
             Err(failure) => return Err(format!("{peer:?} before B's step {at}: {failure}")),
@@ -262,16 +292,47 @@ fn no_interleaving_of_two_writers_loses_a_version() {
     let mut explored = 0;
     for (name, setup) in RACES {
         for peer in [Peer::Push, Peer::Pull] {
-            match explore(&setup, peer, &PushFaults::default()) {
-                Ok(n) => {
-                    assert!(n >= 6, "{name}: only {n} interleavings");
-                    explored += n;
+            // B's push in one go, and as swamp core's prepare and commit.
+            for two_phase in [false, true] {
+                match explore(&setup, peer, two_phase, &PushFaults::default()) {
+                    Ok(n) => {
+                        assert!(n >= 6, "{name}: only {n} interleavings");
+                        explored += n;
+                    }
+                    Err(failure) => panic!("{name} (two-phase {two_phase}): {failure}"),
                 }
-                Err(failure) => panic!("{name}: {failure}"),
             }
         }
     }
     println!("{explored} interleavings explored, none lost a version");
+}
+
+/// Three writers: A's and C's whole pushes slipped in before any two of B's steps (the same step
+/// too, one after the other), the same file edited by all three.
+#[test]
+fn no_interleaving_of_three_writers_loses_a_version() {
+    let setup = || {
+        let mut world = World::with_caches(&[(F, b"v0"), (G, b"g0")], 3);
+        world.edit(0, F, b"from A");
+        world.edit(1, F, b"from B!");
+        world.edit(2, F, b"from C!!");
+        world.edit(2, G, b"C's g");
+        world
+    };
+    let mut explored = 0;
+    for at_a in 0..16 {
+        for at_c in 0..16 {
+            let mut world = setup();
+            let peers = [(0, Peer::Push, at_a), (2, Peer::Push, at_c)];
+            match interleave(&mut world, &peers, false, &PushFaults::default()) {
+                Ok(true) => explored += 1,
+                Ok(false) => {}
+                Err(failure) => panic!("A before {at_a}, C before {at_c}: {failure}"),
+            }
+        }
+    }
+    assert!(explored >= 36, "only {explored} interleavings");
+    println!("{explored} three-writer interleavings explored, none lost a version");
 }
 
 #[test]
@@ -282,7 +343,7 @@ fn the_planted_bug_unconditional_writes_is_caught() {
     };
     let caught: Vec<&str> = RACES
         .iter()
-        .filter(|(_, setup)| explore(setup, Peer::Push, &planted).is_err())
+        .filter(|(_, setup)| explore(setup, Peer::Push, false, &planted).is_err())
         .map(|(name, _)| *name)
         .collect();
     assert!(

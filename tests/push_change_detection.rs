@@ -170,3 +170,47 @@ fn a_hash_the_index_names_is_kept_over_the_one_written() {
         serde_json::from_slice(&session.local_index_after_pull().unwrap()).unwrap();
     assert_eq!(local["entries"][LATEST]["sha256"], SHA_THREE);
 }
+
+#[test]
+fn a_push_that_verified_a_touch_records_the_new_mtime_in_the_local_index() {
+    // Swamp rewrites its catalog export with the same bytes before each push: the hash matches,
+    // nothing goes up, and the local index must now hold the new mtime, or every later run
+    // (and a pull once the bucket moves on) reads the untouched file as changed here.
+    let mut session = session(base_after_pull(Some(SHA_TWO)));
+    let mut input = PushInput::default();
+    input.hashes.insert(LATEST.into(), SHA_TWO.into());
+    let touched = plan(&mut session, EDITED_MS, &input);
+    assert!(touched.uploads.is_empty());
+    assert!(!session
+        .record_push(&[], "2026-08-01T13:00:00.000Z", true)
+        .unwrap());
+    let local: serde_json::Value =
+        serde_json::from_slice(&session.local_index_after_push().unwrap()).unwrap();
+    assert_eq!(
+        local["entries"][LATEST]["localMtime"],
+        s3sync_core::time::format_iso_millis(EDITED_MS)
+    );
+}
+
+#[test]
+fn a_pull_names_the_base_hash_of_a_file_whose_stat_alone_moved() {
+    // The bucket moved on; here only the mtime moved (same bytes as the base). The plan sets the
+    // file aside with the base's hash beside it: the shim then keeps no copy and reports no
+    // conflict when the local bytes are still those.
+    let mut session = Session::new(None, "").unwrap();
+    let newer = rebuilt_remote().replace(MODIFIED, "2026-08-02T08:00:00.000Z");
+    session.load_index(newer.as_bytes()).unwrap();
+    assert_eq!(
+        session.load_base(base_after_pull(Some(SHA_TWO))),
+        BaseLoad::Loaded
+    );
+    let listing = encode_local([(LATEST, 1, Some(EDITED_MS))]);
+    let plan = session
+        .plan_pull(&listing, &PullOptions::default())
+        .unwrap();
+    assert_eq!(plan.set_aside, [LATEST]);
+    assert_eq!(
+        plan.base_hashes.get(LATEST).map(String::as_str),
+        Some(SHA_TWO)
+    );
+}

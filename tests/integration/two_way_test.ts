@@ -267,3 +267,44 @@ Deno.test("case 8: paths no file system holds are refused at rebuild and at push
     await server.stop();
   }
 });
+
+Deno.test("a file rewritten here with the same bytes is no conflict when the bucket moves on (swamp's catalog export)", async () => {
+  // Swamp core rewrites `.catalog-export.json` in every cache before every push, most often
+  // with the same bytes: only its mtime moves. That is no edit; a pull must take the bucket's
+  // newer version without keeping a copy or calling it a conflict, whether or not this cache
+  // pushed (and so re-hashed the file) in between.
+  const server = await startServer("moto");
+  const t = await twoCaches(server, "same-bytes");
+  try {
+    await t.write("a", ".catalog-export.json", '[{"row":1}]\n');
+    await t.write("a", "logs/other.log", "other");
+    assertEquals((await t.run("a", "push")).code, 0);
+    assertEquals((await t.run("b", "pull")).code, 0);
+    for (const pushesBetween of [true, false]) {
+      // B rewrites both files with the bytes it has; the clock moves on between.
+      await new Promise((r) => setTimeout(r, 20));
+      await t.write("b", ".catalog-export.json", await t.read("b", ".catalog-export.json"));
+      await t.write("b", "logs/other.log", await t.read("b", "logs/other.log"));
+      if (pushesBetween) {
+        const pushed = await t.run("b", "push");
+        assertEquals(pushed.code, 0, pushed.stdout);
+        assertEquals(pushed.json.summary && (pushed.json.summary as { upload: number }).upload, 0);
+      }
+      // A's cache moves the bucket on.
+      const rows = `[{"row":1},{"row":${pushesBetween ? 2 : 3}}]\n`;
+      await t.write("a", ".catalog-export.json", rows);
+      assertEquals((await t.run("a", "push")).code, 0);
+      const pulled = await t.run("b", "pull");
+      assertEquals(pulled.code, 0, pulled.stdout + pulled.stderr);
+      assertEquals(await t.read("b", ".catalog-export.json"), rows);
+      const aside = await Deno.stat(`${t.caches.b}/.s3sync-conflicts`).then(
+        () => true,
+        () => false,
+      );
+      assertEquals(aside, false, "nothing of B's was kept aside");
+    }
+  } finally {
+    await t.close();
+    await server.stop();
+  }
+});
