@@ -644,7 +644,6 @@ async function upload(
   uploads: Upload[],
   conditions: ConditionalSupport | null,
 ): Promise<{ uploaded: Uploaded[]; lost: string[] }> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
   const uploaded: Uploaded[] = [];
   const lost: string[] = [];
   report.failures.push(
