@@ -116,6 +116,13 @@ class ShapeChecker {
       return value.flatMap((v, i) => this.check(v, type.slice(0, -2), `${at}[${i}]`));
     }
     if (type.startsWith("{")) return this.object(value, inlineFields(type), at);
+    const record = type.match(/^Record<string, (.+)>$/);
+    if (record) {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        return [`${at}: ${show(value)} is not an object`];
+      }
+      return Object.entries(value).flatMap(([k, v]) => this.check(v, record[1], `${at}.${k}`));
+    }
     if (CODE_TYPES.has(type)) {
       return isSyncErrorCode(value) ? [] : [`${at}: ${show(value)} is no stable code`];
     }
