@@ -41,6 +41,7 @@ export type {
   HeadFound,
   IndexLoaded,
   IndexSource,
+  InTheWay,
   KeptAside,
   KeptForeignObject,
   LayoutFindings,

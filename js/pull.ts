@@ -313,6 +313,16 @@ async function transfer(
   folders: string[],
 ): Promise<Transferred> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
+  // Local files where the bucket now has a folder, or inside a folder where it now has a file
+  // (another cache swapped them): each goes to its conflict copy, then the emptied folders go,
+  // so the bucket's shape can land.
+  const clearedAside: KeptAside[] = [];
+  for (const w of plan.inTheWay) {
+    clearedAside.push({ rel: w.rel, copy: await moveAside(ctx, planner, w.cachePath) });
+  }
+  for (const folder of new Set(plan.inTheWay.map((w) => w.clears))) {
+    await ctx.cache.removeEmptyTree(folder);
+  }
   // A folder refused here (a symlink in its path) is reported with the downloads' failures;
   // the rest of the pull goes on.
   const folderRefusals: ItemFailure[] = [];
@@ -328,7 +338,7 @@ async function transfer(
     downloaded: [],
     notFound: [],
     atBareKey: [],
-    keptAside: [],
+    keptAside: clearedAside,
     hashes: new Map(),
     bytes: 0,
     failures: [],
@@ -428,6 +438,29 @@ async function keepAside(
       );
     }
     await kept.commit();
+  }
+  return copy;
+}
+
+/**
+ * Moves the local file at `cachePath` to its conflict copy (named by content; one rename, never
+ * a copy), or, when that copy already holds the same bytes, removes it. Returns the copy's path.
+ */
+async function moveAside(ctx: SyncContext, planner: Planner, cachePath: string): Promise<string> {
+  const local = await hashFile(ctx.cache, cachePath);
+  if (local === null) {
+    throw new SyncError("download-failed", `${cachePath} vanished while it was being kept aside`);
+  }
+  const copy = planner.conflictCopyPath(cachePath, local.sha256);
+  if (!(await ctx.cache.moveNew(cachePath, copy))) {
+    const kept = await hashFile(ctx.cache, copy);
+    if (kept?.sha256 !== local.sha256) {
+      throw new SyncError(
+        "download-failed",
+        `${cachePath} is in the way of the bucket's files and ${copy} already holds other bytes; nothing was moved`,
+      );
+    }
+    await ctx.cache.remove(cachePath);
   }
   return copy;
 }

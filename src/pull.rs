@@ -143,6 +143,26 @@ pub struct PullPlan {
     /// fetch. Kept in the session only (a scoped pull leaves most of a big index here).
     #[serde(skip)]
     pub untouched: Vec<String>,
+    /// Local files in the way of the bucket's shape: a file where a download needs a folder
+    /// (another cache replaced the file with a folder), or the files of a folder where a
+    /// download is a file (the other way round). The bucket's shape lands: each is moved to its
+    /// conflict copy first (named by content, see [`crate::conflicts`]), never deleted, and the
+    /// pull reports it as a conflict. Without this every later pull failed on them.
+    pub in_the_way: Vec<InTheWay>,
+}
+
+/// A local file in the way of a download (see [`PullPlan::in_the_way`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
+#[serde(rename_all = "camelCase")]
+pub struct InTheWay {
+    /// Its rel.
+    pub rel: String,
+    /// Its cache path.
+    pub cache_path: String,
+    /// The download's folder it stands in (a file where the folder must be) or the download's
+    /// path (a folder where the file must be): emptied and removed once the files are moved.
+    pub clears: String,
 }
 
 /// What a local file and its base say about a remote entry.
@@ -337,11 +357,71 @@ pub fn plan_pull(
             note_deleted_remotely(&mut plan, model, &mut base_walked, base_key, b);
         }
     }
+    plan.in_the_way = in_the_way(survey, &plan.downloads);
+    if !plan.in_the_way.is_empty() {
+        // Moved aside, not kept in place: no longer deleted remotely or a local change here.
+        let moved: BTreeSet<&str> = plan.in_the_way.iter().map(|w| w.rel.as_str()).collect();
+        plan.deleted_remotely
+            .retain(|rel| !moved.contains(rel.as_str()));
+        plan.local_changes
+            .retain(|rel| !moved.contains(rel.as_str()));
+    }
     plan.lazy_folders = lazy_folders.into_iter().collect();
     plan.summary.download = plan.downloads.len() as u64;
     plan.summary.refused = plan.refused.len() as u64;
     plan.summary.pruned = plan.prune.len() as u64;
     plan
+}
+
+/// The local files in the way of `downloads` (see [`PullPlan::in_the_way`]): a walked file at a
+/// folder above a download, and the walked files under a download's own path. Each file is
+/// named once, in rel order; a cache with no such clash costs a look-up per folder level of each
+/// download and one binary search each.
+fn in_the_way(survey: &Survey, downloads: &[Transfer]) -> Vec<InTheWay> {
+    if downloads.is_empty() || survey.payload.is_empty() {
+        return Vec::new();
+    }
+    let mut rels: Vec<(&str, &str)> = survey
+        .payload
+        .iter()
+        .map(|(rel, file)| (rel, file.cache_path))
+        .collect();
+    if !survey.payload.in_rel_order() {
+        rels.sort_unstable();
+    }
+    let mut found: BTreeMap<String, InTheWay> = BTreeMap::new();
+    for download in downloads {
+        let rel = download.rel.as_str();
+        // A file where one of the download's folders must be.
+        for (at, _) in rel.match_indices('/') {
+            let folder = &rel[..at];
+            if let Some(file) = survey.payload.get(folder) {
+                let folder_path =
+                    &download.cache_path[..download.cache_path.len() - rel.len() + at];
+                found.entry(folder.to_string()).or_insert_with(|| InTheWay {
+                    rel: folder.to_string(),
+                    cache_path: file.cache_path.to_string(),
+                    clears: folder_path.to_string(),
+                });
+            }
+        }
+        // Files where the download's file must be: everything walked under `rel/`.
+        let under = format!("{rel}/");
+        let start = rels.partition_point(|(r, _)| *r < under.as_str());
+        for (inner, cache_path) in rels[start..]
+            .iter()
+            .take_while(|(r, _)| r.starts_with(&under))
+        {
+            found
+                .entry((*inner).to_string())
+                .or_insert_with(|| InTheWay {
+                    rel: (*inner).to_string(),
+                    cache_path: (*cache_path).to_string(),
+                    clears: download.cache_path.clone(),
+                });
+        }
+    }
+    found.into_values().collect()
 }
 
 /// What the key of an index entry is, judged once per plan.

@@ -214,3 +214,49 @@ fn a_pull_names_the_base_hash_of_a_file_whose_stat_alone_moved() {
         Some(SHA_TWO)
     );
 }
+
+/// Another cache replaced a file with a folder (or a folder with a file): the local files in
+/// the way of the bucket's shape are named, to be moved to their conflict copies first.
+#[test]
+fn a_pull_names_the_local_files_in_the_way_of_the_buckets_shape() {
+    let remote = r#"{"version":1,"entries":{
+        "logs/swap/inner.log":{"key":"logs/swap/inner.log","size":5,"lastModified":"2026-08-02T08:00:00.000Z"},
+        "logs/was-folder":{"key":"logs/was-folder","size":4,"lastModified":"2026-08-02T08:00:00.000Z"},
+        "logs/keep.log":{"key":"logs/keep.log","size":2,"lastModified":"2026-08-02T08:00:00.000Z"}}}"#;
+    let mut session = Session::new(Some("prod"), "").unwrap();
+    session.load_index(remote.as_bytes()).unwrap();
+    let listing = encode_local([
+        ("prod/logs/keep.log", 2, Some(PULLED_MS)),
+        ("prod/logs/swap", 9, Some(PULLED_MS)),
+        ("prod/logs/was-folder/a.log", 1, Some(PULLED_MS)),
+        ("prod/logs/was-folder/deep/b.log", 1, Some(PULLED_MS)),
+        ("prod/logs/was-folderish.log", 1, Some(PULLED_MS)),
+    ]);
+    let plan = session
+        .plan_pull(&listing, &PullOptions::default())
+        .unwrap();
+    let got: Vec<(&str, &str, &str)> = plan
+        .in_the_way
+        .iter()
+        .map(|w| (w.rel.as_str(), w.cache_path.as_str(), w.clears.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("logs/swap", "prod/logs/swap", "prod/logs/swap"),
+            (
+                "logs/was-folder/a.log",
+                "prod/logs/was-folder/a.log",
+                "prod/logs/was-folder"
+            ),
+            (
+                "logs/was-folder/deep/b.log",
+                "prod/logs/was-folder/deep/b.log",
+                "prod/logs/was-folder"
+            ),
+        ]
+    );
+    let downloads: Vec<&str> = plan.downloads.iter().map(|t| t.rel.as_str()).collect();
+    assert!(downloads.contains(&"logs/swap/inner.log"));
+    assert!(downloads.contains(&"logs/was-folder"));
+}

@@ -214,6 +214,7 @@ pub fn run_pull(
     });
     let mut ran = Pulled::default();
     let mut downloads = Vec::new();
+    let mut in_the_way = Vec::new();
     let mut set_aside = BTreeSet::new();
     for _ in 0..32 {
         match run.poll(&session) {
@@ -246,11 +247,27 @@ pub fn run_pull(
             PullAction::Walk => {
                 let plan = run.on_walk(&mut session, &cache.listing()).unwrap();
                 downloads = plan.downloads.clone();
+                in_the_way = plan.in_the_way.clone();
                 set_aside = plan.set_aside.iter().cloned().collect();
                 ran.conflicts = plan.conflicts.clone();
             }
             PullAction::Transfer { folders: _ } => {
                 let mut outcome = PullOutcome::default();
+                // Files in the way of the bucket's shape go to their conflict copies first.
+                for w in &in_the_way {
+                    if let Some((mine, _)) = cache.files.remove(&w.cache_path) {
+                        let copy = s3sync_core::conflicts::conflict_copy_path(
+                            &w.cache_path,
+                            &fake_sha256(&mine),
+                        )
+                        .unwrap();
+                        cache.write(&copy, mine);
+                        outcome.aside.push(s3sync_core::conflicts::KeptAside {
+                            rel: w.rel.clone(),
+                            copy,
+                        });
+                    }
+                }
                 let mut failures = 0;
                 for t in &downloads {
                     bucket.count("get");

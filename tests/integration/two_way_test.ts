@@ -308,3 +308,58 @@ Deno.test("a file rewritten here with the same bytes is no conflict when the buc
     await server.stop();
   }
 });
+
+Deno.test("another cache swaps a file for a folder, and back: the pull lands the bucket's shape and keeps ours aside", async () => {
+  const server = await startServer("moto");
+  const t = await twoCaches(server, "swap-shape");
+  try {
+    await t.write("a", "logs/swap", "a file");
+    await t.write("a", "logs/dir/one.log", "one");
+    // A file that stays, so the deletes below are not an emptied tree (`namespace-tree-missing`).
+    await t.write("a", "logs/keep.log", "keep");
+    assertEquals((await t.run("a", "push")).code, 0);
+    assertEquals((await t.run("b", "pull")).code, 0);
+    // A replaces the file with a folder and the folder with a file (deletes first, on evidence).
+    await Deno.remove(`${t.caches.a}/prod/logs/swap`);
+    await Deno.remove(`${t.caches.a}/prod/logs/dir`, { recursive: true });
+    const marked = await t.run("a", "mark-deleted", "logs/swap", "logs/dir/one.log");
+    assertEquals(marked.code, 0, marked.stderr);
+    const deleted = await t.run("a", "push");
+    assertEquals(deleted.code, 0, deleted.stdout + deleted.stderr);
+    await t.write("a", "logs/swap/inner.log", "now a folder");
+    await t.write("a", "logs/dir", "now a file");
+    assertEquals((await t.run("a", "push")).code, 0);
+
+    // B pulls: the bucket's shape lands, B's old copies are kept aside, and it says so.
+    const pulled = await t.run("b", "pull");
+    assertEquals(pulled.code, 3, pulled.stdout + pulled.stderr);
+    assertEquals(blockedCodes(pulled.json), ["conflict"]);
+    assertEquals(await t.read("b", "logs/swap/inner.log"), "now a folder");
+    assertEquals(await t.read("b", "logs/dir"), "now a file");
+    const kept: string[] = [];
+    for await (const e of Deno.readDir(`${t.caches.b}/.s3sync-conflicts/prod/logs`)) {
+      kept.push(e.name);
+    }
+    const texts = [];
+    for (const name of kept) {
+      const path = `${t.caches.b}/.s3sync-conflicts/prod/logs/${name}`;
+      if ((await Deno.stat(path)).isFile) texts.push(await Deno.readTextFile(path));
+      else {
+        for await (const inner of Deno.readDir(path)) {
+          texts.push(await Deno.readTextFile(`${path}/${inner.name}`));
+        }
+      }
+    }
+    assertEquals(texts.sort(), ["a file", "one"]);
+    // Settled: the next pull and push have nothing to do.
+    const again = await t.run("b", "pull");
+    assertEquals(again.code, 0, again.stdout + again.stderr);
+    const pushed = await t.run("b", "push");
+    assertEquals(pushed.code, 0, pushed.stdout + pushed.stderr);
+    assertEquals(await t.remote("logs/swap/inner.log"), "now a folder");
+    assertEquals(await t.remote("logs/dir"), "now a file");
+  } finally {
+    await t.close();
+    await server.stop();
+  }
+});
