@@ -9,6 +9,7 @@ import {
   bucketKeys,
   remoteIndexKeys,
   seedBucketWithIndex,
+  sha256Hex,
   writeCacheFiles,
   writeExtensionSidecar,
 } from "../harness/datastore.ts";
@@ -311,5 +312,86 @@ Deno.test("push --plan refuses a saved plan once the bucket changed", async () =
     await server.stop();
     await Deno.remove(cache, { recursive: true });
     await Deno.remove(other, { recursive: true });
+  }
+});
+
+/**
+ * Two CLI processes push their own edit of the same file at the same moment: the proxy holds
+ * each one's read of the remote index until both have asked, so both plan from the same
+ * version. Conditional writes reach moto one at a time (`serializeConditionalWrites`: moto
+ * checks a condition and stores in two steps; S3 decides atomically). One push wins; the other
+ * finds the bucket moved (a `conflict`, exit 3) and keeps its edit, which its next pull sets
+ * aside. Nothing is lost and the index names the bytes the bucket holds, every round.
+ */
+Deno.test("two CLI pushes of one file at the same moment: one lands, the other is a conflict, nothing lost", async () => {
+  const server = await startServer("moto");
+  const proxy = startFaultProxy(server.endpoint, { seed: 0, serializeConditionalWrites: true });
+  const store = await server.bucket("same-file");
+  const parent = await Deno.makeTempDir({ prefix: "s3sync-same-file-" });
+  const decoder = new TextDecoder();
+  try {
+    const rel = "data/m/1/raw";
+    await seedBucketWithIndex(store, [rel], "ns");
+    for (let round = 0; round < 3; round++) {
+      const caches = [`${parent}/r${round}-a`, `${parent}/r${round}-b`];
+      const edits = caches.map((_, i) => `round ${round}, writer ${i}${"!".repeat(i)}`);
+      for (const [i, cache] of caches.entries()) {
+        const pulled = await runCli([
+          "pull",
+          ...commonFlags(server, "same-file", cache, { namespace: "ns" }),
+        ]);
+        assertEquals(pulled.code, 0, pulled.stderr);
+        await Deno.writeTextFile(`${cache}/ns/${rel}`, edits[i]);
+      }
+      proxy.barrier(
+        2,
+        (method, target) =>
+          method === "GET" && target.split("?")[0] === "/same-file/ns/.datastore-index.json",
+      );
+      const outputs = await Promise.all(caches.map((cache) =>
+        spawnCli([
+          "push",
+          "--yes",
+          ...commonFlags(throughProxy(server, proxy), "same-file", cache, { namespace: "ns" }),
+        ]).output()
+      ));
+      const codes = outputs.map((o) => o.code).sort();
+      assertEquals(codes, [0, 3], outputs.map((o) => decoder.decode(o.stdout)).join("\n"));
+      const winner = outputs.findIndex((o) => o.code === 0);
+      const loser = 1 - winner;
+      assert(decoder.decode(outputs[loser].stdout).includes("conflict"));
+      // The bucket holds the winner's bytes, and the index says so.
+      const object = decoder.decode((await store.getObject(`ns/${rel}`)).data);
+      assertEquals(object, edits[winner]);
+      const index = JSON.parse(
+        decoder.decode((await store.getObject("ns/.datastore-index.json")).data),
+      );
+      assertEquals(index.entries[rel].size, new TextEncoder().encode(edits[winner]).length);
+      assertEquals(
+        index.entries[rel].sha256,
+        await sha256Hex(new TextEncoder().encode(edits[winner])),
+      );
+      // The loser still holds its edit; its next pull brings the winner's and keeps its own aside.
+      assertEquals(await Deno.readTextFile(`${caches[loser]}/ns/${rel}`), edits[loser]);
+      const pulled = await runCli([
+        "pull",
+        ...commonFlags(server, "same-file", caches[loser], { namespace: "ns" }),
+      ]);
+      assertEquals(pulled.code, 3, pulled.stdout);
+      assertEquals(await Deno.readTextFile(`${caches[loser]}/ns/${rel}`), edits[winner]);
+      const kept = [];
+      for await (const e of Deno.readDir(`${caches[loser]}/.s3sync-conflicts/ns/data/m/1`)) {
+        kept.push(
+          await Deno.readTextFile(`${caches[loser]}/.s3sync-conflicts/ns/data/m/1/${e.name}`),
+        );
+      }
+      assertEquals(kept, [edits[loser]]);
+      assertEquals(proxy.stats.injected["barrier-filled"], round + 1, "both read the same index");
+    }
+  } finally {
+    store.destroy();
+    await proxy.stop();
+    await server.stop();
+    await Deno.remove(parent, { recursive: true });
   }
 });
