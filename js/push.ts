@@ -275,6 +275,11 @@ export interface PreparedPush {
   loaded?: LoadedIndex;
   /** The request. */
   request: PushRequest;
+  /**
+   * Uploads the prepare left for the commit (replacements, with a store that has no `If-Match`:
+   * they wait for the commit's lock).
+   */
+  deferred: number;
 }
 
 /**
@@ -343,6 +348,7 @@ function started(planner: Planner, run: PushRun, request: PushRequest): Prepared
     planner,
     run,
     request,
+    deferred: 0,
     report: {
       plan: undefined as unknown as PushPlan,
       dryRun: request.dryRun ?? false,
@@ -427,6 +433,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         const batch = report.plan.uploads.filter((u) =>
           action.batch === "all" || (action.batch === "newKeys") === (u.expected === null)
         );
+        push.deferred = action.batch === "newKeys" ? report.plan.uploads.length - batch.length : 0;
         // Probed only when something goes up: a push that uploads nothing sends no probe.
         const conditions = batch.length === 0
           ? null

@@ -22,6 +22,7 @@ import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "./errors.ts";
 import { withLock } from "./lock.ts";
 import {
+  createOnly,
   hasExtras,
   isNotFound,
   listPages,
@@ -403,7 +404,7 @@ export async function publishConditionally(
 ): Promise<{ etag?: string } | null> {
   if (hasExtras(store)) return await store.putObjectIfMatch(key, body, etag, signal);
   if (etag === null) {
-    if (!(await store.putObjectConditional(key, body, signal))) return null;
+    if (!(await createOnly(store, key, body, signal))) return null;
     return { etag: (await store.headObject(key, signal)).etag };
   }
   return await store.putObject(key, body, signal);

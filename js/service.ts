@@ -303,8 +303,9 @@ export class S3SyncService {
         this.#context(namespace, opts.signal, this.#options.pushConcurrency),
         this.#pushPolicy(),
       );
-      // `pushed` is informational (the uploads done); core passes the manifest through.
-      const manifest = Object.freeze({ pushed: prepared.report.uploaded });
+      // `pushed` is informational (core passes the manifest through): the uploads done, and
+      // those left for the commit (replacements wait for its lock with the extension's client).
+      const manifest = Object.freeze({ pushed: prepared.report.uploaded + prepared.deferred });
       preparedPushes.set(manifest, prepared);
       return manifest as unknown as Manifest;
     });

@@ -193,6 +193,26 @@ export function hasExtras(store: ObjectStore | ObjectStoreClient): store is Obje
 }
 
 /**
+ * Writes `body` at `key` only if no object is there (`If-None-Match: *`); false when one was.
+ * With this project's adapter or the extension's client the server decides, atomically. A
+ * stand-in client with only `putObject` (the extension's suite builds such mocks) gets a HEAD
+ * just before instead: a window, but never a blind overwrite of an object seen there.
+ */
+export async function createOnly(
+  store: ObjectStore | ObjectStoreClient,
+  key: string,
+  body: Uint8Array,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  if (typeof store.putObjectConditional === "function") {
+    return await store.putObjectConditional(key, body, signal);
+  }
+  if ((await store.headObject(key, signal)).exists) return false;
+  await store.putObject(key, body, signal);
+  return true;
+}
+
+/**
  * Lists under a sub-prefix page by page, with either kind of store.
  *
  * @param store the object store

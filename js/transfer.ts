@@ -12,7 +12,13 @@ import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { SyncError } from "./errors.ts";
 import { collectChunks } from "./chunks.ts";
 import { sha256Hex, sha256OfChunks } from "./hash.ts";
-import { canStream, hasExtras, type UploadSource, type WriteCondition } from "./store.ts";
+import {
+  canStream,
+  createOnly,
+  hasExtras,
+  type UploadSource,
+  type WriteCondition,
+} from "./store.ts";
 
 /** Progress of one file: called with the bytes moved since the last call (negative: taken back). */
 export type OnBytes = (bytes: number) => void;
@@ -144,7 +150,7 @@ export async function uploadFile(
   const sent = await withRetry(
     async () => {
       if (put.condition === null) {
-        return await store.putObjectConditional(key, data, ctx.signal) ? {} : null;
+        return await createOnly(store, key, data, ctx.signal) ? {} : null;
       }
       if (put.condition !== undefined && hasExtras(store)) {
         return await store.putObjectIfMatch(key, data, put.condition, ctx.signal);

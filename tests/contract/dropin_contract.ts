@@ -186,6 +186,8 @@ export function dropInContract(target: ContractTarget): void {
       const manifest = await service.preparePush({ namespace: "ns" });
       assertEquals(decoder.decode((await client.getObject("ns/logs/new.log")).data), "new");
       assertEquals(decoder.decode((await client.getObject("ns/logs/old.log")).data), "v1");
+      // The manifest counts the replacement waiting for the commit too.
+      assertEquals((manifest as unknown as { pushed: number }).pushed, 2);
       assertEquals(await service.commitPush(manifest, { namespace: "ns" }), 2);
       assertEquals(
         decoder.decode((await client.getObject("ns/logs/old.log")).data),
@@ -195,6 +197,30 @@ export function dropInContract(target: ContractTarget): void {
         "logs/new.log",
         "logs/old.log",
       ]);
+    },
+  );
+
+  test(
+    "a client with only putObject creates new files after a HEAD, and reports its errors",
+    async (client, cache) => {
+      // Stand-in clients (the extension's suite builds such mocks) may lack `putObjectConditional`.
+      let puts = 0;
+      const partial = {
+        getObject: (k: string, s?: AbortSignal) => client.getObject(k, s),
+        headObject: (k: string, s?: AbortSignal) => client.headObject(k, s),
+        listAllObjects: (p?: string, s?: AbortSignal) => client.listAllObjects(p, s),
+        deleteObject: (k: string, s?: AbortSignal) => client.deleteObject(k, s),
+        copyObject: (a: string, b: string, s?: AbortSignal) => client.copyObject(a, b, s),
+        putObject: (k: string, b: Uint8Array, s?: AbortSignal) => {
+          puts++;
+          return client.putObject(k, b, s);
+        },
+      } as unknown as ObjectStoreClient;
+      await writeCacheFiles(cache, [["ns/logs/a.log", encoder.encode("a")]]);
+      const service = new S3SyncService(partial, cache);
+      assertEquals(await service.pushChanged({ namespace: "ns" }), 1);
+      assertEquals(decoder.decode((await client.getObject("ns/logs/a.log")).data), "a");
+      assert(puts >= 2, `${puts} puts (the file and the index)`);
     },
   );
 
