@@ -7,6 +7,7 @@
  * @module
  */
 import type { ListedObject } from "./core.ts";
+import { SyncError } from "./errors.ts";
 
 /** Result of a HEAD. */
 export interface HeadResult {
@@ -206,6 +207,13 @@ export async function createOnly(
 ): Promise<boolean> {
   if (typeof store.putObjectConditional === "function") {
     return await store.putObjectConditional(key, body, signal);
+  }
+  if (typeof store.headObject !== "function") {
+    // Nothing to make the write conditional on: refused, never sent blindly.
+    throw new SyncError(
+      "conditional-writes-unsupported",
+      `cannot create ${key} safely: the client offers neither putObjectConditional nor headObject; nothing was written`,
+    );
   }
   if ((await store.headObject(key, signal)).exists) return false;
   await store.putObject(key, body, signal);
