@@ -43,7 +43,11 @@ export class SyncError extends Error {
  * @param reason the signal's reason, kept as the cause
  */
 export function abortError(reason?: unknown): SyncError {
-  const error = new SyncError("aborted", "the operation was aborted", { cause: reason });
+  // An abort that says why (the CLI's on SIGINT/SIGTERM says what stays) keeps its words.
+  const message = reason instanceof SyncError && reason.code === "aborted"
+    ? reason.message
+    : "the operation was aborted";
+  const error = new SyncError("aborted", message, { cause: reason });
   error.name = "AbortError";
   return error;
 }

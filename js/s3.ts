@@ -202,7 +202,9 @@ export class S3Store implements ObjectStore, StreamingStore {
       sent += n;
       options.onBytes?.(n);
     };
-    const body = Readable.from(watchedChunks(source.read(start, end), timer, onBytes), {
+    // The timer is this request's (disposed by `using` here once the answer came), not the
+    // body's: after the last chunk it still counts, and still hears the caller's abort.
+    const body = Readable.from(watchedChunks(source.read(start, end), timer, onBytes, false), {
       objectMode: false,
       highWaterMark: READ_CHUNK,
     });

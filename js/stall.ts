@@ -113,13 +113,19 @@ export class StallTimer implements Disposable {
  * the timer is touched when the next chunk is asked for and when it arrives.
  *
  * @param chunks the body
- * @param timer the request's stall timer (disposed when the body ends, fails or is dropped)
+ * @param timer the request's stall timer
  * @param onChunk called with each chunk's length
+ * @param ownsTimer dispose `timer` when the body ends, fails or is dropped: true for a body
+ *   read after its request was answered (a GET); false for a body being sent, whose request
+ *   still waits for its answer after the last chunk. Disposed there, the timer stopped counting
+ *   and let go of the caller's signal, so a server that read the whole body and never answered
+ *   held the push forever, deaf to the stall timeout, to Ctrl-C and to SIGTERM.
  */
 export async function* watchedChunks(
   chunks: AsyncIterable<Uint8Array>,
   timer: StallTimer,
   onChunk?: (bytes: number) => void,
+  ownsTimer = true,
 ): AsyncGenerator<Uint8Array> {
   const iterator = chunks[Symbol.asyncIterator]();
   let finished = false;
@@ -141,7 +147,7 @@ export async function* watchedChunks(
       yield next.value;
     }
   } finally {
-    timer[Symbol.dispose]();
+    if (ownsTimer) timer[Symbol.dispose]();
     // Dropped or failed before its end: let go of the connection.
     if (!finished) await Promise.resolve(iterator.return?.()).catch(() => {});
   }

@@ -395,3 +395,86 @@ Deno.test("two CLI pushes of one file at the same moment: one lands, the other i
     await Deno.remove(parent, { recursive: true });
   }
 });
+
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  Deno.test(`${signal} ends a push stuck on an unanswered request within seconds, saying what stays; the re-run finishes`, async () => {
+    const server = await startServer("moto");
+    const proxy = startFaultProxy(server.endpoint, { seed: 0 });
+    const store = await server.bucket("stuck");
+    const cache = await Deno.makeTempDir({ prefix: "s3sync-stuck-" });
+    const decoder = new TextDecoder();
+    try {
+      await seedBucketWithIndex(store, datastoreRels(5), "ns");
+      const fresh = datastoreRels(20, "stuck-");
+      await writeCacheFiles(cache, fresh.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+      const flags = commonFlags(throughProxy(server, proxy), "stuck", cache, { namespace: "ns" });
+      // The 8th request (an upload, past the index read and the probe) is never answered.
+      const release = proxy.holdAt(8);
+      const child = spawnCli(["push", "--yes", "--concurrency", "1", ...flags]);
+      while ((proxy.stats.injected["held"] ?? 0) === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const sent = Date.now();
+      child.kill(signal);
+      const ended = await Promise.race([
+        child.output(),
+        new Promise<null>((r) => setTimeout(() => r(null), 20_000)),
+      ]);
+      release(false);
+      assert(ended !== null, `${signal} did not end the push within 20 s`);
+      const elapsed = Date.now() - sent;
+      console.log(`${signal}: the push ended ${elapsed} ms after the signal, exit ${ended.code}`);
+      assertEquals(ended.code, 1);
+      const said = decoder.decode(ended.stdout) + decoder.decode(ended.stderr);
+      assert(said.includes("interrupted"), said);
+      // What landed stays; the same command finishes the job.
+      const again = await runCli(["push", "--yes", ...flags]);
+      assertEquals(again.code, 0, again.stdout + again.stderr);
+      assertEquals((await remoteIndexKeys(store, "ns")).length, 25);
+    } finally {
+      store.destroy();
+      await proxy.stop();
+      await server.stop();
+      await Deno.remove(cache, { recursive: true });
+    }
+  });
+}
+
+Deno.test("an upload whose body the server read but never answered times out and is retried with a fresh body: the push completes", async () => {
+  const server = await startServer("moto");
+  const proxy = startFaultProxy(server.endpoint, { seed: 0 });
+  const store = await server.bucket("unanswered");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-unanswered-" });
+  try {
+    await seedBucketWithIndex(store, datastoreRels(5), "ns");
+    const fresh = datastoreRels(20, "late-");
+    await writeCacheFiles(cache, fresh.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    const flags = commonFlags(throughProxy(server, proxy), "unanswered", cache, {
+      namespace: "ns",
+    });
+    // The 8th request (an upload) is read whole and never answered; the stall timeout (2 s)
+    // must give it up, and the retry must send the bytes again.
+    const release = proxy.holdAt(8);
+    const pushed = await runCli([
+      "push",
+      "--yes",
+      "--concurrency",
+      "1",
+      "--timeout",
+      "2",
+      ...flags,
+    ]);
+    release(false);
+    assertEquals(proxy.stats.injected["held"], 1, "the request was held");
+    assertEquals(pushed.code, 0, pushed.stdout + pushed.stderr);
+    assertEquals((await remoteIndexKeys(store, "ns")).length, 25);
+    for (const rel of fresh) {
+      assertEquals((await store.getObject(`ns/${rel}`)).data, contentOf(rel));
+    }
+  } finally {
+    store.destroy();
+    await proxy.stop();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
