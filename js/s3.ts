@@ -50,6 +50,15 @@ export {
   type ObjectStoreClient,
 } from "./store.ts";
 
+/** A logger that keeps the SDK quiet (see the constructor). */
+const QUIET_LOGGER = {
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+};
+
 /** Settings of {@link S3Store}. */
 export interface S3StoreOptions {
   /** Bucket name. */
@@ -135,6 +144,11 @@ export class S3Store implements ObjectStore, StreamingStore {
       // S3-compatible servers differ in checksum support; send them only when S3 requires it.
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
+      // The SDK's own retries are off (`maxAttempts: 1`): ours re-send a streamed body from the
+      // file. Its default logger then printed "An error was encountered in a non-retryable
+      // streaming request." on every failed upload (a lost condition included), raw on stderr.
+      // Every failure still reaches us as the error it throws.
+      logger: QUIET_LOGGER,
     });
     this.client.middlewareStack.add((next) => (args) => {
       this.requests++;
