@@ -151,6 +151,15 @@ impl Cache {
         self.write(".datastore-sync-state.json", state.to_json());
     }
 
+    /// Writes `bytes` (this cache's version of `cache_path`) to its conflict copy, named by
+    /// content as the shim names it; returns the copy's path.
+    pub fn keep_aside(&mut self, cache_path: &str, bytes: Vec<u8>) -> String {
+        let copy =
+            s3sync_core::conflicts::conflict_copy_path(cache_path, &fake_sha256(&bytes)).unwrap();
+        self.write(&copy, bytes);
+        copy
+    }
+
     /// The bytes of a data file of the bound tree.
     pub fn data(&self, rel: &str) -> Option<&[u8]> {
         self.files
@@ -256,12 +265,7 @@ pub fn run_pull(
                 // Files in the way of the bucket's shape go to their conflict copies first.
                 for w in &in_the_way {
                     if let Some((mine, _)) = cache.files.remove(&w.cache_path) {
-                        let copy = s3sync_core::conflicts::conflict_copy_path(
-                            &w.cache_path,
-                            &fake_sha256(&mine),
-                        )
-                        .unwrap();
-                        cache.write(&copy, mine);
+                        let copy = cache.keep_aside(&w.cache_path, mine);
                         outcome.aside.push(s3sync_core::conflicts::KeptAside {
                             rel: w.rel.clone(),
                             copy,
@@ -280,12 +284,7 @@ pub fn run_pull(
                             if set_aside.contains(&t.rel) {
                                 if let Some((mine, _)) = cache.files.get(&t.cache_path).cloned() {
                                     if mine != bytes {
-                                        let copy = s3sync_core::conflicts::conflict_copy_path(
-                                            &t.cache_path,
-                                            &fake_sha256(&mine),
-                                        )
-                                        .unwrap();
-                                        cache.write(&copy, mine);
+                                        let copy = cache.keep_aside(&t.cache_path, mine);
                                         outcome.aside.push(s3sync_core::conflicts::KeptAside {
                                             rel: t.rel.clone(),
                                             copy,
