@@ -123,42 +123,49 @@ export interface ConditionalSupport {
 const probedWrites = new WeakMap<object, boolean>();
 const probedDeletes = new WeakMap<object, boolean>();
 
-/** A fresh probe object's key in the internal control folder, and its body. */
-function probeObject(controlFolder: string): { key: string; body: Uint8Array } {
-  return {
-    key: `${controlFolder}s3sync-probe-${crypto.randomUUID()}`,
-    body: new TextEncoder().encode("s3sync conditional-write probe\n"),
-  };
-}
-
 /** An ETag no object has. */
 const NOT_THE_ETAG = '"s3sync-not-the-etag"';
 
 /**
- * Checks once per store that the server honours conditional writes (`If-None-Match: *` and
- * `If-Match` on PUT), with a probe object in the internal control folder (`controlFolder`, from
- * the core): a create-only write over it and a write `If-Match` an ETag it does not have must
- * both fail.
+ * Runs `trial` once per store (the answer memoised in `memo`) on a fresh probe object in the
+ * internal control folder (`controlFolder`, from the core), removed afterwards whatever happened.
  */
-export async function conditionalWritesWork(
+async function probeOnce(
+  memo: WeakMap<object, boolean>,
+  store: ObjectStore,
+  controlFolder: string,
+  signal: AbortSignal | undefined,
+  trial: (key: string, body: Uint8Array) => Promise<boolean>,
+): Promise<boolean> {
+  const known = memo.get(store);
+  if (known !== undefined) return known;
+  const key = `${controlFolder}s3sync-probe-${crypto.randomUUID()}`;
+  let works = false;
+  try {
+    works = await trial(key, new TextEncoder().encode("s3sync conditional-write probe\n"));
+  } finally {
+    await store.deleteObject(key, signal).catch(() => {});
+  }
+  memo.set(store, works);
+  return works;
+}
+
+/**
+ * Checks once per store that the server honours conditional writes (`If-None-Match: *` and
+ * `If-Match` on PUT): a create-only write over a probe object and a write `If-Match` an ETag it
+ * does not have must both fail.
+ */
+export function conditionalWritesWork(
   store: ObjectStore,
   controlFolder: string,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  const known = probedWrites.get(store);
-  if (known !== undefined) return known;
-  const { key, body } = probeObject(controlFolder);
-  let works = false;
-  try {
+  return probeOnce(probedWrites, store, controlFolder, signal, async (key, body) => {
     const created = await store.putObjectIfMatch(key, body, null, signal);
     const again = await store.putObjectIfMatch(key, body, null, signal);
     const wrongMatch = await store.putObjectIfMatch(key, body, NOT_THE_ETAG, signal);
-    works = created !== null && again === null && wrongMatch === null;
-  } finally {
-    await store.deleteObject(key, signal).catch(() => {});
-  }
-  probedWrites.set(store, works);
-  return works;
+    return created !== null && again === null && wrongMatch === null;
+  });
 }
 
 /**
@@ -166,24 +173,16 @@ export async function conditionalWritesWork(
  * s3s-fs ignores it): a delete of a probe object `If-Match` an ETag it does not have must leave
  * it in place. Asked only by a push that deletes.
  */
-export async function conditionalDeletesWork(
+export function conditionalDeletesWork(
   store: ObjectStore,
   controlFolder: string,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  const known = probedDeletes.get(store);
-  if (known !== undefined) return known;
-  const { key, body } = probeObject(controlFolder);
-  let works = false;
-  try {
+  return probeOnce(probedDeletes, store, controlFolder, signal, async (key, body) => {
     await store.putObject(key, body, signal);
     const refused = !(await store.deleteObjectIfMatch(key, NOT_THE_ETAG, signal));
-    works = refused && (await store.headObject(key, signal)).exists;
-  } finally {
-    await store.deleteObject(key, signal).catch(() => {});
-  }
-  probedDeletes.set(store, works);
-  return works;
+    return refused && (await store.headObject(key, signal)).exists;
+  });
 }
 
 /**

@@ -442,47 +442,14 @@ pub fn run_push_with(
                     // The shim's protocol: create-only for a new key; for a replacement, a
                     // HEAD judged by the core, then `If-Match` the ETag it saw; a lost
                     // condition judged again from a HEAD (our own bytes settle it).
-                    if faults.unconditional {
+                    // The planted bug writes without any condition.
+                    let landed = if faults.unconditional {
                         bucket.put(key, bytes.clone());
-                        uploaded.push(Uploaded {
-                            rel: u.transfer.rel.clone(),
-                            size: bytes.len() as u64,
-                            mtime_ms: Some(mtime),
-                            sha256,
-                        });
-                        ran.uploaded.push(u.transfer.rel.clone());
-                        continue;
-                    }
-                    let ours = OurBytes {
-                        sha256: sha256.clone(),
-                        size: bytes.len() as u64,
+                        true
+                    } else {
+                        conditional_put(bucket, key, u.expected.as_ref(), &bytes, &sha256)
                     };
-                    // `None`: already there; `Some(None)`: create-only; `Some(Some(etag))`.
-                    let condition = match &u.expected {
-                        None => Some(None),
-                        Some(expected) => {
-                            // Every simulated object records its hash: never `ReadContent`.
-                            match judge_existing(expected, Some(&ours), &bucket.head(key)) {
-                                ObjectVerdict::Proceed { if_match } => Some(if_match),
-                                ObjectVerdict::Create => Some(None),
-                                ObjectVerdict::Settled => None,
-                                ObjectVerdict::Conflict | ObjectVerdict::ReadContent => {
-                                    lost.push(u.transfer.rel.clone());
-                                    continue;
-                                }
-                            }
-                        }
-                    };
-                    let sent = match condition {
-                        None => true,
-                        Some(if_match) => bucket
-                            .put_if(key, if_match.as_deref(), bytes.clone())
-                            .is_some(),
-                    };
-                    if !sent
-                        && judge_lost_condition(&sha256, bytes.len() as u64, &bucket.head(key))
-                            != ObjectVerdict::Settled
-                    {
+                    if !landed {
                         lost.push(u.transfer.rel.clone());
                         continue;
                     }
@@ -567,4 +534,35 @@ pub fn run_push_with(
         }
     }
     panic!("the push did not finish in 64 steps");
+}
+
+/// One upload by the shim's protocol: create-only for a new key; for a replacement, a HEAD
+/// judged by the core, then `If-Match` the ETag it saw (create-only when the object is gone,
+/// nothing when it already holds our bytes); a lost condition judged again from a HEAD (our own
+/// bytes settle it). True when our bytes are in the bucket; false for a conflict.
+fn conditional_put(
+    bucket: &mut Bucket,
+    key: &str,
+    expected: Option<&s3sync_core::object_condition::ExpectedVersion>,
+    bytes: &[u8],
+    sha256: &str,
+) -> bool {
+    let ours = OurBytes {
+        sha256: sha256.to_string(),
+        size: bytes.len() as u64,
+    };
+    let if_match = match expected {
+        None => None,
+        // Every simulated object records its hash: never `ReadContent`.
+        Some(expected) => match judge_existing(expected, Some(&ours), &bucket.head(key)) {
+            ObjectVerdict::Proceed { if_match } => if_match,
+            ObjectVerdict::Create => None,
+            ObjectVerdict::Settled => return true,
+            ObjectVerdict::Conflict | ObjectVerdict::ReadContent => return false,
+        },
+    };
+    bucket
+        .put_if(key, if_match.as_deref(), bytes.to_vec())
+        .is_some()
+        || judge_lost_condition(sha256, ours.size, &bucket.head(key)) == ObjectVerdict::Settled
 }
