@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { dirname, join, sep } from "node:path";
-import type { LocalFile } from "./core.ts";
+import type { LocalFile, TopLevelEntry } from "./core.ts";
 import { describe, SyncError } from "./errors.ts";
 import { localFailure } from "./local_errors.ts";
 import { TimeSlice } from "./time_slice.ts";
@@ -141,6 +141,12 @@ export interface CacheStore {
    * above it. An absent folder counts as removed.
    */
   removeEmptyTree(path: string): Promise<boolean>;
+  /**
+   * The names at the cache folder's top level, each folder marked when it holds a
+   * `.namespace.json` file: what the core needs to tell a namespaced cache from a solo one
+   * before a run given no namespace binds (see `bindUnnamed`). An absent folder has none.
+   */
+  topLevel(): Promise<TopLevelEntry[]>;
 }
 
 /**
@@ -601,6 +607,23 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
     }
     const stat = Deno.statSync(target);
     return { size: stat.size, mtimeMs: stat.mtime?.getTime() };
+  }
+
+  /** @inheritdoc */
+  async topLevel(): Promise<TopLevelEntry[]> {
+    const entries: TopLevelEntry[] = [];
+    try {
+      for await (const entry of Deno.readDir(this.root)) {
+        // A symlinked folder is never followed, so it is nobody's namespace.
+        const marker = entry.isDirectory &&
+          (await this.stat(`${entry.name}/.namespace.json`).catch(() => null)) !== null;
+        entries.push({ name: entry.name, marker });
+      }
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return [];
+      throw localFailure(error, this.root) ?? error;
+    }
+    return entries;
   }
 
   /** @inheritdoc */

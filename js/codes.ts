@@ -76,6 +76,8 @@ export const CORE_ERROR_CODES = [
   "invalid-input",
   "key-outside-namespace",
   "migrate-v2-unsupported",
+  "namespace-required",
+  "nested-datastore",
   "partition-name-unsafe",
   "plan-stale",
   "publish-conflict",

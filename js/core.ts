@@ -101,7 +101,9 @@ export type {
   ShardLayout,
   ShardMeta,
   StepResult,
+  TopLevelEntry,
   Transfer,
+  UnnamedCaller,
   Upload,
   UploadBatch,
   Uploaded,
@@ -130,6 +132,8 @@ import type {
   ObjectVerdict,
   OurBytes,
   Problem,
+  TopLevelEntry,
+  UnnamedCaller,
   PullAction,
   PullApplied,
   PullOptions,
@@ -1198,6 +1202,15 @@ export function classifyCachePath(
   foreign: string[] = [],
 ): CachePlace {
   return core(() => wasm.classifyCachePath(namespace || undefined, path, foreign));
+}
+
+/**
+ * The namespace a run given none acts on, from the cache's top level: undefined for solo, the
+ * one namespace a service's cache proves; throws `namespace-required` when the cache holds the
+ * namespaced layout and the caller may not pick (the CLI), or several namespaces.
+ */
+export function bindUnnamed(entries: TopLevelEntry[], caller: UnnamedCaller): string | undefined {
+  return core(() => wasm.bindUnnamed(entries, caller)) ?? undefined;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   sameStat,
 } from "./cache_fs.ts";
 import {
+  bindUnnamed,
   DirtyRecorder,
   mapCallerPath,
   mapRel,
@@ -166,8 +167,16 @@ export class S3SyncService {
     this.#options = options;
   }
 
-  /** Binds the namespace on first use; a different one later is an error. */
-  #bind(namespace: string | undefined): string | undefined {
+  /**
+   * Binds the namespace on first use; a different one later is an error. A call without one
+   * takes the namespace the cache proves (swamp core leaves it out of `pushChanged()` after
+   * minting an access token, in `serve` and in device authorisation, on a cache it created for
+   * its namespace): the core decides from the cache's top level, and refuses
+   * (`namespace-required`) when it holds several. A solo run on a namespaced cache read the
+   * namespace's index as the root's and replaced it.
+   */
+  async #bind(requested: string | undefined): Promise<string | undefined> {
+    const namespace = requested ?? bindUnnamed(await this.#cache.topLevel(), "service");
     if (this.#bound === UNBOUND) {
       // Validate before binding: a bad namespace never becomes this instance's binding.
       new Planner(namespace, this.#options.prefix).free();
@@ -224,7 +233,7 @@ export class S3SyncService {
   }
 
   async #pull(opts: DatastoreSyncOptions): Promise<number> {
-    const namespace = this.#bind(opts.namespace);
+    const namespace = await this.#bind(opts.namespace);
     const scope = scopeForModels(opts.context?.models ?? []);
     const report = await pull(
       this.#context(namespace, opts.signal, this.#options.pullConcurrency),
@@ -259,7 +268,7 @@ export class S3SyncService {
    * core prints before `sync --push` asks for confirmation, and the full plan beside them.
    */
   async previewPush(opts: DatastoreSyncOptions = {}): Promise<PushPreview> {
-    const namespace = this.#bind(opts.namespace);
+    const namespace = await this.#bind(opts.namespace);
     const report = await this.#cancellable(
       opts.signal,
       () => push(this.#context(namespace, opts.signal), { dryRun: true, ...this.#pushPolicy() }),
@@ -280,7 +289,7 @@ export class S3SyncService {
    */
   async pushChanged(opts: DatastoreSyncOptions = {}): Promise<number> {
     return await this.#cancellable(opts.signal, async () => {
-      const namespace = this.#bind(opts.namespace);
+      const namespace = await this.#bind(opts.namespace);
       const report = await push(
         this.#context(namespace, opts.signal, this.#options.pushConcurrency),
         this.#pushPolicy(),
@@ -298,7 +307,7 @@ export class S3SyncService {
    */
   async preparePush<Manifest = PushManifest>(opts: DatastoreSyncOptions = {}): Promise<Manifest> {
     return await this.#cancellable(opts.signal, async () => {
-      const namespace = this.#bind(opts.namespace);
+      const namespace = await this.#bind(opts.namespace);
       const prepared = await preparePush(
         this.#context(namespace, opts.signal, this.#options.pushConcurrency),
         this.#pushPolicy(),
@@ -333,7 +342,7 @@ export class S3SyncService {
     }
     preparedPushes.delete(manifest as object);
     return await this.#cancellable(opts.signal, async () => {
-      const namespace = this.#bind(opts.namespace);
+      const namespace = await this.#bind(opts.namespace);
       const report = await commitPreparedPush(
         this.#context(namespace, opts.signal, this.#options.pushConcurrency),
         prepared,
@@ -436,7 +445,7 @@ export class S3SyncService {
    */
   async migrateMonolithToShards(opts: DatastoreSyncOptions = {}): Promise<MigrateIndexResult> {
     return await this.#cancellable(opts.signal, async () => {
-      const namespace = this.#bind(opts.namespace);
+      const namespace = await this.#bind(opts.namespace);
       using planner = new Planner(namespace, this.#options.prefix);
       return await migrateToShards(this.#context(namespace, opts.signal), planner);
     });
@@ -451,7 +460,7 @@ export class S3SyncService {
     opts: { signal?: AbortSignal; namespace?: string; dryRun?: boolean } = {},
   ): Promise<ContaminationSummary> {
     return await this.#cancellable(opts.signal, async () => {
-      const namespace = this.#bind(opts.namespace);
+      const namespace = await this.#bind(opts.namespace);
       return await repairContamination(this.#context(namespace, opts.signal), opts.dryRun ?? true);
     });
   }

@@ -212,6 +212,24 @@ pub enum CoreError {
         /// The cache path.
         path: String,
     },
+    /// A run given no namespace on a cache that holds namespaces and nothing at its root: a
+    /// solo run would read the namespace's index as the root's and replace it (see
+    /// [`crate::binding`]). Nothing was read or written.
+    #[error("this cache holds the namespaced layout ({}) and nothing at its root: pass the namespace (--namespace {}); nothing was done", .namespaces.join(", "), .namespaces.first().map_or("<ns>", String::as_str))]
+    NamespaceRequired {
+        /// The namespaces the cache holds, sorted.
+        namespaces: Vec<String>,
+    },
+    /// A listing under the bound tree holds another datastore's index: the prefix or the
+    /// namespace is not the one its files were written with, and a rebuild would index that
+    /// datastore's bookkeeping as payload.
+    #[error("{key} is another datastore's index: this prefix holds a datastore under {folder}/ (a namespace, or a longer prefix); pass the --namespace or --prefix it was written with; nothing was written")]
+    NestedDatastore {
+        /// The index key found, relative to the bound tree.
+        key: String,
+        /// The folder that datastore lives in.
+        folder: String,
+    },
     /// A sync-state sidecar that exists but cannot be read.
     #[error("sync state is corrupt: {detail}")]
     SyncStateCorrupt {
@@ -229,6 +247,8 @@ impl CoreError {
         "index-version-unsupported",
         "invalid-input",
         "migrate-v2-unsupported",
+        "namespace-required",
+        "nested-datastore",
         "partition-name-unsafe",
         "plan-stale",
         "publish-conflict",
@@ -255,6 +275,8 @@ impl CoreError {
             CoreError::ResolvePullFailed { .. } => "download-failed",
             CoreError::FileVanished { .. } | CoreError::CacheUnreadable { .. } => "walk-error",
             CoreError::SyncStateCorrupt { .. } => "sync-state-corrupt",
+            CoreError::NamespaceRequired { .. } => "namespace-required",
+            CoreError::NestedDatastore { .. } => "nested-datastore",
         }
     }
 

@@ -14,6 +14,7 @@
 //!
 //! ## Layout
 //!
+//! - [`binding`]: which tree a run given no namespace may act on.
 //! - [`paths`]: the three names of a file (index key, remote key, cache path) and their rules.
 //! - [`index`]: index formats v1 and v2.
 //! - [`key_sort`]: the order of many keys that share long prefixes (an index's load).
@@ -53,6 +54,7 @@
 // The one exception, `compare`, supplies the WASM build's `memcmp` and `bcmp`.
 #![deny(unsafe_code)]
 
+pub mod binding;
 pub mod codes;
 pub mod compare;
 pub mod conflicts;

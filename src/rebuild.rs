@@ -11,7 +11,7 @@ use tsify_next::Tsify;
 use serde::Serialize;
 
 use crate::codes::{EntryRefusal, RefusalCode};
-use crate::error::{CoreError, PathRefusal};
+use crate::error::{CoreError, CoreResult, PathRefusal};
 use crate::index::{Index, IndexEntry};
 use crate::listing::RemoteListed;
 use crate::paths::{
@@ -256,4 +256,23 @@ pub fn rebuild_step(apply: bool, force: bool, existing: ExistingIndex) -> Rebuil
         (true, ExistingIndex::Valid, false) => RebuildDecision::KeptExisting,
         _ => RebuildDecision::Publish,
     }
+}
+
+/// The first kept rel that is another datastore's index (`{folder}/.datastore-index.json` or
+/// `{folder}/_index/_meta.json`), as the error a rebuild stops with: the bound tree holds a
+/// datastore written under a namespace or a longer prefix, and indexing its bookkeeping as
+/// payload is how a root index came to name `prod/.datastore-index.json` as data.
+pub fn nested_datastore(index: &Index) -> CoreResult<()> {
+    for rel in index.entries.keys() {
+        let folder = rel
+            .strip_suffix("/.datastore-index.json")
+            .or_else(|| rel.strip_suffix("/_index/_meta.json"));
+        if let Some(folder) = folder {
+            return Err(CoreError::NestedDatastore {
+                key: rel.clone(),
+                folder: folder.to_string(),
+            });
+        }
+    }
+    Ok(())
 }

@@ -459,6 +459,7 @@ impl Session {
             .take()
             .ok_or_else(|| CoreError::input("finish_rebuild before begin_rebuild"))?;
         let (index, report) = builder.finish(last_pulled.map(str::to_string));
+        crate::rebuild::nested_datastore(&index)?;
         self.rebuilt = Some(report.clone());
         self.index = Some(index);
         self.pull = None;

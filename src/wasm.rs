@@ -805,6 +805,16 @@ pub fn lock_assess(
     ))
 }
 
+/// The namespace a run given none acts on, from the cache's top level (`[{name, marker}]`):
+/// null for solo, the one namespace a service's cache proves, or a `namespace-required` error
+/// (see `binding::bind_unnamed`).
+#[wasm_bindgen(js_name = bindUnnamed)]
+pub fn bind_unnamed(entries: JsValue, caller: JsValue) -> Result<Option<String>, JsValue> {
+    let entries: Vec<crate::binding::TopLevelEntry> = from_js(entries, "entries")?;
+    let caller: crate::binding::UnnamedCaller = from_js(caller, "caller")?;
+    crate::binding::bind_unnamed(&entries, caller).map_err(to_js_error)
+}
+
 /// Judges a replacement by `ours` (`{sha256, size}`; `undefined`: a delete) of an object
 /// expected to hold `expected`, from a HEAD's answer (see `object_condition::judge_existing`):
 /// `{verdict: "proceed", ifMatch}`, `"create"`, `"conflict"`, `"settled"` or `"readContent"`.

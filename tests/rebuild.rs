@@ -511,3 +511,47 @@ fn folder_markers_are_skipped_and_counted_not_refused() {
     let value = serde_json::to_value(&report).unwrap();
     assert_eq!(value["skippedFolderMarkers"], 2);
 }
+
+/// A listing under the bound tree that holds another datastore's index (a namespace written
+/// without a marker, or a bucket read with too short a prefix) stops the rebuild: indexing that
+/// bookkeeping as payload is how a root index came to name `prod/.datastore-index.json`.
+#[test]
+fn a_nested_datastore_stops_the_rebuild() {
+    for (nested, folder) in [
+        ("prod/.datastore-index.json", "prod"),
+        ("swamp/prod/.datastore-index.json", "swamp/prod"),
+        ("prod/_index/_meta.json", "prod"),
+    ] {
+        let mut session = Session::new(None, "").unwrap();
+        session.begin_rebuild(NOW);
+        session
+            .add_listing_page(
+                &encode_remote([
+                    ("prod/data/m1.yaml", 5, Some("\"e\""), Some(NOW)),
+                    (nested, 50, Some("\"f\""), Some(NOW)),
+                ]),
+                &[],
+            )
+            .unwrap();
+        let error = session.finish_rebuild(Some(NOW)).unwrap_err();
+        assert_eq!(error.code(), "nested-datastore", "{nested}");
+        let message = error.to_string();
+        assert!(message.contains(&format!("under {folder}/")), "{message}");
+    }
+    // The same names inside a marked namespace folder are that namespace's, skipped as foreign.
+    let mut session = Session::new(None, "").unwrap();
+    session.begin_rebuild(NOW);
+    session
+        .add_listing_page(
+            &encode_remote([
+                ("data/mine.yaml", 5, Some("\"e\""), Some(NOW)),
+                ("prod/.datastore-index.json", 50, Some("\"f\""), Some(NOW)),
+                ("prod/.namespace.json", 50, Some("\"g\""), Some(NOW)),
+            ]),
+            &[],
+        )
+        .unwrap();
+    let report = session.finish_rebuild(Some(NOW)).unwrap();
+    assert_eq!(report.kept, 1);
+    assert_eq!(report.foreign_namespaces, vec!["prod".to_string()]);
+}

@@ -27,6 +27,8 @@ export const ERROR_EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   "path-*": EXIT.usage,
   "invalid-bucket-name": EXIT.usage,
   "cache-not-a-folder": EXIT.usage,
+  // Another datastore's index under the prefix: the prefix or namespace given is not its own.
+  "nested-datastore": EXIT.usage,
   // The bucket or the credentials are not what the command needs: a failure (exit 1), listed
   // here so the table names every code a person may meet; the message says what to do.
   "no-such-bucket": EXIT.failed,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { bindUnnamed } from "../core.ts";
 import { describe, SyncError } from "../errors.ts";
 import { RUNNERS } from "./commands/index.ts";
 import { EXIT, exitCodeOfError } from "./exit_codes.ts";
@@ -51,6 +52,11 @@ export async function main(args: string[]): Promise<number> {
       return EXIT.ok;
     }
     setup = setUp(line.values);
+    if (line.spec.needsCache && setup.ctx.namespace === undefined) {
+      // No `--namespace`: a cache that holds the namespaced layout is refused (the core names
+      // the namespace to pass) rather than read as a solo one.
+      bindUnnamed(await setup.ctx.cache.topLevel(), "cli");
+    }
     const outcome = await RUNNERS[line.spec.name]({
       ctx: setup.ctx,
       values: line.values,

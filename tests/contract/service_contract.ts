@@ -241,6 +241,55 @@ export function serviceContract(target: ContractTarget): void {
     assert(error.message.includes("Namespace mismatch"));
   });
 
+  test(
+    "calls without a namespace on a namespaced cache act on its namespace, never on the root",
+    async (client, cache, keys) => {
+      // Swamp core's access-token mint: markDirty() and pushChanged() with no namespace, in a
+      // new process, on the cache it created for its namespace (marker included).
+      const rels = datastoreRels(6);
+      await seed(client, "team-a", rels);
+      await new S3SyncService(client, cache).pullChanged({ namespace: "team-a" });
+      await writeCacheFiles(cache, [
+        ["team-a/.namespace.json", encoder.encode('{"namespace":"team-a"}')],
+        ["team-a/auto-definitions/token/t1.yaml", encoder.encode("token: 1")],
+      ]);
+      const localIndexBefore = await Deno.readTextFile(`${cache}/.datastore-index.json`);
+      const service = new S3SyncService(client, cache);
+      await service.markDirty();
+      assertEquals(await service.pushChanged(), 1);
+      const after = await keys();
+      assert(after.includes("team-a/auto-definitions/token/t1.yaml"), "pushed into the namespace");
+      assert(!after.includes(".datastore-index.json"), "no root index published");
+      assertEquals(await indexKeys(client, "team-a"), [...rels, "auto-definitions/token/t1.yaml"].sort());
+      const localIndex = JSON.parse(await Deno.readTextFile(`${cache}/.datastore-index.json`));
+      for (const rel of rels) assert(localIndex.entries[rel], `${rel} still in the local index`);
+      assert(localIndexBefore.length > 0);
+      // The same instance keeps acting on the namespace, named or not.
+      assertEquals(await service.pullChanged({ namespace: "team-a" }), 0);
+      assertEquals(await service.pullChanged(), 0);
+    },
+  );
+
+  test(
+    "a call without a namespace on a cache holding several namespaces is refused, writing nothing",
+    async (client, cache, keys) => {
+      await seed(client, "team-a", datastoreRels(3));
+      await writeCacheFiles(cache, [
+        ["team-a/.namespace.json", encoder.encode("{}")],
+        ["team-b/.namespace.json", encoder.encode("{}")],
+        ["team-a/data/new.yaml", encoder.encode("new")],
+      ]);
+      const before = await keys();
+      const service = new S3SyncService(client, cache);
+      const error = await assertRejects(() => service.pushChanged(), SyncError);
+      assertEquals((error as SyncError).code, "namespace-required");
+      assert(error.message.includes("team-a, team-b"), error.message);
+      assertEquals(await keys(), before);
+      // Named, the same instance works.
+      assertEquals(await service.pushChanged({ namespace: "team-a" }), 1);
+    },
+  );
+
   test("hydrateFile of a namespaced rel lands under <cache>/<ns>/", async (client, cache) => {
     const rels = datastoreRels(6);
     await seed(client, "ns", rels);

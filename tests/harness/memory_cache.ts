@@ -11,6 +11,7 @@ import {
   type FileStat,
   type WalkResult,
 } from "../../js/cache_fs.ts";
+import type { TopLevelEntry } from "../../js/core.ts";
 
 interface MemoryFile {
   data: Uint8Array;
@@ -131,6 +132,15 @@ export class MemoryCache implements CacheStore {
     this.files.delete(from);
     this.files.set(to, file);
     return Promise.resolve(true);
+  }
+
+  /** @inheritdoc */
+  topLevel(): Promise<TopLevelEntry[]> {
+    const names = new Set<string>();
+    for (const path of [...this.files.keys(), ...this.folders]) names.add(path.split("/")[0]);
+    return Promise.resolve(
+      [...names].map((name) => ({ name, marker: this.files.has(`${name}/.namespace.json`) })),
+    );
   }
 
   /** @inheritdoc */

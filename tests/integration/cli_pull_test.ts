@@ -137,3 +137,41 @@ Deno.test("rebuild-index is dry by default, publishes with --apply, and replaces
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("without --namespace the CLI refuses a namespaced cache and a bucket read with too short a prefix, writing nothing", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("unnamed");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-unnamed-" });
+  const fresh = await Deno.makeTempDir({ prefix: "s3sync-unnamed-fresh-" });
+  try {
+    const rels = datastoreRels(5);
+    await putAll(store, rels.map((rel) => [`swamp/prod/${rel}`, contentOf(rel)]));
+    const named = commonFlags(server, "unnamed", cache, { prefix: "swamp", namespace: "prod" });
+    assertEquals((await runCliJson(["pull", ...named])).code, 0);
+    await Deno.writeTextFile(`${cache}/prod/.namespace.json`, '{"namespace":"prod"}');
+    const keysBefore = (await store.listAllObjects("")).map((o) => o.key).sort();
+    // A namespaced cache, no --namespace: refused before any request, naming what to pass.
+    for (const command of ["pull", "push", "plan", "doctor"]) {
+      const unnamed = commonFlags(server, "unnamed", cache, { prefix: "swamp" });
+      const result = await runCliJson([command, ...unnamed]);
+      assertEquals(result.code, 2, `${command}: ${result.stderr}`);
+      const error = result.json.error as { code: string; message: string };
+      assertEquals(error.code, "namespace-required", command);
+      assert(error.message.includes("--namespace prod"), error.message);
+    }
+    // A fresh cache and no prefix: the listing holds `swamp/prod/.datastore-index.json`, another
+    // datastore's index, and the rebuild stops instead of indexing it as data.
+    const bare = await runCliJson(["pull", ...commonFlags(server, "unnamed", fresh)]);
+    assertEquals(bare.code, 2, bare.stderr);
+    const error = bare.json.error as { code: string; message: string };
+    assertEquals(error.code, "nested-datastore");
+    assert(error.message.includes("swamp/prod/.datastore-index.json"), error.message);
+    assertEquals((await store.listAllObjects("")).map((o) => o.key).sort(), keysBefore);
+    assertEquals(await listTree(fresh), []);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+    await Deno.remove(fresh, { recursive: true });
+  }
+});

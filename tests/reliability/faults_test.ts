@@ -257,6 +257,7 @@ Deno.test("a walk error withholds every delete, even with --delete-missing", asy
       ensureDir: (p) => real.ensureDir(p),
       moveNew: (f, t) => real.moveNew(f, t),
       removeEmptyTree: (p) => real.removeEmptyTree(p),
+      topLevel: () => real.topLevel(),
     };
     const report = await push({ ...r.ctx, cache: erring }, { deleteMissing: true });
     assert(report.plan.blocked.some((b) => b.code === "walk-error"));

@@ -31,6 +31,7 @@ function delegate(real: CacheStore, overrides: Partial<CacheStore>): CacheStore 
     ensureDir: (p) => real.ensureDir(p),
     moveNew: (f, t) => real.moveNew(f, t),
     removeEmptyTree: (p) => real.removeEmptyTree(p),
+    topLevel: () => real.topLevel(),
     ...overrides,
   };
 }

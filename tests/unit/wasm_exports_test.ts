@@ -41,6 +41,8 @@ const FUNCTIONS: Record<string, () => unknown> = {
   codeLists: () => wasm.codeLists(),
   findCollisions: () => wasm.findCollisions([EVIL, "a", "a/b", "A", HUGE]),
   findContamination: () => wasm.findContamination(EVIL, JUNK),
+  bindUnnamed: () =>
+    wasm.bindUnnamed([{ name: EVIL, marker: true }, { name: DEEP, marker: "yes" }, 7], "robot"),
   isInternal: () => wasm.isInternal(EVIL),
   journalLine: () => wasm.journalLine(EVIL + HUGE),
   judgeExisting: () =>
