@@ -132,8 +132,6 @@ import type {
   ObjectVerdict,
   OurBytes,
   Problem,
-  TopLevelEntry,
-  UnnamedCaller,
   PullAction,
   PullApplied,
   PullOptions,
@@ -160,6 +158,8 @@ import type {
   ShardLayout,
   ShardMeta,
   StepResult,
+  TopLevelEntry,
+  UnnamedCaller,
   Uploaded,
 } from "./wasm.ts";
 

@@ -260,7 +260,10 @@ export function serviceContract(target: ContractTarget): void {
       const after = await keys();
       assert(after.includes("team-a/auto-definitions/token/t1.yaml"), "pushed into the namespace");
       assert(!after.includes(".datastore-index.json"), "no root index published");
-      assertEquals(await indexKeys(client, "team-a"), [...rels, "auto-definitions/token/t1.yaml"].sort());
+      assertEquals(
+        await indexKeys(client, "team-a"),
+        [...rels, "auto-definitions/token/t1.yaml"].sort(),
+      );
       const localIndex = JSON.parse(await Deno.readTextFile(`${cache}/.datastore-index.json`));
       for (const rel of rels) assert(localIndex.entries[rel], `${rel} still in the local index`);
       assert(localIndexBefore.length > 0);
