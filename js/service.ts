@@ -167,6 +167,12 @@ export class S3SyncService {
     this.#options = options;
   }
 
+  /** Tells what a user must know without failing the call: the log, else the console. */
+  readonly #warn = (line: string): void => {
+    if (this.#options.log) this.#options.log(line);
+    else console.warn(`s3sync: ${line}`);
+  };
+
   /**
    * Binds the namespace on first use; a different one later is an error. A call without one
    * takes the namespace the cache proves (swamp core leaves it out of `pushChanged()` after
@@ -295,7 +301,7 @@ export class S3SyncService {
         this.#pushPolicy(),
       );
       this.#dirtyMemo.clear();
-      return finishPush(report);
+      return finishPush(report, this.#warn);
     });
   }
 
@@ -348,7 +354,7 @@ export class S3SyncService {
         prepared,
       );
       this.#dirtyMemo.clear();
-      return finishPush(report);
+      return finishPush(report, this.#warn);
     });
   }
 
@@ -527,8 +533,11 @@ export class S3SyncService {
   }
 }
 
-/** A push's outcome for swamp core: failures and withheld work throw, after the rest is done. */
-function finishPush(report: PushReport): number {
+/**
+ * A push's outcome for swamp core: failures and withheld work throw, after the rest is done;
+ * a held-back catalog export is told through `warn`.
+ */
+function finishPush(report: PushReport, warn: (line: string) => void): number {
   if (report.failures.length > 0) {
     throw new SyncError(
       "upload-failed",
@@ -538,7 +547,12 @@ function finishPush(report: PushReport): number {
       { details: report.failures },
     );
   }
-  const guard = report.plan.blocked[0];
+  // A held-back catalog export is the one guard that does not fail the call: the bucket's copy
+  // stays (the guard holds), nothing of ours is lost (swamp regenerates the file before every
+  // push), and failing made every push of a clone whose catalog is still empty exit 1.
+  const held = report.plan.blocked.filter((v) => v.code === "catalog-shrink");
+  for (const verdict of held) warn(`${verdict.message} [catalog-shrink]`);
+  const guard = report.plan.blocked.find((v) => v.code !== "catalog-shrink");
   if (guard) {
     throw new SyncError(guard.code, `${guard.message} (pushed ${report.uploaded} files first)`, {
       details: report.plan.blocked,

@@ -14,6 +14,7 @@
 //!
 //! ## Layout
 //!
+//! - [`file_class`]: swamp's kinds of files and the merge rule of each.
 //! - [`binding`]: which tree a run given no namespace may act on.
 //! - [`paths`]: the three names of a file (index key, remote key, cache path) and their rules.
 //! - [`index`]: index formats v1 and v2.
@@ -61,6 +62,7 @@ pub mod conflicts;
 pub mod contamination;
 pub mod contamination_machine;
 pub mod error;
+pub mod file_class;
 pub mod index;
 pub mod key_sort;
 pub mod layout;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::codes::{EntryRefusal, RefusalCode};
 use crate::conflicts::{pull_conflict_verdict, KeptAside};
+use crate::file_class::is_derived;
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, PayloadCursor, PayloadFile, Survey};
 use crate::paths::{
@@ -132,6 +133,10 @@ pub struct PullPlan {
     /// those bytes is the version this cache last synced, unchanged (only its mtime moved, as
     /// when swamp rewrites a file with the same bytes): it needs no copy and is no conflict.
     pub base_hashes: BTreeMap<String, String>,
+    /// Derived files (swamp regenerates them, see [`crate::file_class`]) changed here and in
+    /// the bucket: the bucket's version is downloaded in place of ours, no copy kept, no
+    /// conflict. Also in `downloads`.
+    pub derived_taken: Vec<String>,
     /// Files changed here since the base while the remote kept the base version: kept (the
     /// push uploads them), never overwritten by the older remote copy.
     pub local_changes: Vec<String>,
@@ -302,7 +307,11 @@ pub fn plan_pull(
                 // the extension's rule: checking every file's bytes on first contact would
                 // download the whole cache again.
                 Against::NoBase if base.is_some() || local.size != entry.size => {
-                    set_aside(&mut plan, model, key, rel, entry.size);
+                    if is_derived(key) {
+                        take_derived(&mut plan, model, key, rel, entry.size);
+                    } else {
+                        set_aside(&mut plan, model, key, rel, entry.size);
+                    }
                     continue;
                 }
                 Against::NoBase => {}
@@ -313,6 +322,10 @@ pub fn plan_pull(
                 Against::LocalUnchanged {
                     remote_moved: false,
                 } => {}
+                Against::LocalChanged { remote_moved: true } if is_derived(key) => {
+                    take_derived(&mut plan, model, key, rel, entry.size);
+                    continue;
+                }
                 Against::LocalChanged { remote_moved: true } => {
                     if let Some(sha256) = base_entry.and_then(|b| b.sha256.clone()) {
                         plan.base_hashes.insert(key.clone(), sha256);
@@ -480,6 +493,13 @@ fn push_download(plan: &mut PullPlan, model: &PathModel, key: &str, rel: RelRef<
 }
 
 /// A conflict with a local file: the bucket's version comes down, this cache's goes aside.
+/// A derived file changed on both sides (see [`crate::file_class`]): the bucket's version comes
+/// down in place of ours, with no copy and no conflict, since swamp regenerates it.
+fn take_derived(plan: &mut PullPlan, model: &PathModel, key: &str, rel: RelRef<'_>, size: u64) {
+    plan.derived_taken.push(key.to_string());
+    push_download(plan, model, key, rel, size);
+}
+
 fn set_aside(plan: &mut PullPlan, model: &PathModel, key: &str, rel: RelRef<'_>, size: u64) {
     plan.conflicts.push(key.to_string());
     plan.set_aside.push(key.to_string());

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::codes::{GuardCode, RefusalCode};
 use crate::conflicts::CONFLICTS_DIR;
+use crate::file_class::is_derived;
 use crate::index::{same_version, stat_matches, Entries, Index, IndexEntry};
 use crate::layout::{LayoutFindings, PayloadFile, Survey};
 use crate::object_condition::ExpectedVersion;
@@ -127,8 +128,27 @@ pub struct PushPlan {
     /// Files changed here and remotely since the base: not uploaded (the newer remote version
     /// is never overwritten), reported with the `conflict` verdict; their base entries stay.
     pub conflicts: Vec<String>,
+    /// Derived files (see [`crate::file_class`]) changed here while another writer replaced
+    /// them in the bucket: not uploaded and no conflict (swamp regenerates them); also `behind`,
+    /// so the next pull brings the bucket's version in place of ours.
+    pub superseded: Vec<String>,
     /// Layout findings of the walk.
     pub layout: LayoutFindings,
+}
+
+impl PushPlan {
+    /// Leaves the derived file `rel` to the version another writer put in the bucket (see
+    /// [`PushPlan::superseded`]).
+    pub fn supersede(&mut self, rel: &str) {
+        if !self.superseded.iter().any(|r| r == rel) {
+            self.superseded.push(rel.to_string());
+            self.superseded.sort();
+        }
+        if !self.behind.iter().any(|r| r == rel) {
+            self.behind.push(rel.to_string());
+            self.behind.sort();
+        }
+    }
 }
 
 /// Inputs of a push plan beyond the index and the walk.
@@ -389,6 +409,7 @@ pub fn plan_push(
             }
         }
         match compared {
+            Compared::Conflict if is_derived(rel_text) => plan.supersede(rel_text),
             Compared::Conflict => plan.conflicts.push(rel_text.to_string()),
             Compared::Unchanged => plan.summary.unchanged += 1,
             Compared::HashMatched => {

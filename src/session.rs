@@ -854,6 +854,11 @@ impl Session {
         let plan = self.push_plan_mut()?;
         let before = plan.conflicts.len();
         for rel in rels {
+            if crate::file_class::is_derived(&rel) {
+                // Another writer's derived file is as good as ours: swamp regenerates it.
+                plan.supersede(&rel);
+                continue;
+            }
             if !plan.conflicts.contains(&rel) {
                 plan.conflicts.push(rel);
             }

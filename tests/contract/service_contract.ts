@@ -293,6 +293,48 @@ export function serviceContract(target: ContractTarget): void {
     },
   );
 
+  test(
+    "the catalog export swamp regenerates never conflicts: pulls take the bucket's, a shrink is held back with a warning",
+    async (client, cache, keys) => {
+      const rels = datastoreRels(4);
+      await seed(client, "team-a", rels);
+      const other = await Deno.makeTempDir({ prefix: "s3sync-contract-other-" });
+      try {
+        const rows = (n: number) =>
+          encoder.encode(
+            JSON.stringify(Array.from({ length: n }, (_, i) => ({ id: `m-${i}` })), null, 2) +
+              "\n",
+          );
+        const a = new S3SyncService(client, cache);
+        const b = new S3SyncService(client, other);
+        await a.pullChanged({ namespace: "team-a" });
+        await b.pullChanged({ namespace: "team-a" });
+        // Both machines regenerate the export before pushing; A pushes first.
+        await writeCacheFiles(cache, [["team-a/.catalog-export.json", rows(30)]]);
+        await writeCacheFiles(other, [["team-a/.catalog-export.json", rows(31)]]);
+        assertEquals(await a.pushChanged({ namespace: "team-a" }), 1);
+        // B's push finds A's export in the bucket: B's is superseded, no conflict, no error.
+        assertEquals(await b.pushChanged({ namespace: "team-a" }), 0);
+        const { data } = await client.getObject("team-a/.catalog-export.json");
+        assertEquals(data, rows(30));
+        // B's pull takes the bucket's export in place of its own, with no conflict copy.
+        assertEquals(await b.pullChanged({ namespace: "team-a" }), 1);
+        assertEquals(await Deno.readFile(`${other}/team-a/.catalog-export.json`), rows(30));
+        assert(!(await listTree(other)).some((f) => f.startsWith(".s3sync-conflicts/")));
+        // A clone whose catalog is still empty exports `[]`: held back, told, not thrown.
+        const told: string[] = [];
+        const c = new S3SyncService(client, other, { log: (line) => told.push(line) });
+        await writeCacheFiles(other, [["team-a/.catalog-export.json", encoder.encode("[]\n")]]);
+        assertEquals(await c.pushChanged({ namespace: "team-a" }), 0);
+        assert(told.some((line) => line.includes("[catalog-shrink]")), told.join("\n"));
+        assertEquals((await client.getObject("team-a/.catalog-export.json")).data, rows(30));
+        assert((await keys()).includes("team-a/.catalog-export.json"));
+      } finally {
+        await Deno.remove(other, { recursive: true });
+      }
+    },
+  );
+
   test("hydrateFile of a namespaced rel lands under <cache>/<ns>/", async (client, cache) => {
     const rels = datastoreRels(6);
     await seed(client, "ns", rels);
