@@ -157,6 +157,8 @@ pub struct PushRun {
     lazy_pull_active: bool,
     sidecar_unreadable: bool,
     index_etag: Option<String>,
+    /// The bucket had no index: the planner holds one rebuilt from a listing.
+    index_rebuilt: bool,
     v2: bool,
     commit_seq: Option<u64>,
     listing: Vec<u8>,
@@ -188,6 +190,7 @@ impl PushRun {
             lazy_pull_active: false,
             sidecar_unreadable: false,
             index_etag: None,
+            index_rebuilt: false,
             v2: false,
             commit_seq: None,
             listing: Vec::new(),
@@ -263,6 +266,7 @@ impl PushRun {
         commit_seq: Option<u64>,
     ) -> CoreResult<()> {
         self.expect("onIndex", |p| matches!(p, PushAction::LoadIndex))?;
+        self.index_rebuilt = etag.is_none() && !v2;
         self.index_etag = etag;
         self.v2 = v2;
         self.commit_seq = commit_seq;
@@ -428,6 +432,12 @@ impl PushRun {
             .collect();
         self.uploaded = all.len() as u64;
         self.must_publish = session.record_push(&all, now_iso, self.deletes_confirmed)?;
+        // A bucket without an index whose listing held files gets the rebuilt index even when
+        // this push sends nothing (create-only, as a pull publishes it): left unpublished, every
+        // later run rebuilt it again and the extension's readers saw no index at all.
+        if self.index_rebuilt && session.index_len()? > 0 {
+            self.must_publish = true;
+        }
         match (self.request.two_phase, batch) {
             (true, UploadBatch::All) => self.pending = PushAction::Prepared,
             // The second half of a prepared push: its commit goes on at once.

@@ -60,6 +60,36 @@ fn new_files_are_uploaded_indexed_and_not_sent_twice() {
 }
 
 #[test]
+fn a_bucket_without_an_index_gets_the_rebuilt_one_even_when_nothing_is_uploaded() {
+    // The files are in the bucket and in the cache with the same bytes (another tool copied
+    // them, or the index was lost): nothing to upload, yet the push publishes the rebuilt
+    // index, create-only, so readers (the extension's included) find one.
+    let mut bucket = Bucket::default();
+    let mut cache = Cache::default();
+    for (rel, bytes) in [("data/a.json", &b"a"[..]), ("data/b.json", &b"bb"[..])] {
+        bucket.put(&format!("{NS}/{rel}"), bytes.to_vec());
+        cache.edit(rel, bytes);
+    }
+    assert!(!bucket.objects.contains_key(INDEX_KEY));
+    let first = push(&mut bucket, &mut cache);
+    assert!(first.uploaded.is_empty(), "{:?}", first.uploaded);
+    assert!(first.published, "the rebuilt index is published");
+    assert_eq!(
+        bucket.indexed(),
+        BTreeSet::from(["data/a.json".to_string(), "data/b.json".to_string()])
+    );
+    // With the index in place, the next push has nothing to publish.
+    let second = push(&mut bucket, &mut cache);
+    assert!(!second.published);
+    // An empty listing rebuilds an empty index, which is not published (as a pull does).
+    let mut empty = Bucket::default();
+    let mut nothing = Cache::default();
+    let run = push(&mut empty, &mut nothing);
+    assert!(!run.published);
+    assert!(!empty.objects.contains_key(INDEX_KEY));
+}
+
+#[test]
 fn a_write_on_both_sides_loses_neither() {
     let mut bucket = empty_bucket();
     let (mut a, mut b) = (Cache::default(), Cache::default());

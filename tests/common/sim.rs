@@ -395,11 +395,20 @@ pub fn run_push_with(
                 let sidecar = cache.files.get(&sidecar).map(|(b, _)| b.clone());
                 run.on_local_state(&session, sidecar)?;
             }
-            PushAction::LoadIndex => {
-                let (bytes, etag) = bucket.objects.get(INDEX_KEY).cloned().expect("an index");
-                session.load_index(&bytes)?;
-                run.on_index(Some(etag), false, None)?;
-            }
+            PushAction::LoadIndex => match bucket.objects.get(INDEX_KEY).cloned() {
+                Some((bytes, etag)) => {
+                    session.load_index(&bytes)?;
+                    run.on_index(Some(etag), false, None)?;
+                }
+                None => {
+                    // No index: rebuilt from a listing, not published here (the shim's
+                    // `loadRemoteIndex(…, publishRebuild = false)`).
+                    session.begin_rebuild(NOW);
+                    session.add_listing_page(&bucket.listing(true, NOW), &[])?;
+                    session.finish_rebuild(Some(NOW))?;
+                    run.on_index(None, false, None)?;
+                }
+            },
             PushAction::ReadBase { path } => {
                 let bytes = cache.files.get(&path).map(|(b, _)| b.clone());
                 run.on_base(&mut session, bytes)?;

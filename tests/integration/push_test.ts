@@ -181,6 +181,32 @@ Deno.test("an unreadable sidecar withholds --delete-missing until a full pull re
   }
 });
 
+for (const kind of SERVER_KINDS) {
+  Deno.test(`on ${kind}, a push with nothing to upload to a bucket without an index publishes the rebuilt one, create-only`, async () => {
+    const server = await startServer(kind);
+    const store = await server.bucket("no-index");
+    const cache = await Deno.makeTempDir({ prefix: "s3sync-no-index-" });
+    const flags = commonFlags(server, "no-index", cache, { namespace: "ns" });
+    try {
+      const rels = datastoreRels(20);
+      for (const rel of rels) await store.putObject(`ns/${rel}`, contentOf(rel));
+      await writeCacheFiles(cache, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+      const run = await runCliJson(["push", ...flags, "--yes"]);
+      assertEquals(run.code, 0, run.stderr);
+      assertEquals((run.json.summary as Summary).upload, 0);
+      assertEquals(await remoteIndexKeys(store, "ns"), [...rels].sort());
+      // Its objects were never rewritten: the rebuilt index only names them.
+      for (const rel of rels) {
+        assertEquals((await store.getObject(`ns/${rel}`)).data, contentOf(rel), rel);
+      }
+    } finally {
+      store.destroy();
+      await server.stop();
+      await Deno.remove(cache, { recursive: true });
+    }
+  });
+}
+
 Deno.test("an emptied catalog export is held back over a remote one with 1,000 rows", async () => {
   const server = await startServer("moto");
   const store = await server.bucket("catalog");
