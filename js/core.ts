@@ -81,6 +81,7 @@ export type {
   RefusedEntry,
   RefusedKey,
   RefusedStep,
+  Removal,
   RepairAction,
   RepairPlan,
   RepairRequest,
@@ -792,6 +793,8 @@ export class PullRun {
       aside: KeptAside[];
       /** SHA-256 of what each download wrote, by rel. */
       hashes: Map<string, string>;
+      /** Rels of the plan's `removals` whose file was removed. */
+      removed: string[];
       failures: number;
     },
     now: Date,
@@ -807,6 +810,7 @@ export class PullRun {
         outcome.aside.map((a) => a.copy),
         hashedRels,
         hashedSha256,
+        outcome.removed,
         outcome.failures,
         now.toISOString(),
       )

@@ -18,6 +18,7 @@ import {
   type PullPlan,
   type PullRequest,
   PullRun,
+  type Removal,
   sidecarToWrite,
   type Verdict,
 } from "./core.ts";
@@ -55,6 +56,8 @@ export interface PullReport {
   bytes: number;
   /** Entries whose objects were gone (pruned from the index). */
   notFound: string[];
+  /** Files another clone deleted (a deletion record named the version held here), removed. */
+  removed?: string[];
   /** Namespaced entries found at their bare key (the extension's bug #1250), downloaded. */
   atBareKey?: string[];
   /** Entries whose index size disagreed with the object, corrected in the index. */
@@ -174,6 +177,7 @@ async function pullWith(
           notFound: moved.notFound,
           aside: moved.keptAside,
           hashes: moved.hashes,
+          removed: moved.removed,
           failures: moved.failures.length,
         }, ctx.now?.() ?? new Date());
         if (moved.atBareKey.length > 0) {
@@ -249,6 +253,8 @@ interface Transferred {
   keptAside: KeptAside[];
   /** SHA-256 of what each download wrote, by rel. */
   hashes: Map<string, string>;
+  /** Rels of the plan's removals done. */
+  removed: string[];
   bytes: number;
   failures: ItemFailure[];
 }
@@ -292,6 +298,7 @@ function finished(
     downloaded: moved.downloaded.length,
     bytes: moved.bytes,
     notFound: moved.notFound,
+    removed: moved.removed,
     atBareKey: moved.atBareKey,
     sizesCorrected: applied.sizesCorrected,
     failures: moved.failures,
@@ -316,8 +323,13 @@ async function transfer(
   // Local files where the bucket now has a folder, or inside a folder where it now has a file
   // (another cache swapped them): each goes to its conflict copy, then the emptied folders go,
   // so the bucket's shape can land.
+  // Files other clones deleted on evidence go first: one of them may stand where a download
+  // needs a folder, and removed it is no longer in the way (nothing of ours to keep aside).
+  const removed = await removeDeleted(ctx, plan.removals);
+  const gone = new Set(removed);
   const clearedAside: KeptAside[] = [];
   for (const w of plan.inTheWay) {
+    if (gone.has(w.rel)) continue;
     clearedAside.push({ rel: w.rel, copy: await moveAside(ctx, planner, w.cachePath) });
   }
   for (const folder of new Set(plan.inTheWay.map((w) => w.clears))) {
@@ -340,6 +352,7 @@ async function transfer(
     atBareKey: [],
     keptAside: clearedAside,
     hashes: new Map(),
+    removed: [],
     bytes: 0,
     failures: [],
   };
@@ -401,7 +414,37 @@ async function transfer(
     }
   });
   moved.failures = [...failures, ...folderRefusals];
+  moved.removed = removed;
   return moved;
+}
+
+/**
+ * Removes the files other clones deleted on evidence (the plan's `removals`), each only while
+ * its stat is still the one planned (a file written since is kept, and keeps its base entry),
+ * then the folders that leaves empty, up to the bound tree. Returns the rels removed.
+ */
+async function removeDeleted(ctx: SyncContext, removals: Removal[]): Promise<string[]> {
+  const removed: string[] = [];
+  const top = ctx.namespace ?? "";
+  for (const r of removals) {
+    const now = await ctx.cache.stat(r.cachePath);
+    if (now === null || now.size !== r.size || now.mtimeMs !== (r.mtimeMs ?? undefined)) continue;
+    await ctx.cache.remove(r.cachePath);
+    removed.push(r.rel);
+    // Swamp lists a data's versions from its folders: an emptied version folder left behind
+    // would still read as a version.
+    for (let dir = parentOf(r.cachePath); dir !== top; dir = parentOf(dir)) {
+      if (!(await ctx.cache.removeEmptyTree(dir))) break;
+    }
+  }
+  if (removed.length > 0) ctx.log?.(`${removed.length} files deleted by another clone removed`);
+  return removed;
+}
+
+/** The folder holding `path` ("" at the top). */
+function parentOf(path: string): string {
+  const cut = path.lastIndexOf("/");
+  return cut < 0 ? "" : path.slice(0, cut);
 }
 
 /**

@@ -14,6 +14,7 @@
 //!
 //! ## Layout
 //!
+//! - [`deletions`]: deletion records, so a delete reaches every clone on evidence.
 //! - [`file_class`]: swamp's kinds of files and the merge rule of each.
 //! - [`binding`]: which tree a run given no namespace may act on.
 //! - [`paths`]: the three names of a file (index key, remote key, cache path) and their rules.
@@ -61,6 +62,7 @@ pub mod compare;
 pub mod conflicts;
 pub mod contamination;
 pub mod contamination_machine;
+pub mod deletions;
 pub mod error;
 pub mod file_class;
 pub mod index;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::codes::{EntryRefusal, RefusalCode};
 use crate::conflicts::{pull_conflict_verdict, KeptAside};
+use crate::deletions::deletion_of;
 use crate::file_class::is_derived;
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, PayloadCursor, PayloadFile, Survey};
@@ -143,6 +144,10 @@ pub struct PullPlan {
     /// Files this cache synced (in the base, unchanged here) that the remote index no longer
     /// names: kept locally, and their base entries stay so a push does not bring them back.
     pub deleted_remotely: Vec<String>,
+    /// Files another clone deleted on evidence (a deletion record naming exactly the version
+    /// this cache last synced, see [`crate::deletions`]) and unchanged here since: removed
+    /// from the cache, each only if its stat is still the one planned.
+    pub removals: Vec<Removal>,
     /// Entries this pull did not bring in line (outside its scope, refused, clashing): the local
     /// index keeps what the base said of them, never the remote's word for a file it did not
     /// fetch. Kept in the session only (a scoped pull leaves most of a big index here).
@@ -154,6 +159,21 @@ pub struct PullPlan {
     /// conflict copy first (named by content, see [`crate::conflicts`]), never deleted, and the
     /// pull reports it as a conflict. Without this every later pull failed on them.
     pub in_the_way: Vec<InTheWay>,
+}
+
+/// A local file a pull removes (see [`PullPlan::removals`]), with the stat it was planned on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
+#[serde(rename_all = "camelCase")]
+pub struct Removal {
+    /// Its rel.
+    pub rel: String,
+    /// Its cache path.
+    pub cache_path: String,
+    /// Its size when planned.
+    pub size: u64,
+    /// Its mtime (epoch ms) when planned.
+    pub mtime_ms: Option<i64>,
 }
 
 /// A local file in the way of a download (see [`PullPlan::in_the_way`]).
@@ -246,7 +266,7 @@ pub fn plan_pull(
                 if base_key == key {
                     base_entry = Some(b);
                 } else {
-                    note_deleted_remotely(&mut plan, model, &mut base_walked, base_key, b);
+                    note_deleted_remotely(&mut plan, model, index, &mut base_walked, base_key, b);
                 }
             }
         }
@@ -367,7 +387,7 @@ pub fn plan_pull(
     }
     if let Some(walk) = base_entries {
         for (base_key, b) in walk {
-            note_deleted_remotely(&mut plan, model, &mut base_walked, base_key, b);
+            note_deleted_remotely(&mut plan, model, index, &mut base_walked, base_key, b);
         }
     }
     plan.in_the_way = in_the_way(survey, &plan.downloads);
@@ -465,6 +485,7 @@ impl<'a> KeyKind<'a> {
 fn note_deleted_remotely(
     plan: &mut PullPlan,
     model: &PathModel,
+    index: &Index,
     local_files: &mut PayloadCursor,
     key: &str,
     base_entry: &IndexEntry,
@@ -472,10 +493,22 @@ fn note_deleted_remotely(
     if model.check_rel(key).is_err() {
         return;
     }
-    if local_files
+    let Some(local) = local_files
         .find(key)
-        .is_some_and(|local| stat_matches(base_entry, local.size, local.mtime_ms))
-    {
+        .filter(|local| stat_matches(base_entry, local.size, local.mtime_ms))
+    else {
+        return;
+    };
+    // Another clone deleted exactly the version this cache holds, unchanged: the delete
+    // reaches this cache too. Anything less (no record, another version) keeps the file.
+    if deletion_of(index, key).is_some_and(|record| record.names(base_entry)) {
+        plan.removals.push(Removal {
+            rel: key.to_string(),
+            cache_path: local.cache_path.to_string(),
+            size: local.size,
+            mtime_ms: local.mtime_ms,
+        });
+    } else {
         plan.deleted_remotely.push(key.to_string());
     }
 }
@@ -576,6 +609,9 @@ pub struct PullOutcome {
     pub sizes: Vec<(String, u64)>,
     /// Conflicts whose local version was copied aside before the download replaced it.
     pub aside: Vec<KeptAside>,
+    /// Rels of the plan's `removals` whose file was removed (a file whose stat changed since
+    /// the plan was kept, and keeps its base entry).
+    pub removed: Vec<String>,
     /// Downloaded rels with the SHA-256 of the bytes written (where the shim hashed them): the
     /// local index records it where the entry has none, so the base always knows the bytes this
     /// cache left, and a later same-size rewrite is told from a touch by hashing.

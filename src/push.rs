@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::codes::{GuardCode, RefusalCode};
 use crate::conflicts::CONFLICTS_DIR;
+use crate::deletions;
 use crate::file_class::is_derived;
 use crate::index::{same_version, stat_matches, Entries, Index, IndexEntry};
 use crate::layout::{LayoutFindings, PayloadFile, Survey};
@@ -780,6 +781,9 @@ pub struct PushChanges {
     /// The entry each upsert and mtime update was decided against (`None`: the index read had
     /// none): a re-merge applies one only over that same version.
     pub read: BTreeMap<String, Option<IndexEntry>>,
+    /// When the push ran (ISO-8601): the time its deletion records carry (see
+    /// [`crate::deletions`]).
+    pub at: Option<String>,
 }
 
 impl PushChanges {
@@ -797,7 +801,10 @@ pub fn push_changes(
     uploaded: &[Uploaded],
     now_iso: &str,
 ) -> PushChanges {
-    let mut changes = PushChanges::default();
+    let mut changes = PushChanges {
+        at: Some(now_iso.to_string()),
+        ..PushChanges::default()
+    };
     for up in uploaded {
         let read = index.entries.get(&up.rel);
         changes.read.insert(up.rel.clone(), read.cloned());
@@ -852,6 +859,7 @@ pub fn apply_changes(index: &mut Index, changes: &PushChanges) -> BTreeSet<Strin
     for (rel, entry) in &changes.upserts {
         if unchanged_since_read(index, rel) || !index.entries.contains_key(rel) {
             index.entries.insert(rel.clone(), entry.clone());
+            deletions::forget_deletion(index, rel);
         } else {
             refused.insert(rel.clone());
         }
@@ -862,7 +870,13 @@ pub fn apply_changes(index: &mut Index, changes: &PushChanges) -> BTreeSet<Strin
         });
         if same {
             index.entries.remove(rel);
+            if let Some(at) = &changes.at {
+                deletions::record_deletion(index, rel, deleted, at);
+            }
         }
+    }
+    if let Some(at) = &changes.at {
+        deletions::prune_deletions(index, at);
     }
     for (rel, mtime) in &changes.mtimes {
         if !unchanged_since_read(index, rel) {

@@ -599,6 +599,13 @@ impl Session {
             .filter(|rel| !downloaded.contains(rel.as_str()))
             .chain(&plan.local_changes)
             .chain(&plan.deleted_remotely)
+            // A removal that did not happen (the file changed since the plan) keeps its base.
+            .chain(
+                plan.removals
+                    .iter()
+                    .map(|r| &r.rel)
+                    .filter(|rel| !outcome.removed.contains(rel)),
+            )
             .cloned()
             .collect();
         // A download that neither arrived nor was gone (it failed) leaves the file as it was.

@@ -1762,7 +1762,8 @@ impl PullRun {
 
     /// What the transfers did: `downloaded` as a local listing buffer, `notFound`,
     /// the conflicts kept aside, the SHA-256 of what was written (`hashedRels` beside
-    /// `hashedSha256`), and how many transfers failed, at `nowIso`.
+    /// `hashedSha256`), the `removals` done (`removed`), and how many transfers failed, at
+    /// `nowIso`.
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = onTransfers, unchecked_return_type = "PullApplied")]
     pub fn on_transfers(
@@ -1774,10 +1775,12 @@ impl PullRun {
         aside_copies: Vec<String>,
         hashed_rels: Vec<String>,
         hashed_sha256: Vec<String>,
+        removed: Vec<String>,
         failures: f64,
         now_iso: String,
     ) -> Result<JsValue, JsValue> {
         let mut outcome = pull_outcome(downloaded, not_found, aside_rels, aside_copies)?;
+        outcome.removed = removed;
         if hashed_rels.len() != hashed_sha256.len() {
             return Err(to_js_error(CoreError::input(
                 "hashedRels and hashedSha256 differ in length",
@@ -1850,6 +1853,7 @@ fn pull_outcome(
         sizes: files.iter().map(|f| (f.path.to_string(), f.size)).collect(),
         not_found,
         hashes: Vec::new(),
+        removed: Vec::new(),
     })
 }
 

@@ -207,6 +207,8 @@ pub struct Pulled {
     pub not_found: Vec<String>,
     pub published: bool,
     pub conflicts: Vec<String>,
+    /// Files removed because another clone deleted them on evidence.
+    pub removed: Vec<String>,
 }
 
 /// Drives one pull to its end.
@@ -224,6 +226,7 @@ pub fn run_pull(
     let mut ran = Pulled::default();
     let mut downloads = Vec::new();
     let mut in_the_way = Vec::new();
+    let mut removals = Vec::new();
     let mut set_aside = BTreeSet::new();
     for _ in 0..32 {
         match run.poll(&session) {
@@ -257,6 +260,7 @@ pub fn run_pull(
                 let plan = run.on_walk(&mut session, &cache.listing()).unwrap();
                 downloads = plan.downloads.clone();
                 in_the_way = plan.in_the_way.clone();
+                removals = plan.removals.clone();
                 set_aside = plan.set_aside.iter().cloned().collect();
                 ran.conflicts = plan.conflicts.clone();
             }
@@ -304,6 +308,18 @@ pub fn run_pull(
                             outcome.not_found.push(t.rel.clone());
                             ran.not_found.push(t.rel.clone());
                         }
+                    }
+                }
+                // Removed only while the stat is the one planned, as the shim does.
+                for r in &removals {
+                    let still = cache
+                        .files
+                        .get(&r.cache_path)
+                        .is_some_and(|(b, m)| b.len() as u64 == r.size && Some(*m) == r.mtime_ms);
+                    if still {
+                        cache.files.remove(&r.cache_path);
+                        outcome.removed.push(r.rel.clone());
+                        ran.removed.push(r.rel.clone());
                     }
                 }
                 run.on_transfers(&mut session, &outcome, failures, NOW)

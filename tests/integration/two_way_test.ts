@@ -309,6 +309,50 @@ Deno.test("a file rewritten here with the same bytes is no conflict when the buc
   }
 });
 
+Deno.test("a delete pushed from one cache reaches the other on evidence: unchanged copies are removed, an edited one is kept", async () => {
+  const server = await startServer("moto");
+  const t = await twoCaches(server, "delete-reaches");
+  try {
+    await t.write("a", "data/m/1/raw", "v1");
+    await t.write("a", "data/m/1/metadata.yaml", "meta");
+    await t.write("a", "logs/edited.log", "base");
+    await t.write("a", "logs/keep.log", "keep");
+    assertEquals((await t.run("a", "push")).code, 0);
+    assertEquals((await t.run("b", "pull")).code, 0);
+    await Deno.remove(`${t.caches.a}/prod/data/m/1`, { recursive: true });
+    await Deno.remove(`${t.caches.a}/prod/logs/edited.log`);
+    const marked = await t.run("a", "mark-deleted", "data/m/1", "logs/edited.log");
+    assertEquals(marked.code, 0, marked.stderr);
+    const deleted = await t.run("a", "push");
+    assertEquals(deleted.code, 0, deleted.stdout + deleted.stderr);
+    // B edited one of the deleted files meanwhile: that one outlives the delete.
+    await t.write("b", "logs/edited.log", "edited on b");
+    const pulled = await t.run("b", "pull");
+    assertEquals(pulled.code, 0, pulled.stdout + pulled.stderr);
+    const removed = ((pulled.json.report as { removed?: string[] }).removed ?? []).sort();
+    assertEquals(removed, ["data/m/1/metadata.yaml", "data/m/1/raw"]);
+    // The emptied version folder goes too (swamp reads versions from folders).
+    let folderLeft = true;
+    try {
+      await Deno.stat(`${t.caches.b}/prod/data/m/1`);
+    } catch {
+      folderLeft = false;
+    }
+    assert(!folderLeft, "the emptied version folder was removed");
+    assertEquals(await t.read("b", "logs/edited.log"), "edited on b");
+    assertEquals(await t.read("b", "logs/keep.log"), "keep");
+    // B's next push uploads its edit (as a new file) and brings back nothing it removed.
+    const pushed = await t.run("b", "push");
+    assertEquals(pushed.code, 0, pushed.stdout + pushed.stderr);
+    assertEquals(await t.remote("logs/edited.log"), "edited on b");
+    const index = await t.remoteIndex();
+    assert(!index.entries["data/m/1/raw"], "not uploaded again");
+  } finally {
+    await t.close();
+    await server.stop();
+  }
+});
+
 Deno.test("another cache swaps a file for a folder, and back: the pull lands the bucket's shape and keeps ours aside", async () => {
   const server = await startServer("moto");
   const t = await twoCaches(server, "swap-shape");
@@ -329,6 +373,15 @@ Deno.test("another cache swaps a file for a folder, and back: the pull lands the
     await t.write("a", "logs/swap/inner.log", "now a folder");
     await t.write("a", "logs/dir", "now a file");
     assertEquals((await t.run("a", "push")).code, 0);
+    // As a peer that records no deletions (the extension) leaves the index: B has no evidence
+    // that its copies were deleted, so they are in the way and kept aside.
+    const index = await t.remoteIndex();
+    assert(index.s3syncDeleted?.["logs/swap"], "our push recorded the delete");
+    delete index.s3syncDeleted;
+    await t.store.putObject(
+      "prod/.datastore-index.json",
+      new TextEncoder().encode(JSON.stringify(index)),
+    );
 
     // B pulls: the bucket's shape lands, B's old copies are kept aside, and it says so.
     const pulled = await t.run("b", "pull");

@@ -215,7 +215,18 @@ const RUN_METHODS: Record<string, () => unknown> = {
   },
   onTransfers: () => {
     const { run, planner } = pullRun();
-    return run.onTransfers(planner, JUNK, [EVIL], [EVIL], [], [EVIL], [HUGE, EVIL], -1, HUGE);
+    return run.onTransfers(
+      planner,
+      JUNK,
+      [EVIL],
+      [EVIL],
+      [],
+      [EVIL],
+      [HUGE, EVIL],
+      [EVIL],
+      -1,
+      HUGE,
+    );
   },
   onPublished: () => pullRun().run.onPublished(true, EVIL),
   onWritten: () => {
