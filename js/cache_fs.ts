@@ -245,7 +245,13 @@ function childPath(folder: string, name: string): string {
 function statFile(abs: string, rel: string, errors: string[]): LocalFile | undefined {
   try {
     const stat = Deno.lstatSync(abs);
-    return { path: rel, size: stat.size, mtimeMs: stat.mtime?.getTime() };
+    return {
+      path: rel,
+      size: stat.size,
+      mtimeMs: stat.mtime?.getTime(),
+      changeMs: stat.ctime?.getTime(),
+      ino: stat.ino ?? undefined,
+    };
   } catch (error) {
     errors.push(`${rel}: ${(error as Error).message}`);
     return undefined;

@@ -189,6 +189,23 @@ export interface LocalFile {
   size: number;
   /** Modification time in epoch ms, if known. */
   mtimeMs?: number;
+  /** Change time (ctime) in epoch ms, if known: any write moves it, whatever the mtime says. */
+  changeMs?: number;
+  /** Inode number, if known: a file replaced by a rename gets a new one. */
+  ino?: number;
+}
+
+/**
+ * Each file's change time and inode, `[ctime, ino, …]` in the order given (NaN where unknown):
+ * the facts the core's stat seal is made of.
+ */
+export function walkChanges(files: readonly LocalFile[]): Float64Array {
+  const out = new Float64Array(files.length * 2);
+  files.forEach((f, i) => {
+    out[i * 2] = f.changeMs ?? NaN;
+    out[i * 2 + 1] = f.ino ?? NaN;
+  });
+  return out;
 }
 
 /** Shards as one buffer with names and lengths: one copy across the boundary. */
@@ -650,6 +667,8 @@ export class PushRun {
     listingDigest: string,
     walkErrors: number,
     symlinkedFolders: number,
+    changes: Float64Array,
+    walkedAt: Date,
   ): PushPlan {
     return JSON.parse(
       core(() =>
@@ -659,9 +678,34 @@ export class PushRun {
           listingDigest,
           walkErrors,
           symlinkedFolders,
+          changes,
+          walkedAt.getTime(),
         )
       ),
     );
+  }
+
+  /**
+   * The walk asked for first (`walkFirst`), with each file's change time and inode; returns
+   * the (empty) plan when the sidecar's seal holds and the push is done with nothing sent,
+   * else undefined (the push goes on, and this walk answers the later `walk`).
+   */
+  onWalkFirst(
+    listing: Uint8Array,
+    changes: Float64Array,
+    walkErrors: number,
+    symlinkedFolders: number,
+  ): PushPlan | undefined {
+    const plan = core(() =>
+      this.#inner.onWalkFirst(
+        sessionOf(this.#planner),
+        listing,
+        changes,
+        walkErrors,
+        symlinkedFolders,
+      )
+    );
+    return plan === undefined || plan === null ? undefined : JSON.parse(plan);
   }
 
   /** The hashes asked for, by cache path; returns the final plan. */

@@ -27,7 +27,9 @@ import {
   sidecarToWrite,
   type Upload,
   type Uploaded,
+  walkChanges,
 } from "./core.ts";
+import type { WalkResult } from "./cache_fs.ts";
 import { SIDECAR, type SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
 import { asSyncError, describe, SyncError } from "./errors.ts";
@@ -374,6 +376,9 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
   using walks = new RunWalk(ctx.cache, ctx.signal);
   const { planner, run, report, request } = push;
   const now = () => ctx.now?.() ?? new Date();
+  // The walk taken by `walkFirst`, kept for the `walk` that follows; when the walk began.
+  let firstWalk: WalkResult | undefined;
+  let walkedAt = now();
   for (;;) {
     const action = run.poll();
     switch (action.action) {
@@ -382,7 +387,10 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         break;
       case "loadIndex": {
         // The walk that follows does not need the index: it runs while the index arrives.
-        walks.start();
+        if (!firstWalk) {
+          walkedAt = now();
+          walks.start();
+        }
         const loaded = await loadRemoteIndex(ctx, planner, false);
         push.loaded = loaded;
         report.remoteIndexEtag = loaded.exists ? loaded.etag ?? null : null;
@@ -396,8 +404,25 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
       case "readBase":
         logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
         break;
+      case "walkFirst": {
+        // Before any request: the sidecar's seal may show there is nothing to push.
+        walkedAt = now();
+        firstWalk = await walks.take();
+        const sealed = run.onWalkFirst(
+          encodeLocalListing(firstWalk.files),
+          walkChanges(firstWalk.files),
+          firstWalk.errors.length,
+          firstWalk.symlinkedFolders.length,
+        );
+        if (sealed) {
+          report.plan = sealed;
+          ctx.log?.("nothing changed since the last verified push: nothing sent");
+        }
+        break;
+      }
       case "walk": {
-        const walk = await walks.take();
+        const walk = firstWalk ?? await walks.take();
+        firstWalk = undefined;
         const listing = encodeLocalListing(walk.files);
         report.listingDigest = await sha256Hex(listing);
         for (const error of walk.errors.slice(0, 5)) ctx.log?.(`walk error: ${error}`);
@@ -409,6 +434,8 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
           report.listingDigest,
           walk.errors.length,
           walk.symlinkedFolders.length,
+          walkChanges(walk.files),
+          walkedAt,
         );
         if (report.plan.needsHash.length === 0) announce(ctx, report.plan);
         break;

@@ -38,6 +38,7 @@
 //! - [`pull_run`], [`push_run`]: how a run ends: what it publishes, what it records, whether a
 //!   saved plan still holds, deletes nobody confirmed.
 //! - [`safety`]: evidence for deletes and the guards that withhold them.
+//! - [`seal`]: the stat seal that lets a push with nothing to do send nothing.
 //! - [`session`]: state kept between the steps of one run.
 //! - [`sync_state`]: the local sync-state sidecar and the no-op pull decision.
 //! - `wasm` (wasm32 only): the only `#[wasm_bindgen]` surface; converts and delegates.
@@ -86,6 +87,7 @@ pub mod repair;
 pub mod repair_machine;
 pub mod resolve_machine;
 pub mod safety;
+pub mod seal;
 pub mod session;
 pub mod swar;
 pub mod sync_state;

@@ -9,14 +9,27 @@ use serde::{Deserialize, Serialize};
 use tsify_next::Tsify;
 
 use crate::error::{CoreError, CoreResult};
+use crate::layout::survey;
+use crate::listing::decode_local;
 use crate::paths::{INDEX_FILE, SYNC_STATE_FILE};
-use crate::push::{PushInput, PushPlan, Uploaded};
+use crate::push::{PushInput, PushPlan, PushSummary, Uploaded};
 use crate::push_run::PushEnd;
 use crate::safety::{
     tombstones_in_sidecar, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
 };
+use crate::seal::{self, StatSeal};
 use crate::session::{BaseLoad, Session};
 use crate::sync_state::SyncState;
+
+/// What a walk saw beyond the listing: the facts of the stat seal (see [`crate::seal`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WalkStats {
+    /// Each walked file's change time and inode (`[ctime, ino, …]` in walk order; NaN where
+    /// unknown).
+    pub changes: Vec<f64>,
+    /// When the walk began (epoch ms).
+    pub walked_at_ms: i64,
+}
 
 /// What a push was asked to do.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Tsify)]
@@ -89,6 +102,10 @@ pub enum PushAction {
         /// The sidecar's cache path.
         sidecar: String,
     },
+    /// Walk the cache before any request: the sidecar's seal may show there is nothing to
+    /// push (see [`crate::seal`]); answer with `onWalkFirst`. The same walk answers the later
+    /// `walk`.
+    WalkFirst,
     /// Load the remote index into the planner (a missing one rebuilt from a listing, not
     /// published); answer with `onIndex`.
     LoadIndex,
@@ -175,6 +192,14 @@ pub struct PushRun {
     /// The new keys a two-phase prepare uploaded while its replacements wait for the commit,
     /// recorded together with them then (`None`: nothing deferred).
     prepared_uploads: Option<Vec<Uploaded>>,
+    /// The seal the sidecar holds, when this push may end on it (see [`crate::seal`]).
+    seal: Option<StatSeal>,
+    /// The seal this push's walk makes, recorded if the push leaves the cache verified.
+    sealing: Option<StatSeal>,
+    /// The sidecar's seal, whatever else it holds: files changed since it are hashed.
+    sidecar_seal: Option<StatSeal>,
+    /// The walk's change times and inodes, for the plan.
+    changes: Vec<f64>,
 }
 
 impl PushRun {
@@ -205,6 +230,10 @@ impl PushRun {
             published: false,
             sidecar_after: None,
             prepared_uploads: None,
+            seal: None,
+            sealing: None,
+            sidecar_seal: None,
+            changes: Vec::new(),
         }
     }
 
@@ -248,13 +277,76 @@ impl PushRun {
         if let Some(bytes) = sidecar.as_deref() {
             self.tombstones = tombstones_in_sidecar(session.model(), bytes);
             match SyncState::parse(bytes) {
-                Some(state) => self.lazy_pull_active = state.lazy_pull_active,
+                Some(state) => {
+                    self.lazy_pull_active = state.lazy_pull_active;
+                    self.sidecar_seal = state.seal.clone();
+                    self.seal = state.seal.clone().filter(|_| self.may_end_on_seal(&state));
+                }
                 None => self.sidecar_unreadable = true,
             }
         }
         self.sidecar = sidecar;
-        self.pending = PushAction::LoadIndex;
+        self.pending = if self.seal.is_some() {
+            PushAction::WalkFirst
+        } else {
+            PushAction::LoadIndex
+        };
         Ok(())
+    }
+
+    /// Whether this push may end on the sidecar's seal: a real, single-phase push of a cache
+    /// with nothing marked (no tombstone, no dirty path or flag, no lazy pull). A dry run or a
+    /// saved plan reports the plan, and a two-phase push hands core a manifest, so they always
+    /// plan.
+    fn may_end_on_seal(&self, state: &SyncState) -> bool {
+        let request = &self.request;
+        !request.dry_run
+            && !request.two_phase
+            && request.expect.is_none()
+            && self.tombstones.is_empty()
+            && state.tombstones.is_empty()
+            && !state.local_dirty
+            && state.dirty_paths.is_empty()
+            && !state.bulk_invalidated
+            && !state.lazy_pull_active
+    }
+
+    /// The walk asked for first: the listing, each file's change time and inode
+    /// (`[ctime, ino, …]` in walk order), its errors and symlinked folders. Returns true when the seal holds: the push is done, with nothing sent (the
+    /// session's plan is an empty one). Otherwise the push goes on, and this walk answers the
+    /// later `walk`.
+    pub fn on_walk_first(
+        &mut self,
+        session: &mut Session,
+        listing: &[u8],
+        changes: &[f64],
+        walk_errors: u64,
+        symlinked_folders: u64,
+    ) -> CoreResult<bool> {
+        self.expect("onWalkFirst", |p| matches!(p, PushAction::WalkFirst))?;
+        let files = decode_local(listing)?;
+        let surveyed = survey(session.model(), &files);
+        let stamp = (walk_errors == 0 && symlinked_folders == 0)
+            .then(|| seal::stamp(&surveyed, changes))
+            .flatten();
+        let sealed = match (&self.seal, &stamp) {
+            (Some(seal), Some(stamp)) => seal::holds(seal, stamp),
+            _ => false,
+        };
+        if sealed {
+            session.set_push_plan(PushPlan {
+                summary: PushSummary {
+                    unchanged: surveyed.payload.len() as u64,
+                    ..PushSummary::default()
+                },
+                layout: surveyed.findings.clone(),
+                ..PushPlan::default()
+            });
+            self.pending = PushAction::Done;
+            return Ok(true);
+        }
+        self.pending = PushAction::LoadIndex;
+        Ok(false)
     }
 
     /// The remote index is loaded: its ETag (v1; `None` when it was missing), or the v2
@@ -298,8 +390,18 @@ impl PushRun {
         listing_digest: String,
         walk_errors: u64,
         symlinked_folders: u64,
+        stats: WalkStats,
     ) -> CoreResult<&'s PushPlan> {
         self.expect("onWalk", |p| matches!(p, PushAction::Walk))?;
+        if walk_errors == 0 && symlinked_folders == 0 {
+            let files = decode_local(&listing)?;
+            let stamp = seal::stamp(&survey(session.model(), &files), &stats.changes);
+            self.sealing = stamp.map(|stamp| StatSeal {
+                digest: stamp.digest,
+                walked_at_ms: stats.walked_at_ms,
+            });
+        }
+        self.changes = stats.changes;
         self.listing = listing;
         self.listing_digest = listing_digest;
         self.facts = RunFacts {
@@ -347,6 +449,11 @@ impl PushRun {
                 allow_catalog_shrink: self.request.allow_catalog_shrink,
             },
             facts: self.facts,
+            changes: self.changes.clone(),
+            changed_since_ms: self
+                .sidecar_seal
+                .as_ref()
+                .map(|seal| seal.walked_at_ms - seal::RACY_MS),
         };
         let listing = std::mem::take(&mut self.listing);
         let needs_hash = {
@@ -577,6 +684,7 @@ impl PushRun {
                     etag: self.index_etag.clone(),
                     commit_seq: self.commit_seq.filter(|_| self.v2),
                     now_iso: now_iso.to_string(),
+                    seal: self.sealing.clone(),
                 };
                 self.sidecar_after = session.sidecar_after_push(sidecar_now.as_deref(), &end)?;
                 self.pending = if self.sidecar_after.is_some() {

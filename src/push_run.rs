@@ -115,6 +115,9 @@ pub struct PushEnd {
     pub commit_seq: Option<u64>,
     /// When the push ended (ISO-8601).
     pub now_iso: String,
+    /// The seal of the push's walk, recorded when the push leaves the cache verified.
+    #[serde(default)]
+    pub seal: Option<crate::seal::StatSeal>,
 }
 
 /// The sidecar a push leaves (`None`: write nothing), given the sidecar as it is now, the final
@@ -153,6 +156,8 @@ pub fn sidecar_after_push(
     }
     let mut state = SyncState::for_update(sidecar);
     state.record_push(verified, end.etag.as_deref(), &end.now_iso, consumed);
+    // Only a verified cache is sealed: the seal says "a push has nothing to send here".
+    state.seal = if verified { end.seal.clone() } else { None };
     if let Some(seq) = end.commit_seq {
         state.commit_seq = Some(seq);
     }

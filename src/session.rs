@@ -704,6 +704,11 @@ impl Session {
         Ok(self.local_json(local))
     }
 
+    /// Keeps `plan` as this session's push plan: a push that ended on its seal plans nothing.
+    pub fn set_push_plan(&mut self, plan: PushPlan) {
+        self.push = Some(plan);
+    }
+
     /// Plans a push against a local listing buffer and keeps the plan for
     /// [`Session::record_push`].
     pub fn plan_push(&mut self, listing: &[u8], input: &PushInput) -> CoreResult<&PushPlan> {

@@ -53,6 +53,14 @@ pub struct SyncState {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub tombstones: Vec<String>,
+    /// The stat seal of the last verified push (see [`crate::seal`]): a push that finds the
+    /// cache as sealed, with nothing marked, sends nothing.
+    #[serde(
+        default,
+        rename = "s3syncSeal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub seal: Option<crate::seal::StatSeal>,
     /// Fields this core does not know.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -372,6 +372,7 @@ impl Planner {
                 sidecar_unreadable: opts.sidecar_unreadable.unwrap_or(false),
                 symlinked_folders: opts.symlinked_folders.unwrap_or(0),
             },
+            ..PushInput::default()
         };
         to_json(self.inner.plan_push(listing, &input).map_err(to_js_error)?)
     }
@@ -1922,8 +1923,42 @@ impl PushRun {
         )
     }
 
+    /// The walk asked for first (`walkFirst`): the listing, each file's change time and inode
+    /// (`[ctime, ino, …]`, NaN where unknown), the walk's errors and symlinked folders.
+    /// Returns the (empty) plan as JSON when the sidecar's seal holds and the push is done,
+    /// else undefined.
+    #[wasm_bindgen(js_name = onWalkFirst)]
+    pub fn on_walk_first(
+        &mut self,
+        planner: &mut Planner,
+        listing: &[u8],
+        changes: &[f64],
+        walk_errors: f64,
+        symlinked_folders: f64,
+    ) -> Result<Option<String>, JsValue> {
+        let walk_errors = duration(walk_errors, "walkErrors")?;
+        let symlinked_folders = duration(symlinked_folders, "symlinkedFolders")?;
+        let sealed = self
+            .inner
+            .on_walk_first(
+                &mut planner.inner,
+                listing,
+                changes,
+                walk_errors,
+                symlinked_folders,
+            )
+            .map_err(to_js_error)?;
+        if !sealed {
+            return Ok(None);
+        }
+        to_json(planner.inner.push_plan().map_err(to_js_error)?).map(Some)
+    }
+
     /// The cache walk (a local listing buffer, `encodeLocalListing`), its SHA-256, the walk's
-    /// errors and the symlinked folders not followed; returns the plan as JSON.
+    /// errors, the symlinked folders not followed, each file's change time and inode
+    /// (`[ctime, ino, …]`, NaN where unknown) and when the walk began (epoch ms); returns the
+    /// plan as JSON.
+    #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = onWalk)]
     pub fn on_walk(
         &mut self,
@@ -1932,9 +1967,12 @@ impl PushRun {
         listing_digest: String,
         walk_errors: f64,
         symlinked_folders: f64,
+        changes: &[f64],
+        walked_at_ms: f64,
     ) -> Result<String, JsValue> {
         let walk_errors = duration(walk_errors, "walkErrors")?;
         let symlinked_folders = duration(symlinked_folders, "symlinkedFolders")?;
+        let walked_at_ms = millis(walked_at_ms, "walkedAtMs")?;
         to_json(
             self.inner
                 .on_walk(
@@ -1943,6 +1981,10 @@ impl PushRun {
                     listing_digest,
                     walk_errors,
                     symlinked_folders,
+                    crate::push_machine::WalkStats {
+                        changes: changes.to_vec(),
+                        walked_at_ms,
+                    },
                 )
                 .map_err(to_js_error)?,
         )

@@ -109,6 +109,7 @@ fn push_plan_never_deletes_entries_inside_a_foreign_namespace_folder() {
                 ..DeletePolicy::default()
             },
             facts: Default::default(),
+            ..PushInput::default()
         };
         let plan = session.plan_push(&listing, &input).unwrap();
         let deletes: Vec<(&str, &Evidence)> = plan
@@ -176,6 +177,7 @@ fn push_plan_a_nan_percentage_cap_withholds_deletes() {
                 ..DeletePolicy::default()
             },
             facts: Default::default(),
+            ..PushInput::default()
         };
         session.plan_push(&listing, &input).unwrap().clone()
     };

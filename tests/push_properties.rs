@@ -443,6 +443,7 @@ fn plan(case: &Case) -> Planned {
         hashes: BTreeMap::new(),
         policy: case.policy,
         facts: case.facts,
+        ..PushInput::default()
     };
     let first = session.plan_push(&listing, &input).unwrap().clone();
     // The shim hashes what the plan asks for, and plans again.

@@ -91,6 +91,7 @@ fuzz_target!(|data: &[u8]| {
         hashes: BTreeMap::new(),
         policy,
         facts,
+        ..PushInput::default()
     };
     let first = session
         .plan_push(listing, &input)

@@ -14,7 +14,7 @@ use s3sync_core::object_condition::{
 use s3sync_core::pull::PullOutcome;
 use s3sync_core::pull_machine::{PullAction, PullRequest, PullRun};
 use s3sync_core::push::{PushPlan, Uploaded};
-use s3sync_core::push_machine::{PushAction, PushRun, PushRunRequest};
+use s3sync_core::push_machine::{PushAction, PushRun, PushRunRequest, WalkStats};
 use s3sync_core::session::Session;
 use s3sync_core::sync_state::SyncState;
 use s3sync_core::CoreError;
@@ -80,6 +80,12 @@ impl Bucket {
         ))
     }
 
+    /// The index object as a push reads it (counted), if any.
+    pub fn read_index(&mut self) -> Option<(Vec<u8>, String)> {
+        self.count("push-get-index");
+        self.objects.get(INDEX_KEY).cloned()
+    }
+
     fn count(&mut self, what: &'static str) {
         *self.requests.entry(what).or_default() += 1;
     }
@@ -122,6 +128,9 @@ impl Bucket {
 #[derive(Debug, Default, Clone)]
 pub struct Cache {
     pub files: BTreeMap<String, (Vec<u8>, i64)>,
+    /// Each file's change time and inode, as a real file system keeps them: every write moves
+    /// the change time on, whatever the mtime says.
+    pub stats: BTreeMap<String, (i64, u64)>,
     clock: i64,
 }
 
@@ -130,6 +139,40 @@ impl Cache {
     pub fn write(&mut self, path: &str, bytes: Vec<u8>) -> i64 {
         self.clock += 1;
         self.files.insert(path.to_string(), (bytes, self.clock));
+        // Written as the shim writes: a temp file renamed over the old one, so a new inode.
+        self.stats.insert(
+            path.to_string(),
+            (self.clock, self.clock as u64 + 1_000_000),
+        );
+        self.clock
+    }
+
+    /// Rewrites a file in place and puts its old mtime back (`touch -r`, `cp -p`): size and
+    /// mtime as before, only the change time tells.
+    pub fn rewrite_keeping_mtime(&mut self, rel: &str, bytes: &[u8]) {
+        let path = format!("{NS}/{rel}");
+        let mtime = self.files[&path].1;
+        let ino = self.stats[&path].1;
+        self.clock += 1;
+        self.files.insert(path.clone(), (bytes.to_vec(), mtime));
+        self.stats.insert(path, (self.clock, ino));
+    }
+
+    /// Each listed file's change time and inode, in listing order (`[ctime, ino, …]`).
+    pub fn changes(&self) -> Vec<f64> {
+        self.files
+            .iter()
+            .flat_map(|(path, (_, mtime))| {
+                let (ctime, ino) = self.stats.get(path).copied().unwrap_or((*mtime, 7));
+                [ctime as f64, ino as f64]
+            })
+            .collect()
+    }
+
+    /// When a walk begins: ten seconds after the last change (more than the racy window);
+    /// the clock moves on, so later writes come after it.
+    pub fn now_ms(&mut self) -> i64 {
+        self.clock += 10_000;
         self.clock
     }
 
@@ -378,6 +421,8 @@ pub struct Pushed {
     pub deleted: Vec<String>,
     pub published: bool,
     pub lost_races: u64,
+    /// The push ended on the sidecar's seal, before any request.
+    pub sealed: bool,
 }
 
 /// Drives one push to its end (a two-phase one through its `prepared` pause).
@@ -411,7 +456,7 @@ pub fn run_push_with(
                 let sidecar = cache.files.get(&sidecar).map(|(b, _)| b.clone());
                 run.on_local_state(&session, sidecar)?;
             }
-            PushAction::LoadIndex => match bucket.objects.get(INDEX_KEY).cloned() {
+            PushAction::LoadIndex => match bucket.read_index() {
                 Some((bytes, etag)) => {
                     session.load_index(&bytes)?;
                     run.on_index(Some(etag), false, None)?;
@@ -429,10 +474,22 @@ pub fn run_push_with(
                 let bytes = cache.files.get(&path).map(|(b, _)| b.clone());
                 run.on_base(&mut session, bytes)?;
             }
+            PushAction::WalkFirst => {
+                if run.on_walk_first(&mut session, &cache.listing(), &cache.changes(), 0, 0)? {
+                    ran.sealed = true;
+                    ran.plan = session.push_plan()?.clone();
+                }
+            }
             PushAction::Walk => {
                 let listing = cache.listing();
                 let digest = fake_sha256(&listing);
-                ran.plan = run.on_walk(&mut session, listing, digest, 0, 0)?.clone();
+                let stats = WalkStats {
+                    changes: cache.changes(),
+                    walked_at_ms: cache.now_ms(),
+                };
+                ran.plan = run
+                    .on_walk(&mut session, listing, digest, 0, 0, stats)?
+                    .clone();
             }
             PushAction::Hash { paths } => {
                 let values = paths

@@ -504,3 +504,53 @@ Deno.test("an upload whose body the server read but never answered times out and
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+for (const kind of SERVER_KINDS) {
+  Deno.test(`on ${kind}, a push with nothing to do sends no request, and a same-size rewrite that kept its mtime still goes up`, async () => {
+    const server = await startServer(kind);
+    const proxy = startFaultProxy(server.endpoint, { seed: 0 });
+    const store = await server.bucket("sealed");
+    const cache = await Deno.makeTempDir({ prefix: "s3sync-sealed-" });
+    try {
+      const rels = datastoreRels(30);
+      await writeCacheFiles(cache, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+      // s3s-fs checks the Host header the signature covers, which the proxy rewrites: there the
+      // requests go straight, uncounted.
+      const counted = kind === "moto";
+      const target = counted ? throughProxy(server, proxy) : server;
+      const flags = commonFlags(target, "sealed", cache, { namespace: "ns" });
+      const first = await runCliJson(["push", "--yes", ...flags]);
+      assertEquals(first.code, 0, first.stdout + first.stderr);
+      // The seal is only trusted for files older than the racy window.
+      await new Promise((r) => setTimeout(r, 2100));
+      const settle = await runCliJson(["push", "--yes", ...flags]);
+      assertEquals(settle.code, 0, settle.stderr);
+      const before = proxy.stats.requests;
+      const noop = await runCliJson(["push", "--yes", ...flags]);
+      assertEquals(noop.code, 0, noop.stderr);
+      if (counted) {
+        assertEquals(
+          proxy.stats.requests - before,
+          0,
+          `a no-op push sends nothing: ${noop.stderr}`,
+        );
+      }
+      assertEquals((noop.json.summary as Summary).upload, 0);
+      // Same size, its mtime put back (as `touch -r` or `cp -p` do): only the change time tells.
+      const path = `${cache}/ns/${rels[3]}`;
+      const stat = await Deno.stat(path);
+      const edited = contentOf(rels[3]).map((b) => b ^ 1);
+      await Deno.writeFile(path, edited);
+      await Deno.utime(path, stat.atime!, stat.mtime!);
+      const pushed = await runCliJson(["push", "--yes", ...flags]);
+      assertEquals(pushed.code, 0, pushed.stderr);
+      assertEquals((pushed.json.summary as Summary).upload, 1);
+      assertEquals((await store.getObject(`ns/${rels[3]}`)).data, edited);
+    } finally {
+      store.destroy();
+      await proxy.stop();
+      await server.stop();
+      await Deno.remove(cache, { recursive: true });
+    }
+  });
+}

@@ -317,6 +317,7 @@ pub(crate) fn run(path: &Path) -> Result<(), String> {
         hashes: spec.hashes.clone(),
         policy: spec.options.policy(),
         facts: spec.options.facts(),
+        ..PushInput::default()
     };
     let listing = encode_local(
         spec.local

@@ -155,7 +155,11 @@ const PUSH_RUN_METHODS: Record<string, () => unknown> = {
   },
   onWalk: () => {
     const { run, planner } = pushRun();
-    return run.onWalk(planner, JUNK, HUGE, NaN, -1);
+    return run.onWalk(planner, JUNK, HUGE, NaN, -1, new Float64Array([NaN, -1, Infinity]), NaN);
+  },
+  onWalkFirst: () => {
+    const { run, planner } = pushRun();
+    return run.onWalkFirst(planner, JUNK, new Float64Array([NaN, -Infinity]), NaN, -1);
   },
   onHashes: () => {
     const { run, planner } = pushRun();

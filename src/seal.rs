@@ -1,0 +1,85 @@
+//! The stat seal: how a push that has nothing to do sends nothing.
+//!
+//! Swamp core pushes after every command, in a new process. When nothing changed, a push used to
+//! read the remote index (two requests) and walk the cache to learn so. A push that ends with the
+//! cache verified (everything uploaded, nothing failed, withheld, missing or behind) now records
+//! a seal in the sidecar: a digest of every payload file's path, size, mtime, change time and
+//! inode as its walk saw them, and when that walk began. The next push walks first; when no
+//! tombstone or dirty mark waits and the walk's digest is the seal's, nothing can have changed
+//! that a push would send, and it ends with no request.
+//!
+//! The change time and inode are what git's index keeps for the same reason: a rewrite in place
+//! or a restored mtime (`touch -r`, `cp -p`, `rsync -t`) cannot keep the change time, and a file
+//! replaced by a rename gets a new inode, so any write since the seal changes the digest and
+//! takes the normal path. A file changed within [`RACY_MS`] before the seal's walk may have been
+//! changed again within the same timestamp tick ("racily clean" in git's words): while any file
+//! is that close, the seal is not trusted. A walk that could not read every stat, met errors or
+//! symlinked folders seals nothing.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde::{Deserialize, Serialize};
+use tsify_next::Tsify;
+
+use crate::layout::Survey;
+
+/// How close to the seal's walk a file's change may be before the seal is not trusted: above
+/// the timestamp granularity of every common file system (FAT's 2 s included).
+pub const RACY_MS: i64 = 2_000;
+
+/// The seal a verified push leaves in the sidecar (`s3syncSeal`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
+#[serde(rename_all = "camelCase")]
+pub struct StatSeal {
+    /// 128-bit digest (hex) of the payload files' stats.
+    pub digest: String,
+    /// When the walk behind it began (epoch ms).
+    pub walked_at_ms: i64,
+}
+
+/// What a walk says for the seal: its digest and the newest change among its payload files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkStamp {
+    /// Digest of the payload files' stats.
+    pub digest: String,
+    /// The newest mtime or change time of a payload file (epoch ms; 0 for none).
+    pub newest_change_ms: i64,
+}
+
+/// The stamp of a surveyed walk, with `changes` holding each walked file's change time and
+/// inode (`[ctime0, ino0, ctime1, ino1, …]`, in walk order). `None` when a payload file lacks
+/// any of its stats (an in-memory cache, a file system without them): nothing is sealed then.
+pub fn stamp(survey: &Survey<'_>, changes: &[f64]) -> Option<WalkStamp> {
+    let mut low = DefaultHasher::new();
+    let mut high = DefaultHasher::new();
+    0x5ea1_u32.hash(&mut high);
+    let mut newest = 0i64;
+    for (rel, file) in survey.payload.iter() {
+        let ctime = *changes.get(file.slot * 2)?;
+        let ino = *changes.get(file.slot * 2 + 1)?;
+        let mtime = file.mtime_ms?;
+        if !ctime.is_finite() || !ino.is_finite() {
+            return None;
+        }
+        let ctime = ctime as i64;
+        newest = newest.max(ctime).max(mtime);
+        for hasher in [&mut low, &mut high] {
+            rel.hash(hasher);
+            file.size.hash(hasher);
+            mtime.hash(hasher);
+            ctime.hash(hasher);
+            (ino as u64).hash(hasher);
+        }
+    }
+    Some(WalkStamp {
+        digest: format!("{:016x}{:016x}", high.finish(), low.finish()),
+        newest_change_ms: newest,
+    })
+}
+
+/// True when `seal` proves the walk stamped `now` found the cache as the sealing push left it:
+/// the same digest, and no file changed within [`RACY_MS`] before the sealing walk.
+pub fn holds(seal: &StatSeal, now: &WalkStamp) -> bool {
+    seal.digest == now.digest && now.newest_change_ms + RACY_MS < seal.walked_at_ms
+}

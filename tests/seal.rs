@@ -1,0 +1,129 @@
+//! A push with nothing to do sends nothing: the stat seal a verified push leaves in the sidecar
+//! lets the next push end after its walk, and any write since (an unmarked one, a same-size
+//! rewrite that kept its mtime, a new or removed file) takes the normal path.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::collections::BTreeMap;
+
+use s3sync_core::push_machine::PushRunRequest;
+use s3sync_core::seal::{holds, StatSeal, WalkStamp, RACY_MS};
+use s3sync_core::sync_state::SyncState;
+
+#[path = "common/sim.rs"]
+mod sim;
+use sim::{run_pull, run_push, Bucket, Cache, PullFaults, PushFaults, NS};
+
+fn push(bucket: &mut Bucket, cache: &mut Cache) -> sim::Pushed {
+    run_push(
+        bucket,
+        cache,
+        PushRunRequest::default(),
+        &PushFaults::default(),
+    )
+    .unwrap()
+}
+
+fn index_reads(bucket: &Bucket) -> u64 {
+    bucket.requests.get("push-get-index").copied().unwrap_or(0)
+}
+
+fn synced() -> (Bucket, Cache) {
+    let mut bucket = Bucket::with_datastore(&BTreeMap::new(), &BTreeMap::new());
+    let mut cache = Cache::default();
+    cache.edit("data/a.json", b"a");
+    cache.edit("data/b.json", b"bb");
+    let first = push(&mut bucket, &mut cache);
+    assert!(!first.sealed);
+    assert_eq!(first.uploaded.len(), 2);
+    let sidecar = SyncState::parse(&cache.files[".datastore-sync-state.json"].0).unwrap();
+    assert!(sidecar.seal.is_some(), "a verified push seals the cache");
+    (bucket, cache)
+}
+
+#[test]
+fn a_push_of_an_untouched_sealed_cache_makes_no_request() {
+    let (mut bucket, mut cache) = synced();
+    let before = index_reads(&bucket);
+    let noop = push(&mut bucket, &mut cache);
+    assert!(noop.sealed);
+    assert!(noop.uploaded.is_empty() && !noop.published);
+    assert_eq!(index_reads(&bucket), before, "not even the index was read");
+    assert_eq!(noop.plan.summary.unchanged, 2);
+    // And again: the seal stays.
+    assert!(push(&mut bucket, &mut cache).sealed);
+}
+
+#[test]
+fn an_unmarked_write_breaks_the_seal_and_is_pushed() {
+    let (mut bucket, mut cache) = synced();
+    cache.edit("data/a.json", b"A2");
+    let pushed = push(&mut bucket, &mut cache);
+    assert!(!pushed.sealed);
+    assert_eq!(pushed.uploaded, ["data/a.json"]);
+    assert!(
+        push(&mut bucket, &mut cache).sealed,
+        "sealed again once verified"
+    );
+}
+
+#[test]
+fn a_same_size_rewrite_that_kept_its_mtime_breaks_the_seal() {
+    let (mut bucket, mut cache) = synced();
+    cache.rewrite_keeping_mtime("data/b.json", b"BB");
+    let pushed = push(&mut bucket, &mut cache);
+    assert!(
+        !pushed.sealed,
+        "the change time moved: the normal path runs"
+    );
+    // ...which hashes the file (its change time is newer than the seal) and uploads the edit.
+    assert_eq!(pushed.uploaded, ["data/b.json"]);
+    assert_eq!(bucket.objects[&format!("{NS}/data/b.json")].0, b"BB");
+}
+
+#[test]
+fn a_new_file_a_tombstone_or_a_pull_each_take_the_normal_path() {
+    let (mut bucket, mut cache) = synced();
+    cache.edit("data/c.json", b"c");
+    let pushed = push(&mut bucket, &mut cache);
+    assert!(!pushed.sealed);
+    assert_eq!(pushed.uploaded, ["data/c.json"]);
+    cache.delete_marked("data/c.json");
+    let deleted = run_push(
+        &mut bucket,
+        &mut cache,
+        PushRunRequest::default(),
+        &PushFaults::default(),
+    )
+    .unwrap();
+    assert!(!deleted.sealed, "a tombstone waits");
+    assert_eq!(deleted.deleted, ["data/c.json"]);
+    // Another cache pushes; this one pulls it: the pulled file breaks the seal.
+    let mut other = Cache::default();
+    run_pull(&mut bucket, &mut other, &PullFaults::default(), false);
+    other.edit("data/d.json", b"d");
+    push(&mut bucket, &mut other);
+    run_pull(&mut bucket, &mut cache, &PullFaults::default(), false);
+    assert!(cache.data("data/d.json").is_some());
+    assert!(!push(&mut bucket, &mut cache).sealed);
+    assert!(bucket.objects.contains_key(&format!("{NS}/data/d.json")));
+}
+
+#[test]
+fn a_change_close_to_the_sealing_walk_is_not_trusted() {
+    let seal = StatSeal {
+        digest: "d".into(),
+        walked_at_ms: 100_000,
+    };
+    let stamp = |newest| WalkStamp {
+        digest: "d".into(),
+        newest_change_ms: newest,
+    };
+    assert!(holds(&seal, &stamp(100_000 - RACY_MS - 1)));
+    assert!(!holds(&seal, &stamp(100_000 - RACY_MS)));
+    assert!(!holds(&seal, &stamp(100_500)));
+    let other = WalkStamp {
+        digest: "e".into(),
+        newest_change_ms: 0,
+    };
+    assert!(!holds(&seal, &other));
+}
