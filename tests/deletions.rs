@@ -14,7 +14,7 @@ use s3sync_core::push_machine::PushRunRequest;
 
 #[path = "common/sim.rs"]
 mod sim;
-use sim::{run_pull, run_push, Bucket, Cache, PullFaults, PushFaults, INDEX_KEY, NS};
+use sim::{push_plain, run_pull, run_push, Bucket, Cache, PullFaults, PushFaults, INDEX_KEY, NS};
 
 fn confirmed() -> PushFaults {
     PushFaults {
@@ -36,13 +36,7 @@ fn two_clones() -> (Bucket, Cache, Cache) {
     let mut a = Cache::default();
     a.edit("data/m/1/raw", b"one");
     a.edit("data/m/2/raw", b"two");
-    run_push(
-        &mut bucket,
-        &mut a,
-        PushRunRequest::default(),
-        &PushFaults::default(),
-    )
-    .unwrap();
+    push_plain(&mut bucket, &mut a);
     let mut b = Cache::default();
     run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
     assert!(b.data("data/m/1/raw").is_some());
@@ -63,13 +57,7 @@ fn a_confirmed_delete_reaches_a_clone_that_holds_the_same_version() {
     assert!(b.data("data/m/1/raw").is_none());
     assert!(b.data("data/m/2/raw").is_some());
     // Gone from B's base too: B's next push neither re-uploads nor deletes anything.
-    let again = run_push(
-        &mut bucket,
-        &mut b,
-        PushRunRequest::default(),
-        &PushFaults::default(),
-    )
-    .unwrap();
+    let again = push_plain(&mut bucket, &mut b);
     assert!(again.uploaded.is_empty() && again.deleted.is_empty());
     assert!(!bucket.objects.contains_key(&format!("{NS}/data/m/1/raw")));
 }
@@ -84,13 +72,7 @@ fn a_copy_changed_here_outlives_the_delete() {
     assert!(pulled.removed.is_empty());
     assert_eq!(b.data("data/m/1/raw"), Some(&b"edited on b"[..]));
     // B's edit goes up as a new file: an edit outlives a delete, as everywhere else.
-    let pushed = run_push(
-        &mut bucket,
-        &mut b,
-        PushRunRequest::default(),
-        &PushFaults::default(),
-    )
-    .unwrap();
+    let pushed = push_plain(&mut bucket, &mut b);
     assert_eq!(pushed.uploaded, ["data/m/1/raw"]);
     let index = Index::parse(&bucket.objects[INDEX_KEY].0).unwrap();
     assert!(

@@ -17,21 +17,12 @@ use s3sync_core::sync_state::SyncState;
 #[path = "common/sim.rs"]
 mod sim;
 use sim::{
-    run_pull, run_push, run_push_with, Bucket, Cache, PullFaults, PushFaults, INDEX_KEY, NS,
+    push_plain, run_pull, run_push, run_push_with, Bucket, Cache, PullFaults, PushFaults,
+    INDEX_KEY, NS,
 };
 
 fn empty_bucket() -> Bucket {
     Bucket::with_datastore(&BTreeMap::new(), &BTreeMap::new())
-}
-
-fn push(bucket: &mut Bucket, cache: &mut Cache) -> sim::Pushed {
-    run_push(
-        bucket,
-        cache,
-        PushRunRequest::default(),
-        &PushFaults::default(),
-    )
-    .unwrap()
 }
 
 fn sidecar(cache: &Cache) -> SyncState {
@@ -44,7 +35,7 @@ fn new_files_are_uploaded_indexed_and_not_sent_twice() {
     let mut cache = Cache::default();
     cache.edit("data/a.json", b"a");
     cache.edit("data/b.json", b"bb");
-    let first = push(&mut bucket, &mut cache);
+    let first = push_plain(&mut bucket, &mut cache);
     assert_eq!(first.uploaded, ["data/a.json", "data/b.json"]);
     assert!(first.published);
     assert_eq!(
@@ -54,7 +45,7 @@ fn new_files_are_uploaded_indexed_and_not_sent_twice() {
     assert_eq!(bucket.objects[&format!("{NS}/data/b.json")].0, b"bb");
     // A clean push vouches for the cache against the index it published.
     assert!(!sidecar(&cache).local_dirty);
-    let second = push(&mut bucket, &mut cache);
+    let second = push_plain(&mut bucket, &mut cache);
     assert!(second.uploaded.is_empty());
     assert!(!second.published, "nothing changed, nothing to publish");
 }
@@ -71,7 +62,7 @@ fn a_bucket_without_an_index_gets_the_rebuilt_one_even_when_nothing_is_uploaded(
         cache.edit(rel, bytes);
     }
     assert!(!bucket.objects.contains_key(INDEX_KEY));
-    let first = push(&mut bucket, &mut cache);
+    let first = push_plain(&mut bucket, &mut cache);
     assert!(first.uploaded.is_empty(), "{:?}", first.uploaded);
     assert!(first.published, "the rebuilt index is published");
     assert_eq!(
@@ -79,12 +70,12 @@ fn a_bucket_without_an_index_gets_the_rebuilt_one_even_when_nothing_is_uploaded(
         BTreeSet::from(["data/a.json".to_string(), "data/b.json".to_string()])
     );
     // With the index in place, the next push has nothing to publish.
-    let second = push(&mut bucket, &mut cache);
+    let second = push_plain(&mut bucket, &mut cache);
     assert!(!second.published);
     // An empty listing rebuilds an empty index, which is not published (as a pull does).
     let mut empty = Bucket::default();
     let mut nothing = Cache::default();
-    let run = push(&mut empty, &mut nothing);
+    let run = push_plain(&mut empty, &mut nothing);
     assert!(!run.published);
     assert!(!empty.objects.contains_key(INDEX_KEY));
 }
@@ -94,12 +85,12 @@ fn a_write_on_both_sides_loses_neither() {
     let mut bucket = empty_bucket();
     let (mut a, mut b) = (Cache::default(), Cache::default());
     a.edit("data/x.json", b"v1");
-    push(&mut bucket, &mut a);
+    push_plain(&mut bucket, &mut a);
     run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
     a.edit("data/x.json", b"v2 from a");
-    push(&mut bucket, &mut a);
+    push_plain(&mut bucket, &mut a);
     b.edit("data/x.json", b"v2 from b!");
-    let stale = push(&mut bucket, &mut b);
+    let stale = push_plain(&mut bucket, &mut b);
     // B never saw A's version: its push does not overwrite it.
     assert!(stale.uploaded.is_empty());
     assert_eq!(stale.plan.conflicts, ["data/x.json"]);
@@ -125,10 +116,10 @@ fn a_file_made_where_this_cache_never_held_one_does_not_go_over_the_bucket_s() {
     run_pull(&mut bucket, &mut a, &PullFaults::default(), false);
     run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
     a.edit("data/x.json", b"from a");
-    push(&mut bucket, &mut a);
-    push(&mut bucket, &mut b);
+    push_plain(&mut bucket, &mut a);
+    push_plain(&mut bucket, &mut b);
     b.edit("data/x.json", b"from b");
-    let pushed = push(&mut bucket, &mut b);
+    let pushed = push_plain(&mut bucket, &mut b);
     assert!(pushed.uploaded.is_empty(), "{:?}", pushed.plan);
     assert_eq!(bucket.objects[&format!("{NS}/data/x.json")].0, b"from a");
 }
@@ -139,7 +130,7 @@ fn a_delete_goes_only_when_confirmed_and_its_evidence_stays_until_then() {
     let mut cache = Cache::default();
     cache.edit("data/gone.json", b"g");
     cache.edit("data/kept.json", b"k");
-    push(&mut bucket, &mut cache);
+    push_plain(&mut bucket, &mut cache);
     cache.delete_marked("data/gone.json");
     let ask = PushRunRequest {
         ask_confirmation: true,
@@ -208,7 +199,7 @@ fn a_two_phase_prepare_leaves_replacements_for_the_commit_when_they_need_the_loc
     let mut bucket = empty_bucket();
     let mut cache = Cache::default();
     cache.edit("data/old.json", b"v1");
-    push(&mut bucket, &mut cache);
+    push_plain(&mut bucket, &mut cache);
     cache.edit("data/old.json", b"v2, changed");
     cache.edit("data/new.json", b"new");
     let old_key = format!("{NS}/data/old.json");
@@ -305,7 +296,7 @@ fn a_failed_upload_is_retried_by_the_next_push_and_never_vouched_for() {
     run_push(&mut bucket, &mut cache, PushRunRequest::default(), &faults).unwrap();
     assert!(sidecar(&cache).local_dirty);
     assert!(!bucket.indexed().contains("data/b.json"));
-    let again = push(&mut bucket, &mut cache);
+    let again = push_plain(&mut bucket, &mut cache);
     assert_eq!(again.uploaded, ["data/b.json"]);
     assert!(!sidecar(&cache).local_dirty);
 }

@@ -11,17 +11,7 @@ use s3sync_core::sync_state::SyncState;
 
 #[path = "common/sim.rs"]
 mod sim;
-use sim::{run_pull, run_push, Bucket, Cache, PullFaults, PushFaults, NS};
-
-fn push(bucket: &mut Bucket, cache: &mut Cache) -> sim::Pushed {
-    run_push(
-        bucket,
-        cache,
-        PushRunRequest::default(),
-        &PushFaults::default(),
-    )
-    .unwrap()
-}
+use sim::{push_plain, run_pull, run_push, Bucket, Cache, PullFaults, PushFaults, NS};
 
 fn index_reads(bucket: &Bucket) -> u64 {
     bucket.requests.get("push-get-index").copied().unwrap_or(0)
@@ -32,7 +22,7 @@ fn synced() -> (Bucket, Cache) {
     let mut cache = Cache::default();
     cache.edit("data/a.json", b"a");
     cache.edit("data/b.json", b"bb");
-    let first = push(&mut bucket, &mut cache);
+    let first = push_plain(&mut bucket, &mut cache);
     assert!(!first.sealed);
     assert_eq!(first.uploaded.len(), 2);
     let sidecar = SyncState::parse(&cache.files[".datastore-sync-state.json"].0).unwrap();
@@ -44,24 +34,24 @@ fn synced() -> (Bucket, Cache) {
 fn a_push_of_an_untouched_sealed_cache_makes_no_request() {
     let (mut bucket, mut cache) = synced();
     let before = index_reads(&bucket);
-    let noop = push(&mut bucket, &mut cache);
+    let noop = push_plain(&mut bucket, &mut cache);
     assert!(noop.sealed);
     assert!(noop.uploaded.is_empty() && !noop.published);
     assert_eq!(index_reads(&bucket), before, "not even the index was read");
     assert_eq!(noop.plan.summary.unchanged, 2);
     // And again: the seal stays.
-    assert!(push(&mut bucket, &mut cache).sealed);
+    assert!(push_plain(&mut bucket, &mut cache).sealed);
 }
 
 #[test]
 fn an_unmarked_write_breaks_the_seal_and_is_pushed() {
     let (mut bucket, mut cache) = synced();
     cache.edit("data/a.json", b"A2");
-    let pushed = push(&mut bucket, &mut cache);
+    let pushed = push_plain(&mut bucket, &mut cache);
     assert!(!pushed.sealed);
     assert_eq!(pushed.uploaded, ["data/a.json"]);
     assert!(
-        push(&mut bucket, &mut cache).sealed,
+        push_plain(&mut bucket, &mut cache).sealed,
         "sealed again once verified"
     );
 }
@@ -70,7 +60,7 @@ fn an_unmarked_write_breaks_the_seal_and_is_pushed() {
 fn a_same_size_rewrite_that_kept_its_mtime_breaks_the_seal() {
     let (mut bucket, mut cache) = synced();
     cache.rewrite_keeping_mtime("data/b.json", b"BB");
-    let pushed = push(&mut bucket, &mut cache);
+    let pushed = push_plain(&mut bucket, &mut cache);
     assert!(
         !pushed.sealed,
         "the change time moved: the normal path runs"
@@ -84,7 +74,7 @@ fn a_same_size_rewrite_that_kept_its_mtime_breaks_the_seal() {
 fn a_new_file_a_tombstone_or_a_pull_each_take_the_normal_path() {
     let (mut bucket, mut cache) = synced();
     cache.edit("data/c.json", b"c");
-    let pushed = push(&mut bucket, &mut cache);
+    let pushed = push_plain(&mut bucket, &mut cache);
     assert!(!pushed.sealed);
     assert_eq!(pushed.uploaded, ["data/c.json"]);
     cache.delete_marked("data/c.json");
@@ -101,10 +91,10 @@ fn a_new_file_a_tombstone_or_a_pull_each_take_the_normal_path() {
     let mut other = Cache::default();
     run_pull(&mut bucket, &mut other, &PullFaults::default(), false);
     other.edit("data/d.json", b"d");
-    push(&mut bucket, &mut other);
+    push_plain(&mut bucket, &mut other);
     run_pull(&mut bucket, &mut cache, &PullFaults::default(), false);
     assert!(cache.data("data/d.json").is_some());
-    assert!(!push(&mut bucket, &mut cache).sealed);
+    assert!(!push_plain(&mut bucket, &mut cache).sealed);
     assert!(bucket.objects.contains_key(&format!("{NS}/data/d.json")));
 }
 

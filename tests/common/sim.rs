@@ -425,6 +425,17 @@ pub struct Pushed {
     pub sealed: bool,
 }
 
+/// An ordinary push (default request, no faults) that must finish.
+pub fn push_plain(bucket: &mut Bucket, cache: &mut Cache) -> Pushed {
+    run_push(
+        bucket,
+        cache,
+        PushRunRequest::default(),
+        &PushFaults::default(),
+    )
+    .unwrap()
+}
+
 /// Drives one push to its end (a two-phase one through its `prepared` pause).
 pub fn run_push(
     bucket: &mut Bucket,
