@@ -187,6 +187,39 @@ export function conditionalDeletesWork(
   });
 }
 
+/** What `doctor --probe-server` learned of the server (see {@link probeServer}). */
+export interface ServerProbe extends ConditionalSupport {
+  /** Median of three HEAD round trips, in ms: the window a HEAD compare leaves is about one. */
+  headRoundTripMs: number;
+}
+
+/**
+ * Probes, now, what the bound store's server honours of conditional requests, as a push would
+ * (one probe object in the internal control folder, removed afterwards), and times a HEAD round
+ * trip: where a condition is not honoured, a HEAD compare just before the request stands in for
+ * it and leaves about that long for another writer to slip in. `null` when the store is the
+ * extension's client, which cannot send `If-Match` (its creates go create-only, the rest rests on
+ * the HEAD compare).
+ */
+export async function probeServer(ctx: SyncContext): Promise<ServerProbe | null> {
+  if (!hasExtras(ctx.store)) return null;
+  const store = ctx.store;
+  using planner = new Planner(ctx.namespace, ctx.prefix);
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const probe = (check: typeof conditionalWritesWork) =>
+    withRetry(() => check(store, planner.controlFolder, ctx.signal), retry, ctx.signal);
+  const writes = await probe(conditionalWritesWork);
+  const deletes = await probe(conditionalDeletesWork);
+  const rounds: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    await store.headObject(planner.remoteIndexKey, ctx.signal);
+    rounds.push(performance.now() - started);
+  }
+  rounds.sort((a, b) => a - b);
+  return { writes, deletes, headRoundTripMs: Math.round(rounds[1] * 100) / 100 };
+}
+
 /**
  * How this push's object writes and deletes are made conditional (see `object_condition` in the
  * core), decided before the first conditional request: `null` when the user waived conditions

@@ -9,7 +9,7 @@ import type { ExistingIndex, Problem, RebuildReport, RebuildStep } from "../core
 import type { LockBody } from "../lock.ts";
 import type { MigrateReport } from "../migrate.ts";
 import type { PullReport } from "../pull.ts";
-import type { PushReport } from "../push.ts";
+import type { PushReport, ServerProbe } from "../push.ts";
 import type { RepairReport } from "../repair.ts";
 import type { Keep, ResolveReport } from "../resolve.ts";
 import type { ExitCode } from "./exit_codes.ts";
@@ -94,6 +94,8 @@ export interface DoctorOutcome {
   kind: "doctor";
   code: ExitCode;
   problems: Problem[];
+  /** What the server honours of conditional requests (`--probe-server` only). */
+  server?: ServerProbe;
 }
 
 /** `repair`. */

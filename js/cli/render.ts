@@ -81,7 +81,9 @@ export function jsonFields(outcome: Outcome): Record<string, unknown> {
     case "lock release":
       return { released: outcome.released };
     case "doctor":
-      return { problems: outcome.problems };
+      return outcome.server
+        ? { problems: outcome.problems, server: outcome.server }
+        : { problems: outcome.problems };
     case "repair": {
       const { report, apply, refused } = outcome;
       if (!apply) return { plan: report.plan, applied: false, refused: report.refused };

@@ -211,9 +211,15 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: "doctor",
-    synopsis: "",
+    synopsis: "[--probe-server]",
     summary: "find layout problems (exit 3 when there are any)",
-    flags: {},
+    flags: {
+      "probe-server": {
+        type: "boolean",
+        help:
+          "also ask the server which conditional requests it honours (writes and removes one probe object in the control folder)",
+      },
+    },
     maxArgs: 0,
     needsCache: true,
   },

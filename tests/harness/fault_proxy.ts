@@ -24,6 +24,11 @@ export interface FaultPlan {
    * lock-race rounds); S3 decides them atomically, and this gives moto that atomicity.
    */
   serializeConditionalWrites?: boolean;
+  /**
+   * Forward every request without its `If-Match` / `If-None-Match`: the server then behaves as
+   * one that ignores conditional requests (some S3-compatible servers do).
+   */
+  dropConditions?: boolean;
   /** 500/503/429 before forwarding. */
   errorRate?: number;
   /** 500 after forwarding (the server did the work; the client sees a failure). */
@@ -309,6 +314,10 @@ export function startFaultProxy(upstream: string, initial: FaultPlan): FaultProx
         if (
           ["host", "connection", "content-length", "transfer-encoding", "expect"].includes(name)
         ) continue;
+        if (plan.dropConditions && (name === "if-match" || name === "if-none-match")) {
+          count("condition-dropped");
+          continue;
+        }
         headers.append(name, line.slice(at + 1).trim());
       }
       const send = async () => {

@@ -4,6 +4,8 @@
  * @module
  */
 import { isSymlinkRefusal } from "../../cache_fs.ts";
+import type { Problem } from "../../core.ts";
+import { probeServer } from "../../push.ts";
 import { doctor, repair } from "../../repair.ts";
 import { EXIT, exitCodeOfRun } from "../exit_codes.ts";
 import type { DoctorOutcome, RepairOutcome } from "../outcome.ts";
@@ -11,10 +13,25 @@ import { flag } from "../values.ts";
 import type { CommandInput } from "./run.ts";
 import { realFailures, symlinkRefusals } from "./refusals.ts";
 
-/** Runs `doctor`: exit 3 when there is any problem. */
-export async function runDoctor({ ctx }: CommandInput): Promise<DoctorOutcome> {
-  const problems = await doctor(ctx);
-  return { kind: "doctor", code: problems.length ? EXIT.attention : EXIT.ok, problems };
+/**
+ * Runs `doctor`: exit 3 when there is any problem. With `--probe-server` it also asks the
+ * server what it honours of conditional requests (one probe object in the control folder,
+ * removed afterwards); a server that ignores conditional writes is a problem, since push then
+ * refuses to write without `--allow-unconditional`.
+ */
+export async function runDoctor({ ctx, values }: CommandInput): Promise<DoctorOutcome> {
+  const problems: Problem[] = await doctor(ctx);
+  const server = flag(values, "probe-server") ? await probeServer(ctx) ?? undefined : undefined;
+  if (server && !server.writes) {
+    problems.push({
+      code: "conditional-writes-unsupported",
+      message:
+        "this server ignores conditional writes (If-None-Match / If-Match on PUT), so push refuses to write: " +
+        "a concurrent writer's objects could be silently overwritten. Use a server that honours them, or " +
+        "`s3sync push --allow-unconditional` when you are the only writer",
+    });
+  }
+  return { kind: "doctor", code: problems.length ? EXIT.attention : EXIT.ok, problems, server };
 }
 
 /** Runs `repair [--apply]`. */

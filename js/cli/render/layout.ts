@@ -5,13 +5,30 @@
  */
 import { EXIT } from "../exit_codes.ts";
 import type { DoctorOutcome, RepairOutcome } from "../outcome.ts";
+import type { ServerProbe } from "../../push.ts";
 import { count } from "./count.ts";
 
-/** `healthy`, or each problem with its code. */
-export function doctorLines({ problems }: DoctorOutcome): string[] {
-  return problems.length === 0 ? ["Doctor: healthy."] : [
+/** `healthy`, or each problem with its code; then what the server honours, when probed. */
+export function doctorLines({ problems, server }: DoctorOutcome): string[] {
+  const lines = problems.length === 0 ? ["Doctor: healthy."] : [
     `Doctor: ${problems.length} problems.`,
     ...problems.map((p) => `  [${p.code}] ${p.message}`),
+  ];
+  if (server) lines.push(...serverLines(server));
+  return lines;
+}
+
+/** What the server honours of conditional requests, and the window a HEAD compare leaves. */
+function serverLines(server: ServerProbe): string[] {
+  const trip = `${server.headRoundTripMs} ms`;
+  if (!server.writes) {
+    return [`Server: ignores conditional writes (a HEAD round trip takes ${trip} here).`];
+  }
+  return [
+    server.deletes
+      ? "Server: honours conditional writes and deletes (If-None-Match, If-Match): a concurrent writer's version is never overwritten or deleted."
+      : "Server: honours conditional writes (If-None-Match, If-Match on PUT) but ignores If-Match on DELETE: " +
+        `a delete is checked by a HEAD just before it, so another writer replacing that object within about one round trip (${trip} here) could lose it; see docs/reliability.md.`,
   ];
 }
 
