@@ -60,6 +60,7 @@ export type {
   ObjectVerdict,
   OurBytes,
   Place,
+  PointerMerge,
   Problem,
   PullAction,
   PullApplied,
@@ -132,6 +133,7 @@ import type {
   ObjectFacts,
   ObjectVerdict,
   OurBytes,
+  PointerMerge,
   Problem,
   PullAction,
   PullApplied,
@@ -492,6 +494,16 @@ export class Planner {
   }
 
   /**
+   * Merges a version pointer (`latest`) changed here and in the bucket to the higher version:
+   * `bucket` (take the bucket's, no copy), `local` (keep ours; the next push uploads it), or
+   * `conflict` (either is not a version number: the general rule). `localIsBase`: the local
+   * bytes are still those this cache last synced (the plan's `baseHashes`).
+   */
+  mergePointer(local: Uint8Array, bucket: Uint8Array, localIsBase: boolean): PointerMerge {
+    return core(() => this.#inner.mergePointer(local, bucket, localIsBase));
+  }
+
+  /**
    * Plans `resolve`.
    *
    * @param keep `mine` (the newest conflict copy goes back and is pushed) or `theirs`
@@ -839,6 +851,8 @@ export class PullRun {
       hashes: Map<string, string>;
       /** Rels of the plan's `removals` whose file was removed. */
       removed: string[];
+      /** Rels of the plan's `pointers` whose local version won the merge (left in place). */
+      keptPointers: string[];
       failures: number;
     },
     now: Date,
@@ -855,6 +869,7 @@ export class PullRun {
         hashedRels,
         hashedSha256,
         outcome.removed,
+        outcome.keptPointers,
         outcome.failures,
         now.toISOString(),
       )

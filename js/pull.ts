@@ -20,6 +20,7 @@ import {
   PullRun,
   type Removal,
   sidecarToWrite,
+  type Transfer,
   type Verdict,
 } from "./core.ts";
 import { LOCAL_INDEX, SIDECAR, type SyncContext } from "./context.ts";
@@ -33,7 +34,8 @@ import {
   type RebuiltIndex,
 } from "./remote_index.ts";
 import { readSidecar, rewriteSidecar } from "./journal.ts";
-import { isNotFound } from "./store.ts";
+import { canStream, isNotFound } from "./store.ts";
+import { sha256Hex } from "./hash.ts";
 import { downloadToStage, hashFile, readChunks, stageFile } from "./transfer.ts";
 import { RunWalk } from "./walk_ahead.ts";
 
@@ -178,8 +180,16 @@ async function pullWith(
           aside: moved.keptAside,
           hashes: moved.hashes,
           removed: moved.removed,
+          keptPointers: moved.keptPointers,
           failures: moved.failures.length,
         }, ctx.now?.() ?? new Date());
+        const merged = moved.pointersTaken.length + moved.keptPointers.length;
+        if (merged > 0) {
+          ctx.log?.(
+            `${merged} version pointers (latest) changed on both sides merged to the higher version: ` +
+              `${moved.keptPointers.length} kept here for the next push`,
+          );
+        }
         if (moved.atBareKey.length > 0) {
           ctx.log?.(
             `${moved.atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
@@ -255,6 +265,10 @@ interface Transferred {
   hashes: Map<string, string>;
   /** Rels of the plan's removals done. */
   removed: string[];
+  /** Version pointers kept over the bucket's lower one (the next push uploads them). */
+  keptPointers: string[];
+  /** Version pointers that took the bucket's version, not lower than ours, with no copy. */
+  pointersTaken: string[];
   bytes: number;
   failures: ItemFailure[];
 }
@@ -353,10 +367,13 @@ async function transfer(
     keptAside: clearedAside,
     hashes: new Map(),
     removed: [],
+    keptPointers: [],
+    pointersTaken: [],
     bytes: 0,
     failures: [],
   };
   const setAside = new Set(plan.setAside);
+  const pointers = new Set(plan.pointers);
   const failures = await runPool(plan.downloads, {
     concurrency: ctx.concurrency ?? 50,
     signal: ctx.signal,
@@ -370,6 +387,10 @@ async function transfer(
     // later same-size rewrite is told from a touch), and a conflict's incoming version is
     // compared with the local one.
     const hash = true;
+    // A version pointer changed on both sides merges by value; only one the core cannot read
+    // as a version number goes on, as a conflict.
+    const pointerConflict = pointers.has(t.rel);
+    if (pointerConflict && await mergePointerFile(ctx, planner, t, plan.baseHashes, moved)) return;
     const get = (key: string) =>
       withRetry(
         () => downloadToStage(ctx, key, t.cachePath, { hash, onBytes }),
@@ -401,7 +422,7 @@ async function transfer(
     try {
       // The bucket's version is on disk under a temporary name; the local file is untouched
       // until the rename, and kept aside first when it differs.
-      if (setAside.has(t.rel)) {
+      if (setAside.has(t.rel) || pointerConflict) {
         const kept = await keepAside(ctx, planner, t.cachePath, staged, plan.baseHashes[t.rel]);
         if (kept) moved.keptAside.push({ rel: t.rel, copy: kept });
       }
@@ -416,6 +437,73 @@ async function transfer(
   moved.failures = [...failures, ...folderRefusals];
   moved.removed = removed;
   return moved;
+}
+
+/** How much of a pointer's object is read before it is plainly not a pointer. */
+const POINTER_READ_LIMIT = 1024;
+
+/**
+ * The first bytes of object `key`, at most `limit` and one more (so a longer object shows as
+ * longer), without reading the rest: an index that names a pointer of a few bytes over a big
+ * object must not make the pull hold that object whole.
+ */
+async function readHead(ctx: SyncContext, key: string, limit: number): Promise<Uint8Array> {
+  if (!canStream(ctx.store)) return (await ctx.store.getObject(key, ctx.signal)).data;
+  const object = await ctx.store.getObjectStream(key, {
+    signal: ctx.signal,
+    timeoutMs: ctx.timeoutMs,
+  });
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of object.body) {
+    parts.push(chunk);
+    length += chunk.length;
+    if (length > limit) break; // ends the body's stream: the rest is never read
+  }
+  const bytes = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.length;
+  }
+  return bytes.subarray(0, Math.min(length, limit + 1));
+}
+
+/**
+ * Merges the version pointer at `cachePath` (changed here and in the bucket) by value, as the
+ * core decides from both sides' bytes (`mergePointer`): the bucket's, naming a version at least
+ * as high, is written in place with no copy (ours named a version whose folder stays); ours,
+ * naming a higher one, stays and is recorded in `keptPointers` for the next push. Both are a
+ * few bytes. Returns false when it is a conflict after all (either side is not a version
+ * number, or the object is gone): the caller then downloads it as any conflict.
+ */
+async function mergePointerFile(
+  ctx: SyncContext,
+  planner: Planner,
+  { cachePath, rel, remoteKey }: Transfer,
+  baseHashes: Record<string, string>,
+  moved: Transferred,
+): Promise<boolean> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const bucket = await getIfExists(() =>
+    withRetry(() => readHead(ctx, remoteKey, POINTER_READ_LIMIT), retry, ctx.signal)
+  );
+  const local = await ctx.cache.readFile(cachePath);
+  if (bucket === undefined || local === null) return false;
+  // Past the limit it is no pointer (the core says `conflict` for anything that long).
+  const localIsBase = baseHashes[rel] !== undefined && await sha256Hex(local) === baseHashes[rel];
+  const verdict = planner.mergePointer(local, bucket, localIsBase);
+  if (verdict === "conflict") return false;
+  moved.hashes.set(rel, await sha256Hex(bucket));
+  if (verdict === "local") {
+    moved.keptPointers.push(rel);
+    return true;
+  }
+  const stat = await ctx.cache.writeAtomic(cachePath, bucket, { flush: true });
+  moved.bytes += bucket.length;
+  moved.downloaded.push({ path: rel, size: stat.size, mtimeMs: stat.mtimeMs });
+  moved.pointersTaken.push(rel);
+  return true;
 }
 
 /**

@@ -24,8 +24,10 @@ pub enum FileClass {
     /// when both wrote the same number with different bytes: today's rule, which keeps no copy
     /// of identical bytes, is exactly that.
     WriteOnce,
-    /// Names the newest version (`latest`). Today's rule (the bucket's comes down, ours is kept
-    /// aside) until the merge to the higher version lands.
+    /// Names the newest version (`latest`, a version number in decimal). Changed on both
+    /// sides, it merges to the higher number (see [`merge_pointer`]): the bucket's comes down
+    /// with no copy when it is not lower, ours stays and is pushed when it is higher; bytes that
+    /// are not a version number keep today's rule.
     Pointer,
     /// Named uniquely by its one writer (a run's id): a two-sided change cannot come from two
     /// writers, so today's rule applies and never fires in practice.
@@ -120,4 +122,61 @@ pub fn classify(rel: &str) -> FileClass {
 /// rels of a plan that change on both sides.
 pub fn is_derived(rel: &str) -> bool {
     classify(rel) == FileClass::Derived
+}
+
+/// True when `rel` is a version pointer (see [`FileClass::Pointer`]).
+pub fn is_pointer(rel: &str) -> bool {
+    classify(rel) == FileClass::Pointer
+}
+
+/// The largest pointer merged by value: a version number in decimal with some white space.
+/// A bigger file under the name is not swamp's pointer, and keeps today's rule (its bytes are
+/// then never held whole for a merge).
+pub const POINTER_MAX_BYTES: u64 = 32;
+
+/// Which side of a pointer changed on both sides wins (see [`merge_pointer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
+#[serde(rename_all = "kebab-case")]
+pub enum PointerMerge {
+    /// The bucket's names a version at least as high: it comes down, ours needs no copy (the
+    /// version it named is still there, under its own folder).
+    Bucket,
+    /// Ours names a higher version: it stays, and the next push uploads it over the bucket's.
+    Local,
+    /// Either side is not a version number: today's rule (the bucket's comes down, ours is
+    /// kept aside as a conflict).
+    Conflict,
+}
+
+/// The version number a pointer's bytes name: ASCII decimal digits with white space around
+/// them (swamp writes the number alone), at most 19 digits; `None` for anything else.
+pub fn pointer_version(bytes: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(bytes).ok()?.trim();
+    if text.is_empty() || text.len() > 19 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// Merges a pointer changed here (`local`) and in the bucket (`bucket`) to the higher version
+/// number. Ties go to the bucket: both name the same version, and taking the bucket's bytes
+/// leaves nothing to push.
+pub fn merge_pointer(local: &[u8], bucket: &[u8]) -> PointerMerge {
+    match (pointer_version(local), pointer_version(bucket)) {
+        (Some(ours), Some(theirs)) if ours > theirs => PointerMerge::Local,
+        (Some(_), Some(_)) => PointerMerge::Bucket,
+        _ => PointerMerge::Conflict,
+    }
+}
+
+/// [`merge_pointer`] for a pointer whose local bytes may still be the ones this cache last
+/// synced (`local_is_base`: only its mtime moved): then this cache never changed it, and the
+/// bucket's wins whatever it names. Another writer may have lowered it on purpose (a deleted
+/// version); only a pointer written here competes by number.
+pub fn merge_pointer_with_base(local: &[u8], bucket: &[u8], local_is_base: bool) -> PointerMerge {
+    if local_is_base {
+        PointerMerge::Bucket
+    } else {
+        merge_pointer(local, bucket)
+    }
 }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::codes::{EntryRefusal, RefusalCode};
 use crate::conflicts::{pull_conflict_verdict, KeptAside};
 use crate::deletions::deletion_of;
-use crate::file_class::is_derived;
+use crate::file_class::{is_derived, is_pointer, POINTER_MAX_BYTES};
 use crate::index::{same_version, stat_matches, Index, IndexEntry};
 use crate::layout::{LayoutFindings, PayloadCursor, PayloadFile, Survey};
 use crate::paths::{
@@ -138,6 +138,12 @@ pub struct PullPlan {
     /// the bucket: the bucket's version is downloaded in place of ours, no copy kept, no
     /// conflict. Also in `downloads`.
     pub derived_taken: Vec<String>,
+    /// Version pointers (`latest`, see [`crate::file_class`]) changed here and in the bucket,
+    /// both small enough to be one: the shim reads both and the core's
+    /// [`crate::file_class::merge_pointer_with_base`] picks the higher version (the bucket's
+    /// when the local bytes are still the base's, `base_hashes`); only bytes that are not a
+    /// version number become a conflict (kept aside like `set_aside`). Also in `downloads`.
+    pub pointers: Vec<String>,
     /// Files changed here since the base while the remote kept the base version: kept (the
     /// push uploads them), never overwritten by the older remote copy.
     pub local_changes: Vec<String>,
@@ -329,6 +335,8 @@ pub fn plan_pull(
                 Against::NoBase if base.is_some() || local.size != entry.size => {
                     if is_derived(key) {
                         take_derived(&mut plan, model, key, rel, entry.size);
+                    } else if merges_by_value(key, local.size, entry.size) {
+                        merge_pointer_later(&mut plan, model, key, rel, entry.size);
                     } else {
                         set_aside(&mut plan, model, key, rel, entry.size);
                     }
@@ -350,7 +358,11 @@ pub fn plan_pull(
                     if let Some(sha256) = base_entry.and_then(|b| b.sha256.clone()) {
                         plan.base_hashes.insert(key.clone(), sha256);
                     }
-                    set_aside(&mut plan, model, key, rel, entry.size);
+                    if merges_by_value(key, local.size, entry.size) {
+                        merge_pointer_later(&mut plan, model, key, rel, entry.size);
+                    } else {
+                        set_aside(&mut plan, model, key, rel, entry.size);
+                    }
                     continue;
                 }
                 Against::LocalChanged {
@@ -525,7 +537,6 @@ fn push_download(plan: &mut PullPlan, model: &PathModel, key: &str, rel: RelRef<
     });
 }
 
-/// A conflict with a local file: the bucket's version comes down, this cache's goes aside.
 /// A derived file changed on both sides (see [`crate::file_class`]): the bucket's version comes
 /// down in place of ours, with no copy and no conflict, since swamp regenerates it.
 fn take_derived(plan: &mut PullPlan, model: &PathModel, key: &str, rel: RelRef<'_>, size: u64) {
@@ -533,6 +544,26 @@ fn take_derived(plan: &mut PullPlan, model: &PathModel, key: &str, rel: RelRef<'
     push_download(plan, model, key, rel, size);
 }
 
+/// True when `key`, changed on both sides, is a version pointer both sides hold small enough
+/// to be one (see [`PullPlan::pointers`]).
+fn merges_by_value(key: &str, local_size: u64, remote_size: u64) -> bool {
+    local_size <= POINTER_MAX_BYTES && remote_size <= POINTER_MAX_BYTES && is_pointer(key)
+}
+
+/// A version pointer changed on both sides: downloaded, and merged by value once both sides'
+/// bytes are read (see [`PullPlan::pointers`]).
+fn merge_pointer_later(
+    plan: &mut PullPlan,
+    model: &PathModel,
+    key: &str,
+    rel: RelRef<'_>,
+    size: u64,
+) {
+    plan.pointers.push(key.to_string());
+    push_download(plan, model, key, rel, size);
+}
+
+/// A conflict with a local file: the bucket's version comes down, this cache's goes aside.
 fn set_aside(plan: &mut PullPlan, model: &PathModel, key: &str, rel: RelRef<'_>, size: u64) {
     plan.conflicts.push(key.to_string());
     plan.set_aside.push(key.to_string());
@@ -616,7 +647,16 @@ pub struct PullOutcome {
     /// local index records it where the entry has none, so the base always knows the bytes this
     /// cache left, and a later same-size rewrite is told from a touch by hashing.
     pub hashes: Vec<(String, String)>,
+    /// Rels of the plan's `pointers` whose local version won the merge (it names a higher
+    /// version, see [`crate::file_class::merge_pointer`]): the file stays as it is, and the
+    /// local index records the bucket's version as seen (with its hash in `hashes`) under a
+    /// local mtime no file has, so the next push finds the file changed and uploads it.
+    pub kept_pointers: Vec<String>,
 }
+
+/// The `localMtime` recorded for a pointer kept over the bucket's version (see
+/// [`PullOutcome::kept_pointers`]): epoch 0, a time no file swamp writes carries.
+pub const KEPT_POINTER_MTIME_MS: i64 = 0;
 
 /// What applying a pull changed in the index.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
@@ -627,6 +667,9 @@ pub struct PullApplied {
     pub removed: u64,
     /// Entries whose `localMtime` was updated.
     pub mtimes_recorded: u64,
+    /// Version pointers kept over the bucket's lower one (see [`PullOutcome::kept_pointers`]):
+    /// the next push uploads them, so the sidecar's stat seal no longer vouches for the cache.
+    pub kept_pointers: Vec<String>,
     /// Entries whose recorded size disagreed with the object downloaded; corrected in the
     /// index, so the remote index is stale too.
     pub sizes_corrected: Vec<String>,
@@ -655,6 +698,12 @@ pub fn apply_pull(index: &mut Index, plan: &PullPlan, outcome: &PullOutcome) -> 
         if let Some(entry) = index.entries.get_mut(rel) {
             entry.local_mtime = Some(format_iso_millis(*mtime).into());
             applied.mtimes_recorded += 1;
+        }
+    }
+    for rel in &outcome.kept_pointers {
+        if let Some(entry) = index.entries.get_mut(rel) {
+            entry.local_mtime = Some(format_iso_millis(KEPT_POINTER_MTIME_MS).into());
+            applied.kept_pointers.push(rel.clone());
         }
     }
     for (rel, size) in &outcome.sizes {

@@ -129,10 +129,19 @@ pub fn sidecar_after_pull(
         && applied.unsettled_conflicts.is_empty()
         && (!index_changed(applied) || end.index_published || v2)
         && !end.scoped;
+    // A pointer kept over the bucket's version waits for the next push, which the seal of the
+    // last one must not end early: the cache's files did not change, only what it synced did.
+    let unseal = !applied.kept_pointers.is_empty();
     if !complete {
-        return None;
+        // Otherwise left as it was: only a readable sidecar's seal is taken away.
+        let mut state = sidecar.filter(|_| unseal).and_then(SyncState::parse)?;
+        state.seal.take()?;
+        return Some(state.to_json());
     }
     let mut state = SyncState::for_update(sidecar);
+    if unseal {
+        state.seal = None;
+    }
     state.mark_synced(if v2 { None } else { end.etag.as_deref() }, &end.now_iso);
     // Set from this pull, so an unreadable sidecar's doubt is settled.
     state.lazy_pull_active = lazy_left;
@@ -185,6 +194,44 @@ mod tests {
         assert_eq!(state.remote_index_etag, "e1");
         assert!(!state.local_dirty);
         assert!(!state.lazy_pull_active);
+    }
+
+    #[test]
+    fn a_kept_pointer_takes_the_seal_away_whether_or_not_the_pull_vouches() {
+        let mut sealed = SyncState::fresh();
+        sealed.seal = Some(crate::seal::StatSeal {
+            digest: "d".into(),
+            walked_at_ms: 5,
+        });
+        let sealed = sealed.to_json();
+        let kept = PullApplied {
+            kept_pointers: vec!["data/m/latest".into()],
+            ..PullApplied::default()
+        };
+        let unseal = |end: &PullEnd| {
+            let bytes = sidecar_after_pull(Some(&sealed), &kept, false, false, end);
+            SyncState::parse(&bytes.expect("a sidecar")).unwrap()
+        };
+        assert_eq!(unseal(&end()).seal, None);
+        let failed = PullEnd {
+            failures: 1,
+            ..end()
+        };
+        let state = unseal(&failed);
+        assert_eq!(state.seal, None);
+        // Not vouching: the rest is as it was.
+        assert_ne!(state.remote_index_etag, "e1");
+        // Nothing to take away: left alone.
+        assert_eq!(sidecar_after_pull(None, &kept, false, false, &failed), None);
+        let unsealed = SyncState::fresh().to_json();
+        assert_eq!(
+            sidecar_after_pull(Some(&unsealed), &kept, false, false, &failed),
+            None
+        );
+        // A clean pull keeps the seal: nothing waits for a push.
+        let clean =
+            sidecar_after_pull(Some(&sealed), &PullApplied::default(), false, false, &end());
+        assert!(SyncState::parse(&clean.unwrap()).unwrap().seal.is_some());
     }
 
     #[test]

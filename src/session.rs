@@ -586,10 +586,13 @@ impl Session {
             .index
             .as_mut()
             .ok_or_else(|| CoreError::input("no index loaded in this session"))?;
+        // A pointer kept over the bucket's version settled like a download: the local index
+        // records the bucket's version as seen (see `PullOutcome::kept_pointers`).
         let downloaded: BTreeSet<&str> = outcome
             .downloaded
             .iter()
             .map(|(rel, _)| rel.as_str())
+            .chain(outcome.kept_pointers.iter().map(String::as_str))
             .collect();
         // A conflict whose bucket version arrived (this cache's kept aside, or identical) is
         // synced to the remote entry; one left as it was keeps its base entry.
@@ -614,6 +617,7 @@ impl Session {
             .iter()
             .map(|(rel, _)| rel.as_str())
             .chain(outcome.not_found.iter().map(String::as_str))
+            .chain(outcome.kept_pointers.iter().map(String::as_str))
             .collect();
         self.untouched_after_pull = plan
             .untouched

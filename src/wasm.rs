@@ -487,6 +487,27 @@ impl Planner {
         conflicts::conflict_copy_path(cache_path, sha256).map_err(to_js_error)
     }
 
+    /// Merges a version pointer (`latest`) changed here (`local`) and in the bucket (`bucket`)
+    /// to the higher version (see `file_class::merge_pointer_with_base`): `bucket`, `local`, or
+    /// `conflict` when either is not a version number. `localIsBase`: the local bytes hash to
+    /// the plan's `baseHashes` entry (this cache never changed it). Bytes over
+    /// `POINTER_MAX_BYTES` are `conflict`.
+    #[wasm_bindgen(js_name = mergePointer, unchecked_return_type = "PointerMerge")]
+    pub fn merge_pointer(
+        &self,
+        local: &[u8],
+        bucket: &[u8],
+        local_is_base: bool,
+    ) -> Result<JsValue, JsValue> {
+        let max = crate::file_class::POINTER_MAX_BYTES as usize;
+        let verdict = if local.len() > max || bucket.len() > max {
+            crate::file_class::PointerMerge::Conflict
+        } else {
+            crate::file_class::merge_pointer_with_base(local, bucket, local_is_base)
+        };
+        to_js(&verdict)
+    }
+
     /// Plans `resolve`: `keep` is `mine` or `theirs`, `rels` the files (every file with a copy
     /// when empty), `copies` a walk of the conflict folder (cache-relative paths). Returns
     /// `{files: [{rel, cachePath, restoreFrom, copies}], unknown}`.
@@ -1763,8 +1784,8 @@ impl PullRun {
 
     /// What the transfers did: `downloaded` as a local listing buffer, `notFound`,
     /// the conflicts kept aside, the SHA-256 of what was written (`hashedRels` beside
-    /// `hashedSha256`), the `removals` done (`removed`), and how many transfers failed, at
-    /// `nowIso`.
+    /// `hashedSha256`), the `removals` done (`removed`), the version pointers kept over the
+    /// bucket's (`keptPointers`), and how many transfers failed, at `nowIso`.
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = onTransfers, unchecked_return_type = "PullApplied")]
     pub fn on_transfers(
@@ -1777,11 +1798,13 @@ impl PullRun {
         hashed_rels: Vec<String>,
         hashed_sha256: Vec<String>,
         removed: Vec<String>,
+        kept_pointers: Vec<String>,
         failures: f64,
         now_iso: String,
     ) -> Result<JsValue, JsValue> {
         let mut outcome = pull_outcome(downloaded, not_found, aside_rels, aside_copies)?;
         outcome.removed = removed;
+        outcome.kept_pointers = kept_pointers;
         if hashed_rels.len() != hashed_sha256.len() {
             return Err(to_js_error(CoreError::input(
                 "hashedRels and hashedSha256 differ in length",
@@ -1855,6 +1878,7 @@ fn pull_outcome(
         not_found,
         hashes: Vec::new(),
         removed: Vec::new(),
+        kept_pointers: Vec::new(),
     })
 }
 

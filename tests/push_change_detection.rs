@@ -208,9 +208,32 @@ fn a_pull_names_the_base_hash_of_a_file_whose_stat_alone_moved() {
     let plan = session
         .plan_pull(&listing, &PullOptions::default())
         .unwrap();
-    assert_eq!(plan.set_aside, [LATEST]);
+    // A pointer (`latest`) merges by value, with the same base hash beside it: bytes still
+    // the base's take the bucket's version whatever it names.
+    assert_eq!(plan.pointers, [LATEST]);
+    assert!(plan.set_aside.is_empty());
     assert_eq!(
         plan.base_hashes.get(LATEST).map(String::as_str),
+        Some(SHA_TWO)
+    );
+    // Any other file is set aside.
+    let other = "data/m/1/notes.txt";
+    let mut session = Session::new(None, "").unwrap();
+    session
+        .load_index(newer.replace(LATEST, other).as_bytes())
+        .unwrap();
+    let base = String::from_utf8(base_after_pull(Some(SHA_TWO))).unwrap();
+    assert_eq!(
+        session.load_base(base.replace(LATEST, other).into_bytes()),
+        BaseLoad::Loaded
+    );
+    let listing = encode_local([(other, 1, Some(EDITED_MS))]);
+    let plan = session
+        .plan_pull(&listing, &PullOptions::default())
+        .unwrap();
+    assert_eq!(plan.set_aside, [other]);
+    assert_eq!(
+        plan.base_hashes.get(other).map(String::as_str),
         Some(SHA_TWO)
     );
 }

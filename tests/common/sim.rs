@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map};
 
+use s3sync_core::file_class::{merge_pointer_with_base, PointerMerge};
 use s3sync_core::listing::encode_local;
 use s3sync_core::object_condition::{
     judge_existing, judge_lost_condition, ObjectFacts, ObjectVerdict, OurBytes,
@@ -252,6 +253,8 @@ pub struct Pulled {
     pub conflicts: Vec<String>,
     /// Files removed because another clone deleted them on evidence.
     pub removed: Vec<String>,
+    /// Version pointers kept over the bucket's lower one.
+    pub kept_pointers: Vec<String>,
 }
 
 /// Drives one pull to its end.
@@ -271,6 +274,8 @@ pub fn run_pull(
     let mut in_the_way = Vec::new();
     let mut removals = Vec::new();
     let mut set_aside = BTreeSet::new();
+    let mut pointers = BTreeSet::new();
+    let mut base_hashes = BTreeMap::new();
     for _ in 0..32 {
         match run.poll(&session) {
             PullAction::ReadLocalState {
@@ -305,6 +310,8 @@ pub fn run_pull(
                 in_the_way = plan.in_the_way.clone();
                 removals = plan.removals.clone();
                 set_aside = plan.set_aside.iter().cloned().collect();
+                pointers = plan.pointers.iter().cloned().collect();
+                base_hashes = plan.base_hashes.clone();
                 ran.conflicts = plan.conflicts.clone();
             }
             PullAction::Transfer { folders: _ } => {
@@ -328,7 +335,27 @@ pub fn run_pull(
                     }
                     match bucket.objects.get(&t.remote_key).cloned() {
                         Some((bytes, _)) => {
-                            if set_aside.contains(&t.rel) {
+                            // A pointer changed on both sides merges by value, as the shim
+                            // does: only one that is not a version number is a conflict.
+                            let mine = cache.files.get(&t.cache_path).map(|(b, _)| b.clone());
+                            let verdict = mine
+                                .as_deref()
+                                .filter(|_| pointers.contains(&t.rel))
+                                .map(|mine| {
+                                    let unchanged = base_hashes
+                                        .get(&t.rel)
+                                        .is_some_and(|h| *h == fake_sha256(mine));
+                                    merge_pointer_with_base(mine, &bytes, unchanged)
+                                });
+                            if verdict == Some(PointerMerge::Local) {
+                                outcome.hashes.push((t.rel.clone(), fake_sha256(&bytes)));
+                                outcome.kept_pointers.push(t.rel.clone());
+                                ran.kept_pointers.push(t.rel.clone());
+                                continue;
+                            }
+                            let conflict = set_aside.contains(&t.rel)
+                                || verdict == Some(PointerMerge::Conflict);
+                            if conflict {
                                 if let Some((mine, _)) = cache.files.get(&t.cache_path).cloned() {
                                     if mine != bytes {
                                         let copy = cache.keep_aside(&t.cache_path, mine);

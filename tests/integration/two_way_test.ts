@@ -309,6 +309,55 @@ Deno.test("a file rewritten here with the same bytes is no conflict when the buc
   }
 });
 
+for (const kind of ["moto", "s3s-fs"] as const) {
+  Deno.test(`on ${kind}, swamp's latest pointer changed in both caches merges to the higher version, both ways round`, async () => {
+    const server = await startServer(kind);
+    const t = await twoCaches(server, "pointers");
+    const log = "data/command/m1/log";
+    const aside = () => Deno.stat(`${t.caches.b}/.s3sync-conflicts`).then(() => true, () => false);
+    try {
+      await t.write("a", `${log}/1/raw`, "one");
+      await t.write("a", `${log}/latest`, "1");
+      assertEquals((await t.run("a", "push")).code, 0);
+      assertEquals((await t.run("b", "pull")).code, 0);
+
+      // The bucket's pointer is higher: it comes down, nothing of B's pointer is kept aside.
+      await t.write("a", `${log}/2/raw`, "two");
+      await t.write("a", `${log}/3/raw`, "three");
+      await t.write("a", `${log}/latest`, "3");
+      assertEquals((await t.run("a", "push")).code, 0);
+      await t.write("b", `${log}/latest`, "2");
+      const took = await t.run("b", "pull");
+      assertEquals(took.code, 0, took.stdout + took.stderr);
+      assertEquals(await t.read("b", `${log}/latest`), "3");
+      assertEquals(await aside(), false, "no conflict copy");
+
+      // B's pointer is higher (it wrote a version the bucket lacks): it stays, and B's next
+      // push takes it up over A's, conditional on the version B's pull saw.
+      await t.write("a", `${log}/4/raw`, "four");
+      await t.write("a", `${log}/latest`, "4");
+      assertEquals((await t.run("a", "push")).code, 0);
+      await t.write("b", `${log}/5/raw`, "five");
+      await t.write("b", `${log}/latest`, "5");
+      const kept = await t.run("b", "pull");
+      assertEquals(kept.code, 0, kept.stdout + kept.stderr);
+      assertEquals(await t.read("b", `${log}/latest`), "5", JSON.stringify(kept.json));
+      assertEquals(await t.read("b", `${log}/4/raw`), "four");
+      assertEquals(await aside(), false, "no conflict copy");
+      const pushed = await t.run("b", "push");
+      assertEquals(pushed.code, 0, pushed.stdout + pushed.stderr);
+      assertEquals(await t.remote(`${log}/latest`), "5");
+      assertEquals(await t.remote(`${log}/5/raw`), "five");
+      const caught = await t.run("a", "pull");
+      assertEquals(caught.code, 0, caught.stdout + caught.stderr);
+      assertEquals(await t.read("a", `${log}/latest`), "5");
+    } finally {
+      await t.close();
+      await server.stop();
+    }
+  });
+}
+
 Deno.test("a delete pushed from one cache reaches the other on evidence: unchanged copies are removed, an edited one is kept", async () => {
   const server = await startServer("moto");
   const t = await twoCaches(server, "delete-reaches");

@@ -78,6 +78,7 @@ const METHODS: Record<string, () => unknown> = {
   adoptEntries: () => loaded().adoptEntries(DEEP, [EVIL]),
   applyPull: () => loaded().applyPull(JUNK, [EVIL], [EVIL], []),
   conflictCopyPath: () => loaded().conflictCopyPath(EVIL, HUGE),
+  mergePointer: () => loaded().mergePointer(JUNK, new Uint8Array(1 << 20).fill(0x39), false),
   deletesStillApplying: () => new wasm.Planner("ns", "p").deletesStillApplying(),
   diagnose: () => loaded().diagnose(JUNK, DEEP, [EVIL]),
   indexJson: () => new wasm.Planner("ns", "p").indexJson(true),
@@ -228,6 +229,7 @@ const RUN_METHODS: Record<string, () => unknown> = {
       [EVIL],
       [HUGE, EVIL],
       [EVIL],
+      [EVIL, HUGE],
       -1,
       HUGE,
     );
