@@ -141,3 +141,57 @@ pub fn prune_deletions(index: &mut Index, now: &str) {
         index.extra.remove(DELETIONS_FIELD);
     }
 }
+
+/// Takes the deletion records a v2 shard carries (its top-level [`DELETIONS_FIELD`]) into the
+/// assembled `index`, returning their rels. A shard's field that is not an object is not ours to
+/// read and is ignored; a rel recorded by two shards keeps the first record read.
+pub fn adopt_shard_records(index: &mut Index, shard_extra: &Map<String, Value>) -> Vec<String> {
+    let Some(Value::Object(records)) = shard_extra.get(DELETIONS_FIELD) else {
+        return Vec::new();
+    };
+    let mut adopted = Vec::new();
+    if let Some(into) = records_mut(index) {
+        for (rel, record) in records {
+            if !into.contains_key(rel) {
+                into.insert(rel.clone(), record.clone());
+                adopted.push(rel.clone());
+            }
+        }
+    }
+    if index
+        .extra
+        .get(DELETIONS_FIELD)
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty)
+    {
+        index.extra.remove(DELETIONS_FIELD);
+    }
+    adopted
+}
+
+/// The rels `index` holds deletion records for.
+pub fn recorded_rels(index: &Index) -> Vec<String> {
+    index
+        .extra
+        .get(DELETIONS_FIELD)
+        .and_then(Value::as_object)
+        .map(|records| records.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The top-level fields of a v2 shard holding the records of `rels` (none when no rel has one):
+/// each shard carries the records of its own partition, as it carries its entries.
+pub fn shard_records(index: &Index, rels: &[String]) -> Map<String, Value> {
+    let mut extra = Map::new();
+    let Some(Value::Object(records)) = index.extra.get(DELETIONS_FIELD) else {
+        return extra;
+    };
+    let picked: Map<String, Value> = rels
+        .iter()
+        .filter_map(|rel| records.get(rel).map(|r| (rel.clone(), r.clone())))
+        .collect();
+    if !picked.is_empty() {
+        extra.insert(DELETIONS_FIELD.to_string(), Value::Object(picked));
+    }
+    extra
+}

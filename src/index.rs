@@ -319,6 +319,21 @@ impl ShardMeta {
 
 /// Parses one shard (`_index/{partition}.json`, `{"version":1,"entries":{...}}`).
 pub fn parse_shard(bytes: &[u8], partition: &str) -> CoreResult<Entries> {
+    Ok(parse_shard_document(bytes, partition)?.entries)
+}
+
+/// A shard as read: its entries, and the top-level fields beside them (kept so a field of ours,
+/// such as the deletion records, survives a round trip through the shards).
+#[derive(Debug, Clone, Default)]
+pub struct ShardDocument {
+    /// The entries, by rel.
+    pub entries: Entries,
+    /// Every other top-level field but `version`.
+    pub extra: Map<String, Value>,
+}
+
+/// [`parse_shard`], keeping the shard's other top-level fields.
+pub fn parse_shard_document(bytes: &[u8], partition: &str) -> CoreResult<ShardDocument> {
     let file = format!("_index/{partition}.json");
     let raw = parse_document(bytes, &file)?;
     let entries = raw
@@ -326,12 +341,23 @@ pub fn parse_shard(bytes: &[u8], partition: &str) -> CoreResult<Entries> {
         .map(|entries| entries_by_rel(entries, &file))
         .transpose()?;
     expect_version(&raw.version, &file, &[1])?;
-    entries.ok_or_else(|| CoreError::corrupt(format!("{file}: missing field \"entries\"")))
+    let entries =
+        entries.ok_or_else(|| CoreError::corrupt(format!("{file}: missing field \"entries\"")))?;
+    Ok(ShardDocument {
+        entries,
+        extra: raw.extra,
+    })
 }
 
 /// The compact JSON of one shard holding `rels` of `index`.
 pub fn shard_json(index: &Index, rels: &[String]) -> Vec<u8> {
-    serde_json::to_vec(&ShardView { index, rels }).unwrap_or_default()
+    shard_json_with(index, rels, &Map::new())
+}
+
+/// [`shard_json`] with top-level fields of ours beside the entries (the deletion records of the
+/// shard's partition).
+pub fn shard_json_with(index: &Index, rels: &[String], extra: &Map<String, Value>) -> Vec<u8> {
+    serde_json::to_vec(&ShardView { index, rels, extra }).unwrap_or_default()
 }
 
 /// Assembles the shards of a v2 layout into one index. A rel present in two shards is
@@ -899,17 +925,23 @@ impl Serialize for MonolithView<'_> {
 struct ShardView<'a> {
     index: &'a Index,
     rels: &'a [String],
+    extra: &'a Map<String, Value>,
 }
 
 impl Serialize for ShardView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(2))?;
+        let mut map = serializer.serialize_map(Some(2 + self.extra.len()))?;
         map.serialize_entry("version", &1)?;
         let entries = self
             .rels
             .iter()
             .filter_map(|rel| self.index.entries.get_key_value(rel));
         map.serialize_entry("entries", &EntriesView(entries))?;
+        for (name, value) in self.extra {
+            if name != "version" && name != "entries" {
+                map.serialize_entry(name, value)?;
+            }
+        }
         map.end()
     }
 }

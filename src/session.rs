@@ -11,10 +11,11 @@ use serde::Serialize;
 
 use crate::codes::{GuardCode, ProblemCode};
 use crate::conflicts::{files_in_conflict, CONFLICTS_DIR};
+use crate::deletions::{adopt_shard_records, recorded_rels, shard_records};
 use crate::error::{CoreError, CoreResult};
 use crate::index::{
-    assemble_shards, carry_local_mtimes, group_by_partition_keeping, parse_shard, same_version,
-    shard_json, Index, Partitioned, ShardMeta,
+    assemble_shards, carry_local_mtimes, group_by_partition_keeping, parse_shard_document,
+    same_version, shard_json_with, Index, Partitioned, ShardMeta,
 };
 use crate::layout::survey;
 use crate::listing::{decode_local, decode_remote};
@@ -234,13 +235,16 @@ impl Session {
         meta.check_partitions()?;
         let listed: BTreeSet<&str> = meta.partitions.iter().map(String::as_str).collect();
         let mut parsed = Vec::new();
+        let mut extras = Vec::new();
         for (partition, bytes) in shards {
             if !listed.contains(partition.as_str()) {
                 return Err(CoreError::input(format!(
                     "shard {partition:?} is not listed in _meta.json"
                 )));
             }
-            parsed.push((partition.clone(), parse_shard(bytes, partition)?));
+            let document = parse_shard_document(bytes, partition)?;
+            parsed.push((partition.clone(), document.entries));
+            extras.push((partition.clone(), document.extra));
         }
         if parsed.len() != listed.len() {
             return Err(CoreError::corrupt(format!(
@@ -249,7 +253,7 @@ impl Session {
                 parsed.len()
             )));
         }
-        let homes = parsed
+        let mut homes: BTreeMap<String, String> = parsed
             .iter()
             .flat_map(|(partition, entries)| {
                 entries
@@ -257,7 +261,15 @@ impl Session {
                     .map(move |rel| (rel.clone(), partition.clone()))
             })
             .collect();
-        self.index = Some(assemble_shards(parsed)?);
+        let mut index = assemble_shards(parsed)?;
+        // Each shard carries the deletion records of its partition; a deleted rel's home is the
+        // shard that recorded it, so the record is written back there.
+        for (partition, extra) in &extras {
+            for rel in adopt_shard_records(&mut index, extra) {
+                homes.entry(rel).or_insert_with(|| partition.clone());
+            }
+        }
+        self.index = Some(index);
         self.homes = homes;
         self.pull = None;
         let seq = meta.commit_seq.unwrap_or(0);
@@ -286,26 +298,56 @@ impl Session {
                 "{rel:?} has no shard partition under the v2 layout, so it cannot be indexed there"
             )));
         }
+        // The deletion records, each in its rel's home shard (one whose name is no safe
+        // segment is not written: a record only ever withholds or allows a local removal).
+        let mut recorded: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for rel in recorded_rels(index) {
+            if let Some(home) = self
+                .home_of(&rel)
+                .filter(|h| check_partition_name(h).is_ok())
+            {
+                recorded.entry(home).or_default().push(rel);
+            }
+        }
+        let partitions: BTreeSet<String> = grouped
+            .shards
+            .keys()
+            .chain(recorded.keys())
+            .cloned()
+            .collect();
+        // A partition the meta listed that has neither entries nor records now is written as
+        // gone (its shard deleted), though no change of this push named it: its last records
+        // expired.
         let touched: BTreeSet<String> = changes
             .upserts
             .keys()
             .chain(changes.deletes.keys())
             .chain(changes.prune.iter())
             .filter_map(|rel| self.home_of(rel))
+            .chain(
+                meta.partitions
+                    .iter()
+                    .filter(|p| !partitions.contains(*p))
+                    .cloned(),
+            )
             .collect();
+        let no_rels = Vec::new();
         let shards = touched
             .into_iter()
             .map(|partition| {
-                let bytes = grouped
-                    .shards
-                    .get(&partition)
-                    .map(|rels| shard_json(index, rels));
+                let records = recorded.get(&partition);
+                let bytes =
+                    (grouped.shards.contains_key(&partition) || records.is_some()).then(|| {
+                        let rels = grouped.shards.get(&partition).unwrap_or(&no_rels);
+                        let extra = shard_records(index, records.unwrap_or(&no_rels));
+                        shard_json_with(index, rels, &extra)
+                    });
                 (partition, bytes)
             })
             .collect();
         let next = ShardMeta {
             version: 2,
-            partitions: grouped.shards.keys().cloned().collect(),
+            partitions: partitions.into_iter().collect(),
             commit_seq: Some(meta.commit_seq.unwrap_or(0) + 1),
             last_compacted: meta.last_compacted.clone(),
             extra: meta.extra.clone(),
@@ -528,23 +570,52 @@ impl Session {
                 Some(commit_seq)
             }
         };
+        // A v2 layout carries the deletion records, each in its rel's partition's shard (the
+        // v1 mirror needs none: the monolith it mirrors has them).
+        let mut recorded: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        if commit_seq.is_some() {
+            for rel in recorded_rels(index) {
+                if let Some(p) = partition_key(&rel).filter(|p| check_partition_name(p).is_ok()) {
+                    recorded.entry(p).or_default().push(rel);
+                }
+            }
+        }
+        let no_rels = Vec::new();
+        let shard_of = |partition: &str, rels: &[String]| {
+            let extra = shard_records(index, recorded.get(partition).unwrap_or(&no_rels));
+            shard_json_with(index, rels, &extra)
+        };
         let mut shards: Vec<(String, Vec<u8>)> = grouped
             .shards
             .iter()
             .filter(|(partition, _)| touched.as_ref().is_none_or(|t| t.contains(*partition)))
-            .map(|(partition, rels)| (partition.clone(), shard_json(index, rels)))
+            .map(|(partition, rels)| (partition.clone(), shard_of(partition, rels)))
             .collect();
         // A touched partition the push emptied gets an empty shard: a reader that goes to a
         // shard by its partition key (the extension's scoped pull) must not see the old entries.
-        for partition in touched.iter().flatten() {
-            if !grouped.shards.contains_key(partition) {
-                shards.push((partition.clone(), shard_json(index, &[])));
+        // So does one that holds only deletion records.
+        let emptied = touched.iter().flatten().chain(
+            recorded
+                .keys()
+                .filter(|p| touched.as_ref().is_none_or(|t| t.contains(*p))),
+        );
+        let mut written: BTreeSet<String> = shards.iter().map(|(p, _)| p.clone()).collect();
+        for partition in emptied {
+            if !grouped.shards.contains_key(partition) && written.insert(partition.clone()) {
+                shards.push((partition.clone(), shard_of(partition, &[])));
             }
         }
         shards.sort_by(|a, b| a.0.cmp(&b.0));
         let meta = ShardMeta {
             version: if commit_seq.is_some() { 2 } else { 1 },
-            partitions: grouped.shards.keys().cloned().collect(),
+            partitions: grouped
+                .shards
+                .keys()
+                .chain(recorded.keys())
+                .cloned()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
             commit_seq,
             last_compacted: None,
             extra: Default::default(),

@@ -9,6 +9,7 @@ import { pull } from "../../js/pull.ts";
 import { push } from "../../js/push.ts";
 import { S3Store } from "../../js/s3.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
+import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";
 import { startFaultProxy } from "../harness/fault_proxy.ts";
 import { contentOf, datastoreRels, listTree, putAll } from "../harness/seed.ts";
@@ -230,5 +231,54 @@ Deno.test("v1: a push rewrites the mirror shard of each partition it touched, an
     store.destroy();
     await server.stop();
     await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("v2: a delete pushed from one cache reaches the other through the shards' deletion records", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("v2-deletes");
+  const parent = await Deno.makeTempDir({ prefix: "s3sync-v2-deletes-" });
+  const flags = (who: string) =>
+    commonFlags(server, "v2-deletes", `${parent}/${who}`, {
+      namespace: "ns",
+    });
+  try {
+    const rels = datastoreRels(24);
+    await seedV2(store, rels);
+    for (const who of ["a", "b"]) {
+      const pulled = await runCliJson(["pull", ...flags(who)]);
+      assertEquals(pulled.code, 0, pulled.stderr);
+    }
+    // A deletes two files (tombstoned), in two partitions.
+    const doomed = [rels[2], rels[3]];
+    for (const rel of doomed) await Deno.remove(`${parent}/a/ns/${rel}`);
+    const marked = await runCli(["mark-deleted", ...flags("a"), ...doomed]);
+    assertEquals(marked.code, 0, marked.stderr);
+    const pushed = await runCliJson(["push", ...flags("a"), "--yes"]);
+    assertEquals(pushed.code, 0, pushed.stdout + pushed.stderr);
+    // Each record sits in its rel's partition's shard, beside the entries.
+    for (const rel of doomed) {
+      const shard = JSON.parse(
+        decoder.decode((await store.getObject(`ns/_index/${partitionKey(rel)}.json`)).data),
+      );
+      assert(!shard.entries[rel], `${rel} left the shard`);
+      assertEquals(shard.s3syncDeleted?.[rel]?.size, contentOf(rel).length);
+    }
+    // B pulls: its unchanged copies go, nothing else does.
+    const pulled = await runCliJson(["pull", ...flags("b")]);
+    assertEquals(pulled.code, 0, pulled.stdout + pulled.stderr);
+    const removed = ((pulled.json.report as { removed?: string[] }).removed ?? []).sort();
+    assertEquals(removed, [...doomed].sort());
+    const left = (await listTree(`${parent}/b`)).filter((p) => p.startsWith("ns/")).length;
+    assertEquals(left, rels.length - doomed.length);
+    // B's next push neither brings them back nor deletes anything.
+    const again = await runCliJson(["push", ...flags("b"), "--yes"]);
+    assertEquals(again.code, 0, again.stdout + again.stderr);
+    const after = await shardRels(store);
+    assertEquals(after.rels, rels.filter((r) => !doomed.includes(r)).sort());
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(parent, { recursive: true });
   }
 });
