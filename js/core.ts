@@ -720,6 +720,17 @@ export class PushRun {
     return plan === undefined || plan === null ? undefined : JSON.parse(plan);
   }
 
+  /**
+   * The hashes of the files the seal could not vouch for (`verifySeal`), by cache path;
+   * returns the (empty) plan when each holds the bytes last synced and the push is done with
+   * nothing sent, else undefined (the push goes on, and the plan uses these hashes).
+   */
+  onSealHashes(hashes: Map<string, string>): PushPlan | undefined {
+    const [paths, values] = hashColumns(hashes);
+    const plan = core(() => this.#inner.onSealHashes(sessionOf(this.#planner), paths, values));
+    return plan === undefined || plan === null ? undefined : JSON.parse(plan);
+  }
+
   /** The hashes asked for, by cache path; returns the final plan. */
   onHashes(hashes: Map<string, string>): PushPlan {
     const [paths, values] = hashColumns(hashes);

@@ -400,6 +400,19 @@ function started(planner: Planner, run: PushRun, request: PushRequest): Prepared
 }
 
 /**
+ * SHA-256 of each cache path's file, streamed (a large file is never held whole). A file that
+ * vanished since the walk gets an impossible hash: it plans as changed and its upload then fails
+ * visibly, instead of being silently skipped.
+ */
+async function hashAll(ctx: SyncContext, paths: string[]): Promise<Map<string, string>> {
+  const hashes = new Map<string, string>();
+  for (const path of paths) {
+    hashes.set(path, (await hashFile(ctx.cache, path))?.sha256 ?? "vanished");
+  }
+  return hashes;
+}
+
+/**
  * Runs the core's push machine until it is done or paused after the uploads (two-phase):
  * each action it asks for is done here and its result handed back. The decisions are the
  * machine's; this loop does I/O (with concurrency, retries and abort) and narrates.
@@ -453,6 +466,18 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         }
         break;
       }
+      case "verifySeal": {
+        // Files changed too close to the sealing walk: their bytes, not their stats, decide.
+        const sealed = run.onSealHashes(await hashAll(ctx, action.paths));
+        if (sealed) {
+          report.plan = sealed;
+          ctx.log?.(
+            `nothing changed since the last verified push (${action.paths.length} recent ` +
+              `file(s) hashed): nothing sent`,
+          );
+        }
+        break;
+      }
       case "walk": {
         const walk = firstWalk ?? await walks.take();
         firstWalk = undefined;
@@ -474,14 +499,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         break;
       }
       case "hash": {
-        const hashes = new Map<string, string>();
-        for (const path of action.paths) {
-          // Streamed: a large file is never held whole. A file that vanished since the walk
-          // gets an impossible hash: it plans as changed and its upload then fails visibly,
-          // instead of being silently skipped.
-          hashes.set(path, (await hashFile(ctx.cache, path))?.sha256 ?? "vanished");
-        }
-        report.plan = run.onHashes(hashes);
+        report.plan = run.onHashes(await hashAll(ctx, action.paths));
         announce(ctx, report.plan);
         break;
       }

@@ -106,6 +106,13 @@ pub enum PushAction {
     /// push (see [`crate::seal`]); answer with `onWalkFirst`. The same walk answers the later
     /// `walk`.
     WalkFirst,
+    /// Hash these cache paths' files (SHA-256, hex), which the seal cannot vouch for (changed
+    /// too close to its walk); answer with `onSealHashes`. Asked after `readBase`, before any
+    /// request: the push ends on the seal when each still holds the bytes last synced.
+    VerifySeal {
+        /// Cache paths.
+        paths: Vec<String>,
+    },
     /// Load the remote index into the planner (a missing one rebuilt from a listing, not
     /// published); answer with `onIndex`.
     LoadIndex,
@@ -200,6 +207,15 @@ pub struct PushRun {
     sidecar_seal: Option<StatSeal>,
     /// The walk's change times and inodes, for the plan.
     changes: Vec<f64>,
+    /// The files the seal cannot vouch for, while `verifySeal` is pending, and the plan the
+    /// push ends with if they hold the bytes last synced.
+    racy: Vec<crate::seal::RacyFile>,
+    sealed_plan: Option<PushPlan>,
+    /// The local index is loaded as the base already (read to verify the seal).
+    base_read: bool,
+    /// Hashes taken to verify the seal, by cache path: the plan uses them instead of asking
+    /// again.
+    seal_hashes: std::collections::BTreeMap<String, String>,
 }
 
 impl PushRun {
@@ -234,6 +250,10 @@ impl PushRun {
             sealing: None,
             sidecar_seal: None,
             changes: Vec::new(),
+            racy: Vec::new(),
+            sealed_plan: None,
+            base_read: false,
+            seal_hashes: Default::default(),
         }
     }
 
@@ -312,9 +332,11 @@ impl PushRun {
     }
 
     /// The walk asked for first: the listing, each file's change time and inode
-    /// (`[ctime, ino, …]` in walk order), its errors and symlinked folders. Returns true when the seal holds: the push is done, with nothing sent (the
-    /// session's plan is an empty one). Otherwise the push goes on, and this walk answers the
-    /// later `walk`.
+    /// (`[ctime, ino, …]` in walk order), its errors and symlinked folders. Returns true when
+    /// the seal holds: the push is done, with nothing sent (the session's plan is an empty
+    /// one). When the digest is the seal's but some files changed too close to its walk, the
+    /// base is read and they are hashed (`verifySeal`) before anything is sent. Otherwise the
+    /// push goes on, and this walk answers the later `walk`.
     pub fn on_walk_first(
         &mut self,
         session: &mut Session,
@@ -329,22 +351,63 @@ impl PushRun {
         let stamp = (walk_errors == 0 && symlinked_folders == 0)
             .then(|| seal::stamp(&surveyed, changes))
             .flatten();
-        let sealed = match (&self.seal, &stamp) {
-            (Some(seal), Some(stamp)) => seal::holds(seal, stamp),
-            _ => false,
+        let racy = match (&self.seal, &stamp) {
+            (Some(seal), Some(stamp)) if seal.digest == stamp.digest => {
+                Some(seal::racy_files(seal, &surveyed, changes))
+            }
+            _ => None,
         };
-        if sealed {
-            session.set_push_plan(PushPlan {
-                summary: PushSummary {
-                    unchanged: surveyed.payload.len() as u64,
-                    ..PushSummary::default()
-                },
-                layout: surveyed.findings.clone(),
-                ..PushPlan::default()
-            });
+        match racy {
+            Some(racy) if racy.is_empty() => {
+                session.set_push_plan(sealed_plan(&surveyed));
+                self.pending = PushAction::Done;
+                Ok(true)
+            }
+            Some(racy) => {
+                self.racy = racy;
+                self.sealed_plan = Some(sealed_plan(&surveyed));
+                self.pending = PushAction::ReadBase {
+                    path: INDEX_FILE.to_string(),
+                };
+                Ok(false)
+            }
+            None => {
+                self.pending = PushAction::LoadIndex;
+                Ok(false)
+            }
+        }
+    }
+
+    /// The hashes of the files the seal could not vouch for (`values[i]` of `paths[i]`).
+    /// Returns true when each holds the bytes the base records: the push is done, with nothing
+    /// sent. Otherwise the push goes on the normal path, and the plan uses these hashes.
+    pub fn on_seal_hashes(
+        &mut self,
+        session: &mut Session,
+        paths: Vec<String>,
+        values: Vec<String>,
+    ) -> CoreResult<bool> {
+        self.expect("onSealHashes", |p| {
+            matches!(p, PushAction::VerifySeal { .. })
+        })?;
+        if paths.len() != values.len() {
+            return Err(CoreError::input("hash paths and values differ in length"));
+        }
+        let hashes: std::collections::BTreeMap<String, String> =
+            paths.into_iter().zip(values).collect();
+        let racy = std::mem::take(&mut self.racy);
+        let plan = self.sealed_plan.take();
+        let verified = racy.iter().all(|file| {
+            hashes
+                .get(&file.cache_path)
+                .is_some_and(|sha| session.base_holds(&file.rel, file.size, sha))
+        });
+        if let (true, Some(plan)) = (verified, plan) {
+            session.set_push_plan(plan);
             self.pending = PushAction::Done;
             return Ok(true);
         }
+        self.seal_hashes = hashes;
         self.pending = PushAction::LoadIndex;
         Ok(false)
     }
@@ -362,8 +425,12 @@ impl PushRun {
         self.index_etag = etag;
         self.v2 = v2;
         self.commit_seq = commit_seq;
-        self.pending = PushAction::ReadBase {
-            path: INDEX_FILE.to_string(),
+        self.pending = if self.base_read {
+            PushAction::Walk
+        } else {
+            PushAction::ReadBase {
+                path: INDEX_FILE.to_string(),
+            }
         };
         Ok(())
     }
@@ -376,7 +443,14 @@ impl PushRun {
     ) -> CoreResult<Option<BaseLoad>> {
         self.expect("onBase", |p| matches!(p, PushAction::ReadBase { .. }))?;
         let outcome = bytes.map(|b| session.load_base(b));
-        self.pending = PushAction::Walk;
+        self.base_read = true;
+        self.pending = if self.racy.is_empty() {
+            PushAction::Walk
+        } else {
+            PushAction::VerifySeal {
+                paths: self.racy.iter().map(|f| f.cache_path.clone()).collect(),
+            }
+        };
         Ok(outcome)
     }
 
@@ -436,9 +510,11 @@ impl PushRun {
         values: Vec<String>,
     ) -> CoreResult<&'s PushPlan> {
         let hashed = !paths.is_empty();
+        let mut hashes = self.seal_hashes.clone();
+        hashes.extend(paths.into_iter().zip(values));
         let input = PushInput {
             tombstones: self.tombstones.iter().cloned().collect(),
-            hashes: paths.into_iter().zip(values).collect(),
+            hashes,
             policy: DeletePolicy {
                 delete_missing: self.request.delete_missing,
                 max_deletes: self.request.max_deletes.unwrap_or(DEFAULT_MAX_DELETES),
@@ -723,5 +799,17 @@ impl PushRun {
     /// True once the index was published.
     pub fn published(&self) -> bool {
         self.published
+    }
+}
+
+/// The plan of a push that ended on the seal: every payload file unchanged, nothing to do.
+fn sealed_plan(surveyed: &crate::layout::Survey<'_>) -> PushPlan {
+    PushPlan {
+        summary: PushSummary {
+            unchanged: surveyed.payload.len() as u64,
+            ..PushSummary::default()
+        },
+        layout: surveyed.findings.clone(),
+        ..PushPlan::default()
     }
 }

@@ -12,8 +12,12 @@
 //! or a restored mtime (`touch -r`, `cp -p`, `rsync -t`) cannot keep the change time, and a file
 //! replaced by a rename gets a new inode, so any write since the seal changes the digest and
 //! takes the normal path. A file changed within [`RACY_MS`] before the seal's walk may have been
-//! changed again within the same timestamp tick ("racily clean" in git's words): while any file
-//! is that close, the seal is not trusted. A walk that could not read every stat, met errors or
+//! changed again within the same timestamp tick ("racily clean" in git's words): the seal cannot
+//! vouch for such a file ([`racy_files`]), so the next push hashes it, with no request, and ends
+//! on the seal only when every such file still holds the bytes this cache last synced (the
+//! local index's SHA-256); anything else takes the normal path, with those hashes. Swamp core
+//! pushes right after each command that wrote files, so its next push always meets the files
+//! that command wrote within the window. A walk that could not read every stat, met errors or
 //! symlinked folders seals nothing.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -82,4 +86,42 @@ pub fn stamp(survey: &Survey<'_>, changes: &[f64]) -> Option<WalkStamp> {
 /// the same digest, and no file changed within [`RACY_MS`] before the sealing walk.
 pub fn holds(seal: &StatSeal, now: &WalkStamp) -> bool {
     seal.digest == now.digest && now.newest_change_ms + RACY_MS < seal.walked_at_ms
+}
+
+/// A payload file the seal cannot vouch for: its rel and cache path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RacyFile {
+    /// The file's rel (its index key).
+    pub rel: String,
+    /// Its cache path (what the shim hashes).
+    pub cache_path: String,
+    /// Its size as walked.
+    pub size: u64,
+}
+
+/// The payload files of a surveyed walk (`changes` as for [`stamp`]) whose mtime or change
+/// time is within [`RACY_MS`] before `seal`'s walk, or after it: a change within the same
+/// timestamp tick as the sealing walk's stat would not show in the digest. A file lacking a
+/// stat counts as racy.
+pub fn racy_files(seal: &StatSeal, survey: &Survey<'_>, changes: &[f64]) -> Vec<RacyFile> {
+    let trusted_before = seal.walked_at_ms - RACY_MS;
+    survey
+        .payload
+        .iter()
+        .filter(|(_, file)| {
+            let ctime = changes
+                .get(file.slot * 2)
+                .copied()
+                .filter(|c| c.is_finite());
+            match (ctime, file.mtime_ms) {
+                (Some(ctime), Some(mtime)) => (ctime as i64).max(mtime) >= trusted_before,
+                _ => true,
+            }
+        })
+        .map(|(rel, file)| RacyFile {
+            rel: rel.to_string(),
+            cache_path: file.cache_path.to_string(),
+            size: file.size,
+        })
+        .collect()
 }

@@ -199,6 +199,18 @@ impl Session {
         }
     }
 
+    /// True when the base (the local index) records `rel` at `size` bytes with SHA-256 `sha256`:
+    /// a file holding those bytes is as this cache last synced it. False without a base, an
+    /// entry or a recorded hash.
+    pub fn base_holds(&self, rel: &str, size: u64, sha256: &str) -> bool {
+        self.base
+            .as_ref()
+            .and_then(|base| base.entries.get(rel))
+            .is_some_and(|entry| {
+                entry.size == size && entry.sha256.as_deref().is_some_and(|h| h == sha256)
+            })
+    }
+
     /// `index` as the local copy: pretty, naming the remote index it mirrors.
     fn local_json(&self, mut index: Index) -> Vec<u8> {
         index.extra.insert(

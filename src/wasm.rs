@@ -1978,6 +1978,25 @@ impl PushRun {
         to_json(planner.inner.push_plan().map_err(to_js_error)?).map(Some)
     }
 
+    /// The hashes of the files the seal could not vouch for (`verifySeal`). Returns the (empty)
+    /// plan as JSON when each holds the bytes last synced and the push is done, else undefined.
+    #[wasm_bindgen(js_name = onSealHashes)]
+    pub fn on_seal_hashes(
+        &mut self,
+        planner: &mut Planner,
+        paths: Vec<String>,
+        values: Vec<String>,
+    ) -> Result<Option<String>, JsValue> {
+        let sealed = self
+            .inner
+            .on_seal_hashes(&mut planner.inner, paths, values)
+            .map_err(to_js_error)?;
+        if !sealed {
+            return Ok(None);
+        }
+        to_json(planner.inner.push_plan().map_err(to_js_error)?).map(Some)
+    }
+
     /// The cache walk (a local listing buffer, `encodeLocalListing`), its SHA-256, the walk's
     /// errors, the symlinked folders not followed, each file's change time and inode
     /// (`[ctime, ino, …]`, NaN where unknown) and when the walk began (epoch ms); returns the

@@ -117,3 +117,72 @@ fn a_change_close_to_the_sealing_walk_is_not_trusted() {
     };
     assert!(!holds(&seal, &other));
 }
+
+/// A cache whose last push ran right after it wrote `data/a.json` (swamp core's shape: a
+/// command writes, then pushes): the seal's walk is within the racy window of that write.
+fn sealed_in_a_hurry() -> (Bucket, Cache) {
+    let (mut bucket, mut cache) = synced();
+    cache.hurried = true;
+    cache.edit("data/a.json", b"A");
+    let pushed = push_plain(&mut bucket, &mut cache);
+    assert_eq!(pushed.uploaded, ["data/a.json"]);
+    cache.hurried = false;
+    (bucket, cache)
+}
+
+#[test]
+fn a_file_written_close_to_the_seal_is_hashed_and_the_push_still_sends_nothing() {
+    let (mut bucket, mut cache) = sealed_in_a_hurry();
+    let before = index_reads(&bucket);
+    let noop = push_plain(&mut bucket, &mut cache);
+    assert!(noop.sealed, "its bytes are the ones last synced");
+    assert_eq!(
+        noop.seal_hashed,
+        [format!("{NS}/data/a.json")],
+        "only that file"
+    );
+    assert_eq!(index_reads(&bucket), before, "no request");
+    assert_eq!(noop.plan.summary.unchanged, 2);
+    // Every later push hashes it again (the seal is the same): still nothing sent.
+    assert!(push_plain(&mut bucket, &mut cache).sealed);
+}
+
+#[test]
+fn a_change_within_the_same_tick_as_the_sealing_walk_is_still_pushed() {
+    let (mut bucket, mut cache) = sealed_in_a_hurry();
+    // Rewritten within the tick of the write the seal saw: the digest cannot tell.
+    cache.rewrite_within_tick("data/a.json", b"Z");
+    let pushed = push_plain(&mut bucket, &mut cache);
+    assert!(!pushed.sealed, "its bytes are not the ones last synced");
+    assert_eq!(pushed.seal_hashed, [format!("{NS}/data/a.json")]);
+    assert_eq!(pushed.uploaded, ["data/a.json"]);
+    assert_eq!(bucket.objects[&format!("{NS}/data/a.json")].0, b"Z");
+}
+
+#[test]
+fn a_base_without_a_hash_takes_the_normal_path() {
+    let (mut bucket, mut cache) = sealed_in_a_hurry();
+    // The local index lost its hashes (a rebuilt index records none): nothing to compare with.
+    let path = cache
+        .files
+        .keys()
+        .find(|p| p.ends_with(".datastore-index.json"))
+        .cloned()
+        .expect("a local index");
+    let (local, mtime) = cache.files[&path].clone();
+    let mut json: serde_json::Value = serde_json::from_slice(&local).unwrap();
+    for entry in json["entries"].as_object_mut().unwrap().values_mut() {
+        entry.as_object_mut().unwrap().remove("sha256");
+    }
+    cache
+        .files
+        .insert(path, (serde_json::to_vec(&json).unwrap(), mtime));
+    let before = index_reads(&bucket);
+    let pushed = push_plain(&mut bucket, &mut cache);
+    assert!(!pushed.sealed);
+    assert!(
+        index_reads(&bucket) > before,
+        "the normal path reads the index"
+    );
+    assert!(pushed.uploaded.is_empty(), "and finds nothing to send");
+}

@@ -133,6 +133,9 @@ pub struct Cache {
     /// the change time on, whatever the mtime says.
     pub stats: BTreeMap<String, (i64, u64)>,
     clock: i64,
+    /// Walks begin right after the last write (within the racy window) instead of ten seconds
+    /// later: swamp core pushes right after the command that wrote.
+    pub hurried: bool,
 }
 
 impl Cache {
@@ -170,11 +173,21 @@ impl Cache {
             .collect()
     }
 
-    /// When a walk begins: ten seconds after the last change (more than the racy window);
-    /// the clock moves on, so later writes come after it.
+    /// When a walk begins: ten seconds after the last change (more than the racy window), or
+    /// one millisecond when `hurried`; the clock moves on, so later writes come after it.
     pub fn now_ms(&mut self) -> i64 {
-        self.clock += 10_000;
+        self.clock += if self.hurried { 1 } else { 10_000 };
         self.clock
+    }
+
+    /// Rewrites a file in place with bytes of the same size within the timestamp tick of its
+    /// last write: mtime, change time and inode all as before, so no stat can tell (the
+    /// "racily clean" case); only its bytes can.
+    pub fn rewrite_within_tick(&mut self, rel: &str, bytes: &[u8]) {
+        let path = format!("{NS}/{rel}");
+        let (old, mtime) = self.files[&path].clone();
+        assert_eq!(old.len(), bytes.len(), "a same-size rewrite");
+        self.files.insert(path, (bytes.to_vec(), mtime));
     }
 
     /// Writes a data file of the bound tree, as a person editing it would.
@@ -450,6 +463,8 @@ pub struct Pushed {
     pub lost_races: u64,
     /// The push ended on the sidecar's seal, before any request.
     pub sealed: bool,
+    /// The files the push hashed to verify the seal (changed too close to its walk).
+    pub seal_hashed: Vec<String>,
 }
 
 /// An ordinary push (default request, no faults) that must finish.
@@ -528,6 +543,22 @@ pub fn run_push_with(
                 ran.plan = run
                     .on_walk(&mut session, listing, digest, 0, 0, stats)?
                     .clone();
+            }
+            PushAction::VerifySeal { paths } => {
+                let values = paths
+                    .iter()
+                    .map(|p| {
+                        cache
+                            .files
+                            .get(p)
+                            .map_or("vanished".into(), |(b, _)| fake_sha256(b))
+                    })
+                    .collect();
+                ran.seal_hashed = paths.clone();
+                if run.on_seal_hashes(&mut session, paths, values)? {
+                    ran.sealed = true;
+                    ran.plan = session.push_plan()?.clone();
+                }
             }
             PushAction::Hash { paths } => {
                 let values = paths

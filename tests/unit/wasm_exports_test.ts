@@ -166,6 +166,10 @@ const PUSH_RUN_METHODS: Record<string, () => unknown> = {
     const { run, planner } = pushRun();
     return run.onHashes(planner, [EVIL], []);
   },
+  onSealHashes: () => {
+    const { run, planner } = pushRun();
+    return run.onSealHashes(planner, [EVIL, HUGE], [EVIL]);
+  },
   onConfirmed: () => {
     const { run, planner } = pushRun();
     return run.onConfirmed(planner, true);
