@@ -70,6 +70,41 @@ Deno.test("readFile returns small and large files whole, and null for an absent 
   }
 });
 
+Deno.test("readRange streams whole files and ranges of any size, and null for an absent one", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const cache = new DenoCacheFs(root);
+    const collect = async (chunks: AsyncIterable<Uint8Array> | null) => {
+      assert(chunks !== null);
+      const parts: Uint8Array[] = [];
+      for await (const chunk of chunks) parts.push(chunk);
+      const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const part of parts) {
+        out.set(part, at);
+        at += part.length;
+      }
+      return out;
+    };
+    // Around the 256 KiB read size and the 4 KiB smallest read, and an empty file.
+    for (const size of [0, 1, 4095, 5_000, 262_143, 262_144, 600_001]) {
+      const bytes = Uint8Array.from({ length: size }, (_, i) => (i * 31 + size) & 0xff);
+      await Deno.writeFile(`${root}/f-${size}`, bytes);
+      assertEquals(await collect(await cache.readRange(`f-${size}`)), bytes, `whole, ${size}`);
+      const start = Math.floor(size / 3);
+      const end = Math.floor((2 * size) / 3);
+      assertEquals(
+        await collect(await cache.readRange(`f-${size}`, start, end)),
+        bytes.subarray(start, end),
+        `range, ${size}`,
+      );
+    }
+    assertEquals(await cache.readRange("absent"), null);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("the walk reports files, skips temp files and symlinks, and never follows a link out", async () => {
   const root = await Deno.makeTempDir();
   const outside = await Deno.makeTempDir();
