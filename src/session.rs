@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::codes::{GuardCode, ProblemCode};
 use crate::conflicts::{files_in_conflict, CONFLICTS_DIR};
-use crate::deletions::{adopt_shard_records, recorded_rels, shard_records};
+use crate::deletions::{adopt_shard_records, recorded_rels, shard_records, DELETIONS_FIELD};
 use crate::error::{CoreError, CoreResult};
 use crate::index::{
     assemble_shards, carry_local_mtimes, group_by_partition_keeping, parse_shard_document,
@@ -117,6 +117,9 @@ pub struct Session {
     /// another partition would otherwise make the commit fail, or vanish from a rewritten
     /// shard while the meta listed a shard never written.
     homes: BTreeMap<String, String>,
+    /// For a v2 index: the rels whose deletion record was read from a shard (the one `homes`
+    /// names); the others' were read from `_meta.json`.
+    records_in_shards: BTreeSet<String>,
 }
 
 impl Session {
@@ -138,6 +141,7 @@ impl Session {
             changes: None,
             meta: None,
             homes: BTreeMap::new(),
+            records_in_shards: BTreeSet::new(),
         })
     }
 
@@ -170,6 +174,7 @@ impl Session {
         self.pull = None;
         self.meta = None;
         self.homes.clear();
+        self.records_in_shards.clear();
         loaded
     }
 
@@ -274,15 +279,22 @@ impl Session {
             })
             .collect();
         let mut index = assemble_shards(parsed)?;
-        // Each shard carries the deletion records of its partition; a deleted rel's home is the
-        // shard that recorded it, so the record is written back there.
+        // A shard carries the deletion records of its partition while the partition has
+        // entries, and `_meta.json` those of partitions left with none (so an emptied shard is
+        // still deleted). A deleted rel's home is the shard that recorded it.
+        let mut records_in_shards = BTreeSet::new();
         for (partition, extra) in &extras {
             for rel in adopt_shard_records(&mut index, extra) {
-                homes.entry(rel).or_insert_with(|| partition.clone());
+                homes
+                    .entry(rel.clone())
+                    .or_insert_with(|| partition.clone());
+                records_in_shards.insert(rel);
             }
         }
+        adopt_shard_records(&mut index, &meta.extra);
         self.index = Some(index);
         self.homes = homes;
+        self.records_in_shards = records_in_shards;
         self.pull = None;
         let seq = meta.commit_seq.unwrap_or(0);
         self.meta = Some(meta);
@@ -310,26 +322,8 @@ impl Session {
                 "{rel:?} has no shard partition under the v2 layout, so it cannot be indexed there"
             )));
         }
-        // The deletion records, each in its rel's home shard (one whose name is no safe
-        // segment is not written: a record only ever withholds or allows a local removal).
-        let mut recorded: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for rel in recorded_rels(index) {
-            if let Some(home) = self
-                .home_of(&rel)
-                .filter(|h| check_partition_name(h).is_ok())
-            {
-                recorded.entry(home).or_default().push(rel);
-            }
-        }
-        let partitions: BTreeSet<String> = grouped
-            .shards
-            .keys()
-            .chain(recorded.keys())
-            .cloned()
-            .collect();
-        // A partition the meta listed that has neither entries nor records now is written as
-        // gone (its shard deleted), though no change of this push named it: its last records
-        // expired.
+        // A partition the meta listed that has no entries now is deleted, though no change of
+        // this push named it (an empty shard another writer left).
         let touched: BTreeSet<String> = changes
             .upserts
             .keys()
@@ -339,30 +333,47 @@ impl Session {
             .chain(
                 meta.partitions
                     .iter()
-                    .filter(|p| !partitions.contains(*p))
+                    .filter(|p| !grouped.shards.contains_key(*p))
                     .cloned(),
             )
             .collect();
+        // Each deletion record goes into its home shard when this commit writes that shard
+        // with entries; one read from a shard this commit leaves alone stays there; every other
+        // goes into the meta, which every commit writes.
+        let mut in_shards: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut in_meta = Vec::new();
+        for rel in recorded_rels(index) {
+            match self.home_of(&rel) {
+                Some(home) if touched.contains(&home) && grouped.shards.contains_key(&home) => {
+                    in_shards.entry(home).or_default().push(rel);
+                }
+                Some(home)
+                    if !touched.contains(&home)
+                        && grouped.shards.contains_key(&home)
+                        && self.records_in_shards.contains(&rel) => {}
+                _ => in_meta.push(rel),
+            }
+        }
         let no_rels = Vec::new();
         let shards = touched
-            .into_iter()
+            .iter()
             .map(|partition| {
-                let records = recorded.get(&partition);
-                let bytes =
-                    (grouped.shards.contains_key(&partition) || records.is_some()).then(|| {
-                        let rels = grouped.shards.get(&partition).unwrap_or(&no_rels);
-                        let extra = shard_records(index, records.unwrap_or(&no_rels));
-                        shard_json_with(index, rels, &extra)
-                    });
-                (partition, bytes)
+                let bytes = grouped.shards.get(partition).map(|rels| {
+                    let records = in_shards.get(partition).unwrap_or(&no_rels);
+                    shard_json_with(index, rels, &shard_records(index, records))
+                });
+                (partition.clone(), bytes)
             })
             .collect();
+        let mut extra = meta.extra.clone();
+        extra.remove(DELETIONS_FIELD);
+        extra.extend(shard_records(index, &in_meta));
         let next = ShardMeta {
             version: 2,
-            partitions: partitions.into_iter().collect(),
+            partitions: grouped.shards.keys().cloned().collect(),
             commit_seq: Some(meta.commit_seq.unwrap_or(0) + 1),
             last_compacted: meta.last_compacted.clone(),
-            extra: meta.extra.clone(),
+            extra,
         };
         Ok((shards, next.to_json()))
     }
@@ -411,6 +422,7 @@ impl Session {
         self.index = Some(Index::default());
         self.pull = None;
         self.homes.clear();
+        self.records_in_shards.clear();
     }
 
     /// Copies into the loaded index the entries of `other` (raw index bytes) for `rels` that it
@@ -518,6 +530,7 @@ impl Session {
         self.index = Some(index);
         self.pull = None;
         self.homes.clear();
+        self.records_in_shards.clear();
         Ok(report)
     }
 
@@ -582,20 +595,23 @@ impl Session {
                 Some(commit_seq)
             }
         };
-        // A v2 layout carries the deletion records, each in its rel's partition's shard (the
-        // v1 mirror needs none: the monolith it mirrors has them).
-        let mut recorded: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        // A v2 layout carries the deletion records: in its rel's partition's shard while that
+        // partition has entries, else in the meta (the v1 mirror needs none: the monolith it
+        // mirrors has them).
+        let mut in_shards: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut in_meta = Vec::new();
         if commit_seq.is_some() {
             for rel in recorded_rels(index) {
-                if let Some(p) = partition_key(&rel).filter(|p| check_partition_name(p).is_ok()) {
-                    recorded.entry(p).or_default().push(rel);
+                match partition_key(&rel).filter(|p| grouped.shards.contains_key(p)) {
+                    Some(p) => in_shards.entry(p).or_default().push(rel),
+                    None => in_meta.push(rel),
                 }
             }
         }
         let no_rels = Vec::new();
         let shard_of = |partition: &str, rels: &[String]| {
-            let extra = shard_records(index, recorded.get(partition).unwrap_or(&no_rels));
-            shard_json_with(index, rels, &extra)
+            let records = in_shards.get(partition).unwrap_or(&no_rels);
+            shard_json_with(index, rels, &shard_records(index, records))
         };
         let mut shards: Vec<(String, Vec<u8>)> = grouped
             .shards
@@ -605,32 +621,18 @@ impl Session {
             .collect();
         // A touched partition the push emptied gets an empty shard: a reader that goes to a
         // shard by its partition key (the extension's scoped pull) must not see the old entries.
-        // So does one that holds only deletion records.
-        let emptied = touched.iter().flatten().chain(
-            recorded
-                .keys()
-                .filter(|p| touched.as_ref().is_none_or(|t| t.contains(*p))),
-        );
-        let mut written: BTreeSet<String> = shards.iter().map(|(p, _)| p.clone()).collect();
-        for partition in emptied {
-            if !grouped.shards.contains_key(partition) && written.insert(partition.clone()) {
+        for partition in touched.iter().flatten() {
+            if !grouped.shards.contains_key(partition) {
                 shards.push((partition.clone(), shard_of(partition, &[])));
             }
         }
         shards.sort_by(|a, b| a.0.cmp(&b.0));
         let meta = ShardMeta {
             version: if commit_seq.is_some() { 2 } else { 1 },
-            partitions: grouped
-                .shards
-                .keys()
-                .chain(recorded.keys())
-                .cloned()
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect(),
+            partitions: grouped.shards.keys().cloned().collect(),
             commit_seq,
             last_compacted: None,
-            extra: Default::default(),
+            extra: shard_records(index, &in_meta),
         };
         Ok(ShardLayout {
             shards,

@@ -1,8 +1,7 @@
-//! Deletion records under the v2 shard layout. Each shard carries the records of its own
-//! partition beside its entries, so a delete pushed from one clone reaches the others when the
-//! bucket's index lives in shards, as it does with the monolith. A partition left with records
-//! only stays listed (its shard has no entries); once its last record expires, its shard is
-//! deleted and the meta stops listing it.
+//! Deletion records under the v2 shard layout. A shard carries the records of its own partition
+//! beside its entries, so a delete pushed from one clone reaches the others when the bucket's
+//! index lives in shards, as it does with the monolith. A partition left with no entries loses
+//! its shard, as the extension expects, and its records move into `_meta.json`.
 #![cfg(not(target_arch = "wasm32"))]
 
 use serde_json::{json, Map, Value};
@@ -128,7 +127,7 @@ fn a_delete_commits_its_record_into_the_partitions_shard() {
 }
 
 #[test]
-fn a_partition_left_with_records_only_stays_listed_and_its_records_reload() {
+fn an_emptied_partitions_shard_is_deleted_and_its_records_move_to_the_meta() {
     let before: Vec<(String, Vec<u8>)> = vec![
         ("audit".into(), shard_bytes(&["audit/x.json"], None)),
         ("logs".into(), shard_bytes(&["logs/a.log"], None)),
@@ -136,14 +135,15 @@ fn a_partition_left_with_records_only_stays_listed_and_its_records_reload() {
     let mut session = load(&before, &meta(&["audit", "logs"], 7));
     push_delete(&mut session, &["ns/logs/a.log"], "audit/x.json", NOW);
     let (written, next) = session.shard_commit().unwrap();
-    let names: Vec<&str> = written.iter().map(|(p, _)| p.as_str()).collect();
-    assert_eq!(names, ["audit"], "only the partition the delete touched");
-    let doc = parse_shard_document(written[0].1.as_ref().unwrap(), "audit").unwrap();
-    assert!(doc.entries.is_empty());
-    assert!(doc.extra[DELETIONS_FIELD]["audit/x.json"].is_object());
+    let by_name: Vec<(&str, bool)> = written
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.is_some()))
+        .collect();
+    assert_eq!(by_name, [("audit", false)], "the emptied shard is deleted");
     let next_meta = ShardMeta::parse(&next).unwrap();
-    assert_eq!(next_meta.partitions, ["audit", "logs"]);
+    assert_eq!(next_meta.partitions, ["logs"]);
     assert_eq!(next_meta.commit_seq, Some(8));
+    assert!(next_meta.extra[DELETIONS_FIELD]["audit/x.json"].is_object());
 
     // Another clone reading the committed set sees the record, in the assembled index.
     let after = committed(&before, written);
@@ -185,7 +185,7 @@ fn records_ride_along_when_another_change_rewrites_their_shard() {
 }
 
 #[test]
-fn an_expired_record_only_partition_is_deleted_and_unlisted() {
+fn an_expired_record_leaves_the_meta() {
     let before: Vec<(String, Vec<u8>)> = vec![
         ("audit".into(), shard_bytes(&["audit/x.json"], None)),
         ("logs".into(), shard_bytes(&["logs/a.log"], None)),
@@ -204,13 +204,11 @@ fn an_expired_record_only_partition_is_deleted_and_unlisted() {
         LATER,
     );
     let (written, next) = later.shard_commit().unwrap();
-    let by_name: Vec<(&str, bool)> = written
-        .iter()
-        .map(|(p, b)| (p.as_str(), b.is_some()))
-        .collect();
-    assert_eq!(by_name, [("audit", false), ("logs", true)]);
+    let names: Vec<&str> = written.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(names, ["logs"]);
     let next_meta = ShardMeta::parse(&next).unwrap();
     assert_eq!(next_meta.partitions, ["logs"]);
+    assert!(!next_meta.extra.contains_key(DELETIONS_FIELD));
     let reloaded = load(&committed(&after, written), &next);
     assert!(deletion_of(&index_of(&reloaded), "audit/x.json").is_none());
 }
@@ -265,11 +263,12 @@ fn moving_a_monolith_to_shards_carries_its_records() {
         .shard_layout(ShardFormat::V2 { commit_seq: 1 }, false)
         .unwrap();
     let names: Vec<&str> = layout.shards.iter().map(|(p, _)| p.as_str()).collect();
-    assert_eq!(names, ["audit", "logs"]);
-    assert_eq!(
-        ShardMeta::parse(&layout.meta).unwrap().partitions,
-        ["audit", "logs"]
-    );
+    assert_eq!(names, ["logs"], "no shard for a partition with no entries");
+    let meta = ShardMeta::parse(&layout.meta).unwrap();
+    assert_eq!(meta.partitions, ["logs"]);
+    assert!(meta.extra[DELETIONS_FIELD]["audit/x.json"].is_object());
+    let logs = parse_shard_document(&layout.shards[0].1, "logs").unwrap();
+    assert!(logs.extra[DELETIONS_FIELD]["logs/b.log"].is_object());
     let reader = load(&layout.shards, &layout.meta);
     let index = index_of(&reader);
     assert_eq!(deletion_of(&index, "logs/b.log").unwrap().size, 3);
@@ -302,4 +301,52 @@ fn a_record_stays_in_the_shard_it_was_read_from() {
     let doc = parse_shard_document(written[0].1.as_ref().unwrap(), "logs").unwrap();
     assert!(doc.extra[DELETIONS_FIELD]["audit/x.json"].is_object());
     assert_eq!(ShardMeta::parse(&next).unwrap().partitions, ["logs"]);
+}
+
+#[test]
+fn a_record_in_an_untouched_shard_stays_there_and_is_not_copied_to_the_meta() {
+    let record = json!({DELETIONS_FIELD: {"logs/z.log": {"size": 3, "lastModified": OLD, "deletedAt": NOW}}});
+    let before: Vec<(String, Vec<u8>)> = vec![
+        ("audit".into(), shard_bytes(&["audit/x.json"], None)),
+        ("logs".into(), shard_bytes(&["logs/a.log"], Some(record))),
+    ];
+    let mut session = load(&before, &meta(&["audit", "logs"], 7));
+    push_new(
+        &mut session,
+        &["ns/audit/x.json", "ns/audit/y.json", "ns/logs/a.log"],
+        "audit/y.json",
+        NOW,
+    );
+    let (written, next) = session.shard_commit().unwrap();
+    let names: Vec<&str> = written.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(names, ["audit"]);
+    let next_meta = ShardMeta::parse(&next).unwrap();
+    assert!(!next_meta.extra.contains_key(DELETIONS_FIELD));
+    let reloaded = load(&committed(&before, written), &next);
+    assert!(deletion_of(&index_of(&reloaded), "logs/z.log").is_some());
+}
+
+#[test]
+fn a_record_in_the_meta_moves_into_its_shard_once_the_partition_has_entries_again() {
+    let before: Vec<(String, Vec<u8>)> = vec![("logs".into(), shard_bytes(&["logs/a.log"], None))];
+    let meta_bytes = serde_json::to_vec(&json!({
+        "version": 2, "partitions": ["logs"], "commitSeq": 7,
+        DELETIONS_FIELD: {"audit/x.json": {"size": 3, "lastModified": OLD, "deletedAt": NOW}},
+    }))
+    .unwrap();
+    let mut session = load(&before, &meta_bytes);
+    assert!(deletion_of(&index_of(&session), "audit/x.json").is_some());
+    push_new(
+        &mut session,
+        &["ns/audit/y.json", "ns/logs/a.log"],
+        "audit/y.json",
+        NOW,
+    );
+    let (written, next) = session.shard_commit().unwrap();
+    let audit = parse_shard_document(written[0].1.as_ref().unwrap(), "audit").unwrap();
+    assert!(audit.entries.contains_key("audit/y.json"));
+    assert!(audit.extra[DELETIONS_FIELD]["audit/x.json"].is_object());
+    let next_meta = ShardMeta::parse(&next).unwrap();
+    assert_eq!(next_meta.partitions, ["audit", "logs"]);
+    assert!(!next_meta.extra.contains_key(DELETIONS_FIELD));
 }

@@ -256,14 +256,22 @@ Deno.test("v2: a delete pushed from one cache reaches the other through the shar
     assertEquals(marked.code, 0, marked.stderr);
     const pushed = await runCliJson(["push", ...flags("a"), "--yes"]);
     assertEquals(pushed.code, 0, pushed.stdout + pushed.stderr);
-    // Each record sits in its rel's partition's shard, beside the entries.
+    // Each record sits in its rel's partition's shard, beside the entries; a partition left
+    // with none loses its shard (as the extension expects) and its records go to the meta.
+    const meta = JSON.parse(decoder.decode((await store.getObject("ns/_index/_meta.json")).data));
+    const kinds = new Set<string>();
     for (const rel of doomed) {
-      const shard = JSON.parse(
-        decoder.decode((await store.getObject(`ns/_index/${partitionKey(rel)}.json`)).data),
+      const partition = partitionKey(rel)!;
+      const emptied = !rels.some((r) => r !== rel && partitionKey(r) === partition);
+      kinds.add(emptied ? "meta" : "shard");
+      assertEquals(meta.partitions.includes(partition), !emptied, partition);
+      const holder = emptied ? meta : JSON.parse(
+        decoder.decode((await store.getObject(`ns/_index/${partition}.json`)).data),
       );
-      assert(!shard.entries[rel], `${rel} left the shard`);
-      assertEquals(shard.s3syncDeleted?.[rel]?.size, contentOf(rel).length);
+      assert(!holder.entries?.[rel], `${rel} left the shard`);
+      assertEquals(holder.s3syncDeleted?.[rel]?.size, contentOf(rel).length);
     }
+    assertEquals(kinds.size, 2, "one record of each kind");
     // B pulls: its unchanged copies go, nothing else does.
     const pulled = await runCliJson(["pull", ...flags("b")]);
     assertEquals(pulled.code, 0, pulled.stdout + pulled.stderr);
