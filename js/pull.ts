@@ -158,7 +158,11 @@ async function pullWith(
         walks.start();
         loaded = await loadRemoteIndex(ctx, planner);
         if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
-        run.onIndex(loaded.exists, loaded.etag, loaded.v2?.commitSeq);
+        run.onIndex(
+          loaded.exists,
+          loaded.etag ?? loaded.v2?.metaEtag ?? undefined,
+          loaded.v2?.commitSeq,
+        );
         break;
       case "readBase":
         logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));

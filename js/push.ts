@@ -450,7 +450,8 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         }
         const loaded = await loadRemoteIndex(ctx, planner, false);
         push.loaded = loaded;
-        report.remoteIndexEtag = loaded.exists ? loaded.etag ?? null : null;
+        // v2: `_index/_meta.json`'s ETag, which every commit changes (the monolith is stale).
+        report.remoteIndexEtag = loaded.exists ? loaded.etag ?? loaded.v2?.metaEtag ?? null : null;
         run.onIndex(
           report.remoteIndexEtag ?? undefined,
           loaded.v2 !== undefined,

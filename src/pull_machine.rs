@@ -169,16 +169,23 @@ impl PullRun {
                 },
                 Stage::AwaitLocalState,
             ),
-            // Without a sidecar there is no fast path to take, so no HEAD is spent on one.
+            // Without a sidecar there is no fast path to take, so no HEAD is spent on one. A
+            // cache last synced with a v2 repo (the sidecar has its `commitSeq`) heads
+            // `_index/_meta.json`, which every commit rewrites (the monolith is stale there).
             Stage::LocalStateRead | Stage::AwaitHead
                 if self.sidecar.is_some() && !self.request.verify =>
             {
-                (
-                    PullAction::HeadIndex {
-                        key: session.model().under_binding(INDEX_FILE),
-                    },
-                    Stage::AwaitHead,
-                )
+                let v2 = self
+                    .sidecar
+                    .as_deref()
+                    .and_then(SyncState::parse)
+                    .is_some_and(|s| s.commit_seq.is_some());
+                let key = if v2 {
+                    session.model().meta_key()
+                } else {
+                    session.model().under_binding(INDEX_FILE)
+                };
+                (PullAction::HeadIndex { key }, Stage::AwaitHead)
             }
             Stage::Headed { exists: true, etag } if self.fast_path_applies(etag.as_deref()) => (
                 PullAction::Done { noop: true },
@@ -290,7 +297,8 @@ impl PullRun {
     }
 
     /// The remote index is loaded into the session: `exists` when it is in the bucket (false
-    /// for a rebuild left unpublished), with its ETag (v1) or `commit_seq` (v2).
+    /// for a rebuild left unpublished), with its ETag (v1; for v2, `_index/_meta.json`'s) and
+    /// `commit_seq` (v2).
     pub fn on_index(
         &mut self,
         exists: bool,

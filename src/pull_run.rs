@@ -116,7 +116,9 @@ fn index_changed(applied: &PullApplied) -> bool {
 /// The sidecar a pull leaves (`None`: leave it as it is). It vouches for the cache only when
 /// every planned file arrived, every conflict was settled, the whole tree was pulled, and the
 /// bucket holds the index the cache now matches (the one read, or our pruned copy once
-/// published; a v2 repo, which records no monolith ETag, has no fast path to mislead).
+/// published). On a v2 repo the ETag recorded is `_index/_meta.json`'s, which every commit
+/// rewrites; a v2 pull never publishes, so one that pruned entries records none (no fast path
+/// then: the bucket's shards still name what this cache dropped).
 /// `lazy_left` records that a metadata-only pull left files remote.
 pub fn sidecar_after_pull(
     sidecar: Option<&[u8]>,
@@ -142,7 +144,8 @@ pub fn sidecar_after_pull(
     if unseal {
         state.seal = None;
     }
-    state.mark_synced(if v2 { None } else { end.etag.as_deref() }, &end.now_iso);
+    let matches_bucket = !v2 || !index_changed(applied);
+    state.mark_synced(end.etag.as_deref().filter(|_| matches_bucket), &end.now_iso);
     // Set from this pull, so an unreadable sidecar's doubt is settled.
     state.lazy_pull_active = lazy_left;
     if let Some(seq) = end.commit_seq {
@@ -270,9 +273,12 @@ mod tests {
             ..end()
         };
         assert!(sidecar_after_pull(None, &pruned(), false, false, &published).is_some());
-        // A v2 repo publishes no pruned monolith, and records no ETag to fast-path on.
+        // A v2 pull publishes nothing: one that pruned records no ETag to fast-path on...
         let v2 = sidecar_after_pull(None, &pruned(), false, true, &end()).unwrap();
         assert_eq!(SyncState::parse(&v2).unwrap().remote_index_etag, "");
+        // ...and a clean one records the meta's.
+        let v2 = sidecar_after_pull(None, &clean, false, true, &end()).unwrap();
+        assert_eq!(SyncState::parse(&v2).unwrap().remote_index_etag, "e1");
     }
 
     #[test]

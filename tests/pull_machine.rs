@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use s3sync_core::pull_machine::{PullRequest, PullRun};
+use s3sync_core::pull_machine::{PullAction, PullRequest, PullRun};
 use s3sync_core::session::Session;
 
 #[path = "common/sim.rs"]
@@ -128,6 +128,45 @@ fn answers_out_of_order_are_refused_not_obeyed() {
     assert!(run.sidecar().is_err());
     // Polling twice before answering asks for the same thing.
     assert_eq!(run.poll(&session), run.poll(&session));
+}
+
+#[test]
+fn a_cache_last_synced_with_a_v2_repo_heads_the_meta_for_its_fast_path() {
+    let session = Session::new(Some(NS), "").unwrap();
+    let sidecar = |commit_seq: Option<u64>| {
+        let mut state = serde_json::json!({
+            "version": 2, "remoteIndexETag": "m7", "lastVerifiedAt": "2026-12-01T00:00:00.000Z",
+            "localDirty": false, "dirtyPaths": [], "bulkInvalidated": false,
+            "lazyPullActive": false,
+        });
+        if let Some(seq) = commit_seq {
+            state["commitSeq"] = seq.into();
+        }
+        serde_json::to_vec(&state).unwrap()
+    };
+    let head_key = |run: &mut PullRun| match run.poll(&session) {
+        PullAction::HeadIndex { key } => key,
+        other => panic!("expected a HEAD, got {other:?}"),
+    };
+    // v2: the meta, whose ETag every commit changes; the same ETag is the fast path.
+    let mut run = PullRun::new(PullRequest::default());
+    run.poll(&session);
+    run.on_local_state(Some(sidecar(Some(7))), true).unwrap();
+    assert_eq!(head_key(&mut run), format!("{NS}/_index/_meta.json"));
+    run.on_head(true, Some("\"m7\"".into())).unwrap();
+    assert_eq!(run.poll(&session), PullAction::Done { noop: true });
+    // Another ETag: the full pull.
+    let mut run = PullRun::new(PullRequest::default());
+    run.poll(&session);
+    run.on_local_state(Some(sidecar(Some(7))), true).unwrap();
+    head_key(&mut run);
+    run.on_head(true, Some("\"m8\"".into())).unwrap();
+    assert_eq!(run.poll(&session), PullAction::LoadIndex);
+    // v1: the monolith.
+    let mut run = PullRun::new(PullRequest::default());
+    run.poll(&session);
+    run.on_local_state(Some(sidecar(None)), true).unwrap();
+    assert_eq!(head_key(&mut run), format!("{NS}/.datastore-index.json"));
 }
 
 proptest! {

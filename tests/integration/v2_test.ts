@@ -86,6 +86,9 @@ Deno.test("v2: pull reads the shards, push commits changed shards with commitSeq
     const report = await pull({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
     assertEquals(report.downloaded, 60, "all shard entries, not the stale monolith's one");
     assertEquals((await listTree(cache)).filter((p) => p.startsWith("ns/")).length, 60);
+    // Pulled again with nothing committed since: one HEAD of the meta, not a read of each shard.
+    const again = await pull({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
+    assert(again.noop, "the meta's ETag is the one the cache was verified against");
 
     // Two pushers at once, disjoint new files (different shards and a shared one), through the
     // loopback proxy, which holds each one's first read of _meta.json until both have asked:
@@ -116,6 +119,10 @@ Deno.test("v2: pull reads the shards, push commits changed shards with commitSeq
     assertEquals([a.failures, b.failures], [[], []]);
     const after = await shardRels(store);
     assertEquals(after.rels, [...rels, ...mine, ...theirs].sort());
+    // After the commits, neither cache's pull is a no-op: each brings the other's files.
+    const caught = await pull({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
+    assert(!caught.noop);
+    assertEquals(caught.downloaded, theirs.length);
     assertEquals(after.commitSeq, 9, "one commit per push");
     assertEquals(
       (await store.getObject("ns/.datastore-index.json")).data,
