@@ -810,6 +810,18 @@ async function rebaseOnCurrent(
   loaded: LoadedIndex,
 ): Promise<string | undefined> {
   if (loaded.v2) {
+    // The meta, rewritten by every commit, still as the prepare read it: the shards are too,
+    // and the prepared changes already sit over them (one HEAD instead of every shard). The
+    // publish stays conditional on that ETag, so a commit landing after this HEAD is merged.
+    const retry = ctx.retry ?? DEFAULT_RETRY;
+    const head = await withRetry(
+      () => ctx.store.headObject(loaded.v2!.metaKey, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    if (head.exists && head.etag !== undefined && head.etag === loaded.v2.metaEtag) {
+      return undefined;
+    }
     const current = await readShardSet(ctx, planner);
     if (!current) {
       throw new SyncError("index-vanished", "the v2 shard index disappeared since the prepare");

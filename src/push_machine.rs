@@ -201,6 +201,8 @@ pub struct PushRun {
     prepared_uploads: Option<Vec<Uploaded>>,
     /// The seal the sidecar holds, when this push may end on it (see [`crate::seal`]).
     seal: Option<StatSeal>,
+    /// The push ended on the seal (nothing sent; a two-phase commit has nothing to do).
+    ended_on_seal: bool,
     /// The seal this push's walk makes, recorded if the push leaves the cache verified.
     sealing: Option<StatSeal>,
     /// The sidecar's seal, whatever else it holds: files changed since it are hashed.
@@ -248,6 +250,7 @@ impl PushRun {
             prepared_uploads: None,
             seal: None,
             sealing: None,
+            ended_on_seal: false,
             sidecar_seal: None,
             changes: Vec::new(),
             racy: Vec::new(),
@@ -314,14 +317,13 @@ impl PushRun {
         Ok(())
     }
 
-    /// Whether this push may end on the sidecar's seal: a real, single-phase push of a cache
-    /// with nothing marked (no tombstone, no dirty path or flag, no lazy pull). A dry run or a
-    /// saved plan reports the plan, and a two-phase push hands core a manifest, so they always
-    /// plan.
+    /// Whether this push may end on the sidecar's seal: a real push of a cache with nothing
+    /// marked (no tombstone, no dirty path or flag, no lazy pull). A dry run or a saved plan
+    /// reports the plan, so they always plan. A two-phase push that ends on the seal hands core
+    /// an empty manifest, and its commit does nothing.
     fn may_end_on_seal(&self, state: &SyncState) -> bool {
         let request = &self.request;
         !request.dry_run
-            && !request.two_phase
             && request.expect.is_none()
             && self.tombstones.is_empty()
             && state.tombstones.is_empty()
@@ -361,6 +363,7 @@ impl PushRun {
             Some(racy) if racy.is_empty() => {
                 session.set_push_plan(sealed_plan(&surveyed));
                 self.pending = PushAction::Done;
+                self.ended_on_seal = true;
                 Ok(true)
             }
             Some(racy) => {
@@ -405,6 +408,7 @@ impl PushRun {
         if let (true, Some(plan)) = (verified, plan) {
             session.set_push_plan(plan);
             self.pending = PushAction::Done;
+            self.ended_on_seal = true;
             return Ok(true);
         }
         self.seal_hashes = hashes;
@@ -634,6 +638,10 @@ impl PushRun {
     /// caller's lock), then the index is re-read and the changes re-applied, since others may
     /// have published since the prepare.
     pub fn commit(&mut self, session: &Session) -> CoreResult<()> {
+        if self.ended_on_seal {
+            // The prepare ended on the seal: nothing to commit, and the run stays done.
+            return Ok(());
+        }
         self.expect("commit", |p| matches!(p, PushAction::Prepared))?;
         if self.prepared_uploads.is_some() {
             self.pending = PushAction::Upload {

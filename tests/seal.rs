@@ -186,3 +186,22 @@ fn a_base_without_a_hash_takes_the_normal_path() {
     );
     assert!(pushed.uploaded.is_empty(), "and finds nothing to send");
 }
+
+#[test]
+fn a_two_phase_push_of_a_sealed_cache_prepares_and_commits_nothing() {
+    let two_phase = || PushRunRequest {
+        two_phase: true,
+        ..PushRunRequest::default()
+    };
+    let (mut bucket, mut cache) = synced();
+    let before = index_reads(&bucket);
+    let noop = run_push(&mut bucket, &mut cache, two_phase(), &PushFaults::default()).unwrap();
+    assert!(noop.sealed && !noop.published && noop.uploaded.is_empty());
+    assert_eq!(index_reads(&bucket), before, "no request");
+    // A write since takes the two-phase path as before.
+    cache.edit("data/a.json", b"A2");
+    let pushed = run_push(&mut bucket, &mut cache, two_phase(), &PushFaults::default()).unwrap();
+    assert!(!pushed.sealed);
+    assert_eq!(pushed.uploaded, ["data/a.json"]);
+    assert!(pushed.published);
+}

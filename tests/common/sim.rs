@@ -499,6 +499,7 @@ pub fn run_push_with(
     meanwhile: &mut dyn FnMut(&PushAction, &mut Bucket),
 ) -> Result<Pushed, CoreError> {
     let mut session = Session::new(Some(NS), "").unwrap();
+    let two_phase = request.two_phase;
     let mut run = PushRun::new(request);
     let mut ran = Pushed::default();
     for _ in 0..64 {
@@ -531,6 +532,10 @@ pub fn run_push_with(
                 if run.on_walk_first(&mut session, &cache.listing(), &cache.changes(), 0, 0)? {
                     ran.sealed = true;
                     ran.plan = session.push_plan()?.clone();
+                    if two_phase {
+                        // Core commits the (empty) manifest the prepare handed it.
+                        run.commit(&session)?;
+                    }
                 }
             }
             PushAction::Walk => {
@@ -558,6 +563,9 @@ pub fn run_push_with(
                 if run.on_seal_hashes(&mut session, paths, values)? {
                     ran.sealed = true;
                     ran.plan = session.push_plan()?.clone();
+                    if two_phase {
+                        run.commit(&session)?;
+                    }
                 }
             }
             PushAction::Hash { paths } => {

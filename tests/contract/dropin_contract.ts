@@ -172,6 +172,60 @@ export function dropInContract(target: ContractTarget): void {
   );
 
   test(
+    "a two-phase push of a cache nothing touched since its last push sends no request",
+    async (raw, cache) => {
+      await writeCacheFiles(cache, [["ns/logs/a.log", encoder.encode("a")]]);
+      assertEquals(await new S3SyncService(raw, cache).pushChanged({ namespace: "ns" }), 1);
+      const client = counting(raw);
+      const service = new S3SyncService(client, cache);
+      const manifest = await service.preparePush({ namespace: "ns" });
+      assertEquals((manifest as unknown as { pushed: number }).pushed, 0);
+      assertEquals(await service.commitPush(manifest, { namespace: "ns" }), 0);
+      assertEquals([...client.calls], [], "not a single request");
+      // A write since goes through both phases as before.
+      await writeCacheFiles(cache, [["ns/logs/b.log", encoder.encode("b")]]);
+      const next = await service.preparePush({ namespace: "ns" });
+      assertEquals(await service.commitPush(next, { namespace: "ns" }), 1);
+      assertEquals(await indexRels(raw, "ns/.datastore-index.json"), ["logs/a.log", "logs/b.log"]);
+    },
+  );
+
+  test(
+    "on v2, a commit whose meta is as the prepare read it reads no shard again; after another writer's commit it merges",
+    async (raw, cache) => {
+      const rels = datastoreRels(12);
+      await seedIndex(raw, "ns", rels);
+      await new S3SyncService(raw, cache).migrateMonolithToShards({ namespace: "ns" });
+      await new S3SyncService(raw, cache).pullChanged({ namespace: "ns" });
+      const client = counting(raw);
+      const service = new S3SyncService(client, cache);
+      await writeCacheFiles(cache, [["ns/logs/mine.log", encoder.encode("mine")]]);
+      const manifest = await service.preparePush({ namespace: "ns" });
+      const reads = client.calls.get("getObject") ?? 0;
+      assertEquals(await service.commitPush(manifest, { namespace: "ns" }), 1);
+      assertEquals(client.calls.get("getObject") ?? 0, reads, "one HEAD of the meta, no GET");
+      const partitions = (await readJson(raw, "ns/_index/_meta.json")).partitions as string[];
+      assert(partitions.includes("logs"));
+      assert((await readJson(raw, "ns/_index/logs.json")).entries["logs/mine.log"]);
+
+      // Another writer commits between the phases: the commit re-reads and merges.
+      await writeCacheFiles(cache, [["ns/logs/second.log", encoder.encode("2")]]);
+      const second = await service.preparePush({ namespace: "ns" });
+      const other = await Deno.makeTempDir({ prefix: "s3sync-other-" });
+      try {
+        await writeCacheFiles(other, [["ns/logs/theirs.log", encoder.encode("theirs")]]);
+        assertEquals(await new S3SyncService(raw, other).pushChanged({ namespace: "ns" }), 1);
+      } finally {
+        await Deno.remove(other, { recursive: true });
+      }
+      assertEquals(await service.commitPush(second, { namespace: "ns" }), 1);
+      const logs = Object.keys((await readJson(raw, "ns/_index/logs.json")).entries).sort();
+      const seeded = rels.filter((r) => r.startsWith("logs/"));
+      assertEquals(logs, [...seeded, "logs/mine.log", "logs/second.log", "logs/theirs.log"].sort());
+    },
+  );
+
+  test(
     "preparePush sends only create-only writes; a replacement waits for commitPush, under core's lock",
     async (client, cache) => {
       // The extension's client has no If-Match: a replacement rests on a HEAD compare, which
