@@ -712,6 +712,17 @@ async function deleteIfUnchanged(
     await withRetry(() => store.deleteObject(d.remoteKey, ctx.signal), retry, ctx.signal);
     return true;
   }
+  // The ETag recorded with the version: `If-Match` it, no HEAD first; a refusal (another
+  // version there, or none) is judged from the HEAD below.
+  const recorded = d.expected.etag;
+  if (conditions.deletes && recorded && hasExtras(store)) {
+    const deleted = await withRetry(
+      () => store.deleteObjectIfMatch(d.remoteKey, recorded, ctx.signal),
+      retry,
+      ctx.signal,
+    );
+    if (deleted) return true;
+  }
   const head = await withRetry(() => store.headObject(d.remoteKey, ctx.signal), retry, ctx.signal);
   const verdict = judgeExisting(d.expected, undefined, factsOf(head));
   if (verdict.verdict === "settled") return true;
@@ -759,21 +770,29 @@ async function upload(
       if (before === null || hashed === null) {
         throw new SyncError("upload-failed", "the file vanished after the walk");
       }
-      const condition = conditions === null
-        ? undefined
-        : await writeCondition(ctx, u, hashed, conditions);
-      if (condition === "conflict") {
-        lost.push(u.rel);
-        return;
-      }
-      if (condition !== "settled") {
-        const sent = await uploadFile(ctx, u.remoteKey, u.cachePath, hashed.size, {
+      const send = (condition: WriteCondition) =>
+        uploadFile(ctx, u.remoteKey, u.cachePath, hashed.size, {
           condition,
           sha256: hashed.sha256,
         }, onBytes);
-        if (sent === null && !(await ownBytesLanded(ctx, u.remoteKey, hashed))) {
+      // The entry records the ETag of the version it names: `If-Match` it, no HEAD first. The
+      // server refuses a stale one, and the HEAD below then judges what is there.
+      const recorded = conditions?.writes ? u.expected?.etag ?? undefined : undefined;
+      let sent = recorded === undefined ? null : await send(recorded);
+      if (sent === null) {
+        const condition = conditions === null
+          ? undefined
+          : await writeCondition(ctx, u, hashed, conditions);
+        if (condition === "conflict") {
           lost.push(u.rel);
           return;
+        }
+        if (condition !== "settled") {
+          sent = await send(condition);
+          if (sent === null && !(await ownBytesLanded(ctx, u.remoteKey, hashed))) {
+            lost.push(u.rel);
+            return;
+          }
         }
       }
       const after = await ctx.cache.stat(u.cachePath);
@@ -791,6 +810,7 @@ async function upload(
         size: hashed.size,
         mtimeMs: after.mtimeMs,
         sha256: hashed.sha256,
+        etag: sent?.etag,
       });
       report.bytes += hashed.size;
     })),

@@ -6,6 +6,9 @@
 //!
 //! - **Create** (`expected` is `None`): `If-None-Match: *`. The write that loses is a conflict,
 //!   unless the object is this push's own bytes (an earlier attempt whose answer was lost).
+//! - **Replace or delete of a version whose entry records its ETag** ([`ETAG_FIELD`], written by
+//!   this core with each upload): `If-Match` that ETag, with no HEAD first; the server holds the
+//!   version or refuses, and a refusal takes the path below.
 //! - **Replace or delete** (`expected` names a version): a HEAD just before the request, judged
 //!   here against that version; the request then goes `If-Match` the ETag the HEAD saw, so
 //!   nothing can slip in after the HEAD where the server honours `If-Match`. The identity check
@@ -19,6 +22,10 @@ use tsify_next::Tsify;
 
 use crate::index::IndexEntry;
 
+/// The entry field (ours; readers ignore unknown entry fields and writers keep them) holding
+/// the ETag the server gave the write of the entry's version.
+pub const ETAG_FIELD: &str = "s3syncEtag";
+
 /// The version of an object a replacement or delete was decided against.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Tsify)]
 #[tsify(missing_as_null, hashmap_as_object)]
@@ -28,6 +35,12 @@ pub struct ExpectedVersion {
     pub size: u64,
     /// SHA-256 the index recorded, if any.
     pub sha256: Option<String>,
+    /// The ETag recorded with that version ([`ETAG_FIELD`]), if any: a write or delete may go
+    /// `If-Match` it with no HEAD first. The server compares it with what it holds, so a stale
+    /// one (another writer replaced the object and kept the field) only costs the HEAD after
+    /// the refusal; it never lets a write through.
+    #[serde(default)]
+    pub etag: Option<String>,
 }
 
 impl ExpectedVersion {
@@ -36,6 +49,34 @@ impl ExpectedVersion {
         ExpectedVersion {
             size: entry.size,
             sha256: entry.sha256.clone(),
+            etag: recorded_etag(entry),
+        }
+    }
+}
+
+/// The ETag `entry` records for its version, when it is one a condition can rest on (not
+/// empty, not weak).
+pub fn recorded_etag(entry: &IndexEntry) -> Option<String> {
+    let etag = entry.extra.as_ref()?.get(ETAG_FIELD)?.as_str()?;
+    (!etag.is_empty() && !etag.starts_with("W/") && etag.len() <= 200).then(|| etag.to_string())
+}
+
+/// Records `etag` as the ETag of `entry`'s version, or removes a recorded one (`None`).
+pub fn record_etag(entry: &mut IndexEntry, etag: Option<&str>) {
+    match etag.filter(|e| !e.is_empty()) {
+        Some(etag) => {
+            entry
+                .extra
+                .get_or_insert_with(Default::default)
+                .insert(ETAG_FIELD.to_string(), etag.into());
+        }
+        None => {
+            if let Some(extra) = entry.extra.as_mut() {
+                extra.remove(ETAG_FIELD);
+                if extra.is_empty() {
+                    entry.extra = None;
+                }
+            }
         }
     }
 }
@@ -179,6 +220,7 @@ mod tests {
         ExpectedVersion {
             size,
             sha256: sha.map(str::to_string),
+            etag: None,
         }
     }
 
@@ -218,6 +260,7 @@ mod tests {
         let other = ExpectedVersion {
             size: 5,
             sha256: Some("0".repeat(64)),
+            etag: None,
         };
         assert_eq!(
             judge_existing(&other, Some(&mine), &head(5, Some(SHA_B))),

@@ -783,6 +783,12 @@ pub struct Uploaded {
     pub mtime_ms: Option<i64>,
     /// SHA-256 of the bytes uploaded.
     pub sha256: String,
+    /// The ETag the server answered the write with, when it sent one: recorded in the entry
+    /// ([`crate::object_condition::ETAG_FIELD`]) so the next replacement can go `If-Match` it
+    /// without a HEAD first.
+    #[serde(default)]
+    #[tsify(optional)]
+    pub etag: Option<String>,
 }
 
 /// A push's changes to the index, kept so they can be re-applied over a newer index when a
@@ -828,17 +834,16 @@ pub fn push_changes(
     for up in uploaded {
         let read = index.entries.get(&up.rel);
         changes.read.insert(up.rel.clone(), read.cloned());
-        let extra = read.and_then(|e| e.extra.clone());
-        changes.upserts.insert(
-            up.rel.clone(),
-            IndexEntry {
-                size: up.size,
-                last_modified: Some(now_iso.into()),
-                local_mtime: up.mtime_ms.map(|ms| format_iso_millis(ms).into()),
-                sha256: Some(up.sha256.clone()),
-                extra,
-            },
-        );
+        let mut entry = IndexEntry {
+            size: up.size,
+            last_modified: Some(now_iso.into()),
+            local_mtime: up.mtime_ms.map(|ms| format_iso_millis(ms).into()),
+            sha256: Some(up.sha256.clone()),
+            extra: read.and_then(|e| e.extra.clone()),
+        };
+        // The old version's ETag must never describe the new one.
+        crate::object_condition::record_etag(&mut entry, up.etag.as_deref());
+        changes.upserts.insert(up.rel.clone(), entry);
     }
     for delete in &plan.deletes {
         if let Some(entry) = index.entries.get(&delete.rel) {

@@ -180,6 +180,7 @@ mod tests {
             expected: crate::object_condition::ExpectedVersion {
                 size: 1,
                 sha256: None,
+                etag: None,
             },
         }
     }

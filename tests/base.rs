@@ -285,6 +285,7 @@ fn after_a_push_untouched_files_keep_this_caches_mtime_not_the_uploaders() {
         size: 2,
         mtime_ms: Some(MTIME_MS + 7),
         sha256: "ab".repeat(32),
+        etag: None,
     }];
     session.record_push(&uploaded, MTIME, false).unwrap();
     let local = json(&session.local_index_after_push().unwrap());

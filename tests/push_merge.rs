@@ -97,12 +97,14 @@ fn uploaded() -> Vec<Uploaded> {
             size: 11,
             mtime_ms: Some(M2),
             sha256: SHA_UP1.into(),
+            etag: None,
         },
         Uploaded {
             rel: NEW.into(),
             size: 7,
             mtime_ms: Some(M2),
             sha256: SHA_NEW.into(),
+            etag: None,
         },
     ]
 }
@@ -412,6 +414,7 @@ fn the_local_index_keeps_the_base_of_files_behind_the_remote() {
         size: 3,
         mtime_ms: Some(1_785_585_600_512),
         sha256: "cc".into(),
+        etag: None,
     }];
     session
         .record_push(&uploaded, "2026-08-03T00:00:00.000Z", false)

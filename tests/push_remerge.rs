@@ -69,6 +69,7 @@ fn pushed() -> Session {
         size: 11,
         mtime_ms: Some(M2),
         sha256: SHA_A1.into(),
+        etag: None,
     }];
     assert!(session.record_push(&uploaded, NOW, true).unwrap());
     session

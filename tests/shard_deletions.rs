@@ -85,6 +85,7 @@ fn push_new(session: &mut Session, files: &[&str], new: &str, now: &str) {
         size: 3,
         mtime_ms: Some(MTIME),
         sha256: SHA.into(),
+        etag: None,
     }];
     assert!(session.record_push(&uploaded, now, true).unwrap());
 }

@@ -62,6 +62,7 @@ fn push_new(session: &mut Session, files: &[&str], new: &str) -> Value {
         size: 3,
         mtime_ms: Some(1_785_585_600_512),
         sha256: SHA.into(),
+        etag: None,
     }];
     assert!(session.record_push(&uploaded, NOW, true).unwrap());
     plan

@@ -603,20 +603,20 @@ pub fn run_push_with(
                     // condition judged again from a HEAD (our own bytes settle it).
                     // The planted bug writes without any condition.
                     let landed = if faults.unconditional {
-                        bucket.put(key, bytes.clone());
-                        true
+                        Some(Some(bucket.put(key, bytes.clone())))
                     } else {
                         conditional_put(bucket, key, u.expected.as_ref(), &bytes, &sha256)
                     };
-                    if !landed {
+                    let Some(etag) = landed else {
                         lost.push(u.transfer.rel.clone());
                         continue;
-                    }
+                    };
                     uploaded.push(Uploaded {
                         rel: u.transfer.rel.clone(),
                         size: bytes.len() as u64,
                         mtime_ms: Some(mtime),
                         sha256,
+                        etag,
                     });
                     ran.uploaded.push(u.transfer.rel.clone());
                 }
@@ -695,33 +695,44 @@ pub fn run_push_with(
     panic!("the push did not finish in 64 steps");
 }
 
-/// One upload by the shim's protocol: create-only for a new key; for a replacement, a HEAD
-/// judged by the core, then `If-Match` the ETag it saw (create-only when the object is gone,
-/// nothing when it already holds our bytes); a lost condition judged again from a HEAD (our own
-/// bytes settle it). True when our bytes are in the bucket; false for a conflict.
+/// One upload by the shim's protocol: create-only for a new key; for a replacement whose entry
+/// records the ETag of its version, `If-Match` that ETag with no HEAD; otherwise (or when that is
+/// refused) a HEAD judged by the core, then `If-Match` the ETag it saw (create-only when the
+/// object is gone, nothing when it already holds our bytes); a lost condition judged again from
+/// a HEAD (our own bytes settle it). `Some(etag of our write)` when our bytes are in the bucket
+/// (`Some(None)`: they already were); `None` for a conflict.
 fn conditional_put(
     bucket: &mut Bucket,
     key: &str,
     expected: Option<&s3sync_core::object_condition::ExpectedVersion>,
     bytes: &[u8],
     sha256: &str,
-) -> bool {
+) -> Option<Option<String>> {
     let ours = OurBytes {
         sha256: sha256.to_string(),
         size: bytes.len() as u64,
     };
+    if let Some(recorded) = expected.and_then(|e| e.etag.as_deref()) {
+        if let Some(etag) = bucket.put_if(key, Some(recorded), bytes.to_vec()) {
+            return Some(Some(etag));
+        }
+    }
     let if_match = match expected {
         None => None,
         // Every simulated object records its hash: never `ReadContent`.
-        Some(expected) => match judge_existing(expected, Some(&ours), &bucket.head(key)) {
-            ObjectVerdict::Proceed { if_match } => if_match,
-            ObjectVerdict::Create => None,
-            ObjectVerdict::Settled => return true,
-            ObjectVerdict::Conflict | ObjectVerdict::ReadContent => return false,
-        },
+        Some(expected) => {
+            bucket.count("head-object");
+            match judge_existing(expected, Some(&ours), &bucket.head(key)) {
+                ObjectVerdict::Proceed { if_match } => if_match,
+                ObjectVerdict::Create => None,
+                ObjectVerdict::Settled => return Some(None),
+                ObjectVerdict::Conflict | ObjectVerdict::ReadContent => return None,
+            }
+        }
     };
-    bucket
-        .put_if(key, if_match.as_deref(), bytes.to_vec())
-        .is_some()
-        || judge_lost_condition(sha256, ours.size, &bucket.head(key)) == ObjectVerdict::Settled
+    if let Some(etag) = bucket.put_if(key, if_match.as_deref(), bytes.to_vec()) {
+        return Some(Some(etag));
+    }
+    (judge_lost_condition(sha256, ours.size, &bucket.head(key)) == ObjectVerdict::Settled)
+        .then_some(None)
 }

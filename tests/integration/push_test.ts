@@ -552,3 +552,59 @@ for (const kind of SERVER_KINDS) {
     }
   });
 }
+
+Deno.test("on moto, a replacement of a version this cache pushed goes If-Match its recorded ETag with no HEAD; a stale one is caught", async () => {
+  const server = await startServer("moto");
+  const proxy = startFaultProxy(server.endpoint, { seed: 0 });
+  const store = await server.bucket("recorded-etag");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-recorded-etag-" });
+  try {
+    const rels = datastoreRels(6);
+    await writeCacheFiles(cache, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    const flags = commonFlags(throughProxy(server, proxy), "recorded-etag", cache, {
+      namespace: "ns",
+    });
+    const first = await runCliJson(["push", "--yes", ...flags]);
+    assertEquals(first.code, 0, first.stderr);
+    const index = JSON.parse(
+      new TextDecoder().decode((await store.getObject("ns/.datastore-index.json")).data),
+    );
+    const etag = (await store.headObject(`ns/${rels[0]}`)).etag;
+    assertEquals(index.entries[rels[0]].s3syncEtag, etag, "the ETag the PUT answered");
+
+    // A push of one new file: the HEADs every push sends (the lock, the probe), none of them
+    // of an object it writes (a new key goes create-only).
+    const headsOf = async (args: string[]) => {
+      const before = proxy.stats.byMethod["HEAD"] ?? 0;
+      const run = await runCliJson(args);
+      assertEquals(run.code, 0, run.stderr);
+      return { run, heads: (proxy.stats.byMethod["HEAD"] ?? 0) - before };
+    };
+    await writeCacheFiles(cache, [["ns/logs/new.log", new TextEncoder().encode("new")]]);
+    const baseline = await headsOf(["push", "--yes", ...flags]);
+    // Two files edited: replaced with no HEAD of either object.
+    for (const rel of rels.slice(0, 2)) {
+      await Deno.writeFile(`${cache}/ns/${rel}`, new TextEncoder().encode(`${rel}, edited`));
+    }
+    const edited = await headsOf(["push", "--yes", ...flags]);
+    assertEquals((edited.run.json.summary as Summary).upload, 2);
+    assertEquals(edited.heads, baseline.heads, "no HEAD before the replacements");
+
+    // Another writer replaced an object without publishing an index: the recorded ETag is
+    // stale, the server refuses it, the HEAD finds another version, nothing is overwritten.
+    await store.putObject(`ns/${rels[2]}`, new TextEncoder().encode("theirs"));
+    await Deno.writeFile(`${cache}/ns/${rels[2]}`, new TextEncoder().encode("mine"));
+    const stale = await runCliJson(["push", "--yes", ...flags]);
+    assert(stale.code !== 0, "a conflict is reported");
+    assertEquals(
+      new TextDecoder().decode((await store.getObject(`ns/${rels[2]}`)).data),
+      "theirs",
+    );
+    assertEquals(await Deno.readTextFile(`${cache}/ns/${rels[2]}`), "mine");
+  } finally {
+    store.destroy();
+    await proxy.stop();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
