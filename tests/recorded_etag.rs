@@ -79,7 +79,7 @@ fn a_stale_recorded_etag_is_refused_by_the_server_and_judged_from_a_head() {
         "judged from a HEAD after the refusal"
     );
     assert_eq!(bucket.objects[&key].0, b"theirs", "nothing overwritten");
-    assert_eq!(cache.data("data/a.json").as_deref(), Some(&b"mine"[..]));
+    assert_eq!(cache.data("data/a.json"), Some(&b"mine"[..]));
 }
 
 #[test]
