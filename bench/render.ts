@@ -8,6 +8,7 @@
  * @module
  */
 import { planTimeSvg } from "./chart.ts";
+import { median } from "./util.ts";
 import type { CriterionResults } from "./criterion.ts";
 import { type ExtShapeResults, SCENARIOS } from "./ext_shape_bench.ts";
 import type { MemoryResult, PlanBenchResults } from "./plan_bench.ts";
@@ -185,12 +186,20 @@ function targets(
     const ours = run.services.oursOnExtClient ?? run.services.ours;
     const theirs = run.services.extension;
     if (!ours || !theirs) continue;
-    const ratios = SCENARIOS.map((id) => ours[id].medianMs / theirs[id].medianMs);
+    // A run made before the extension's fifteen were all covered has fewer scenarios.
+    const ids = SCENARIOS.filter((id) => ours[id] && theirs[id]);
+    const ratios = ids.map((id) => ours[id].medianMs / theirs[id].medianMs);
+    const middle = median(ratios);
+    const noopRequests = run.requests?.[run.services.oursOnExtClient ? "oursOnExtClient" : "ours"]
+      ?.["noop-push"];
     out.push({
       target: `extension-shaped scenarios at ${n(run.files, 0)} files (local run beside the ` +
-        "extension's service): every one ≤ 0.8 × the extension, none above 1.0",
-      measured: SCENARIOS.map((id, i) => `${id} × ${n(ratios[i], 2)}`).join(", "),
-      met: ratios.every((r) => r <= 0.8),
+        "extension's service): none above 1.0 × the extension, the median at most 0.8 ×, " +
+        "a no-op push at 0 requests",
+      measured: ids.map((id, i) => `${id} × ${n(ratios[i], 2)}`).join(", ") +
+        `; median × ${n(middle, 2)}` +
+        (noopRequests === undefined ? "" : `; no-op push ${noopRequests} requests`),
+      met: ratios.every((r) => r <= 1.0) && middle <= 0.8 && (noopRequests ?? 0) === 0,
     });
   }
   return out;
@@ -216,6 +225,7 @@ function extSection(run: ExtShapeResults | undefined, local: ExtLocalRun | undef
   }
   for (const r of local?.runs ?? []) {
     const names = Object.keys(r.services);
+    const ids = SCENARIOS.filter((id) => names.every((s) => r.services[s][id]));
     parts.push(
       `Beside the extension's service (${local!.extension}), ${n(r.files, 0)} files, ${r.reps} ` +
         `runs interleaved, on ${local!.ranAt} at commit ${local!.commit}:`,
@@ -226,7 +236,7 @@ function extSection(run: ExtShapeResults | undefined, local: ExtLocalRun | undef
           ...names.map((s) => `${s} median ms`),
           r.services.oursOnExtClient ? "oursOnExtClient / extension" : "ours / extension",
         ],
-        SCENARIOS.map((id) => {
+        ids.map((id) => {
           const ours = (r.services.oursOnExtClient ?? r.services.ours)[id].medianMs;
           return [
             id,
@@ -237,6 +247,19 @@ function extSection(run: ExtShapeResults | undefined, local: ExtLocalRun | undef
       ),
       "",
     );
+    const requests = r.requests;
+    if (requests) {
+      const counted = Object.keys(requests);
+      parts.push(
+        "S3 requests of each scenario (one more rep, untimed, through a counting proxy):",
+        "",
+        table(
+          ["scenario", ...counted],
+          ids.map((id) => [id, ...counted.map((s) => n(requests[s][id] ?? NaN, 0))]),
+        ),
+        "",
+      );
+    }
   }
   if (local) parts.push(`Command of the local run: \`${local.command}\``, "");
   if (parts.length === 0) parts.push("Not run.", "");
