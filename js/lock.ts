@@ -13,6 +13,7 @@
 import * as wasm from "./wasm.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { core, describe, SyncError } from "./errors.ts";
+import { printable } from "./printable.ts";
 import { hasExtras, isNotFound, type ObjectStore, type ObjectStoreClient } from "./store.ts";
 
 /** The solo lock's key, relative to the prefix (the core's name, as in the extension). */
@@ -190,8 +191,8 @@ export async function acquireLock(
       // Say so once: a wait with no word looks like a hang until the timeout.
       toldWaiting = true;
       options.log?.(
-        `the datastore lock ${key} is held by ${state.holder}${
-          state.hostname ? ` (host ${state.hostname}, pid ${state.pid})` : ""
+        `the datastore lock ${key} is held by ${printable(state.holder)}${
+          state.hostname ? ` (host ${printable(state.hostname)}, pid ${state.pid})` : ""
         }, taken ${Math.round(state.ageMs / 1000)} s ago: waiting up to ${
           Math.round((options.maxWaitMs ?? DEFAULTS.maxWaitMs) / 1000)
         } s for it`,
@@ -201,8 +202,8 @@ export async function acquireLock(
       const b = current?.body;
       throw new SyncError(
         "lock-timeout",
-        `the datastore lock ${key} is held by ${state.holder}${
-          b ? ` (host ${b.hostname}, pid ${b.pid}, nonce ${b.nonce})` : ""
+        `the datastore lock ${key} is held by ${printable(state.holder)}${
+          b ? ` (host ${printable(b.hostname)}, pid ${b.pid}, nonce ${printable(b.nonce)})` : ""
         }, ` +
           `taken ${Math.round(state.ageMs / 1000)} s ago; waited ${
             Math.round((clock() - started) / 1000)
@@ -224,7 +225,9 @@ export async function acquireLock(
       lost.abort(
         new SyncError(
           "lock-lost",
-          `the datastore lock ${key} was taken by ${current?.body?.holder ?? "someone else"}`,
+          `the datastore lock ${key} was taken by ${
+            printable(current?.body?.holder ?? "someone else")
+          }`,
         ),
       );
       return;

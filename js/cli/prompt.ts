@@ -4,6 +4,7 @@
  * @module
  */
 import type { PushPlan } from "../core.ts";
+import { printable } from "../printable.ts";
 import { count } from "./render/count.ts";
 import { describePlan } from "./render/push.ts";
 
@@ -25,7 +26,7 @@ export function deleteConfirmer(json: boolean): (plan: PushPlan) => Promise<bool
   const interactive = !json && Deno.stdin.isTerminal() && Deno.stderr.isTerminal();
   return async (plan) => {
     if (!interactive) return false;
-    for (const line of describePlan(plan)) console.error(line);
+    for (const line of describePlan(plan)) console.error(printable(line));
     return await askYesNo(`Delete ${count(plan.deletes.length)} remote objects?`);
   };
 }

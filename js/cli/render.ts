@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { printable } from "../printable.ts";
 import type { Outcome } from "./outcome.ts";
 import { doctorLines, repairLines } from "./render/layout.ts";
 import { lockReleaseLines, lockStatusLines } from "./render/lock.ts";
@@ -121,7 +122,7 @@ export function jsonFields(outcome: Outcome): Record<string, unknown> {
  */
 export function printOutcome(command: string, outcome: Outcome, json: boolean): void {
   if (json) console.log(JSON.stringify({ command, ...jsonFields(outcome) }));
-  else for (const line of humanLines(outcome)) console.log(line);
+  else for (const line of humanLines(outcome)) console.log(printable(line));
 }
 
 /**
@@ -137,7 +138,7 @@ export function printError(
   if (json) {
     console.log(JSON.stringify({ command, error }));
   } else {
-    console.error(`s3sync: error [${error.code}]: ${error.message}`);
+    console.error(`s3sync: error [${error.code}]: ${printable(error.message, true)}`);
     if (error.code === "usage" && usage) console.error(`\n${usage}`);
   }
 }

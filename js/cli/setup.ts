@@ -8,6 +8,7 @@ import { DenoCacheFs } from "../cache_fs.ts";
 import type { SyncContext } from "../context.ts";
 import { Planner } from "../core.ts";
 import { SyncError } from "../errors.ts";
+import { printable } from "../printable.ts";
 import { progressPrinter } from "../progress.ts";
 import { S3Store } from "../s3.ts";
 import type { FlagValues } from "./spec.ts";
@@ -78,7 +79,7 @@ export function setUp(values: FlagValues): Setup {
     listPageSize,
     signal: controller.signal,
     onProgress: json ? undefined : progressPrinter(),
-    log: json ? undefined : (line) => console.error(`s3sync: ${line}`),
+    log: json ? undefined : (line) => console.error(`s3sync: ${printable(line)}`),
     lock: lockWait === undefined ? false : { maxWaitMs: lockWait * 1000 },
   };
   return {

@@ -152,3 +152,46 @@ Deno.test("a killed holder's lock is taken over after its lease, and the takeove
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("a lock whose holder carries terminal escapes is shown escaped by lock status and the lock-timeout error", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("hostile-lock");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-hostile-lock-" });
+  try {
+    await store.putObject(
+      ".datastore.lock",
+      new TextEncoder().encode(JSON.stringify({
+        holder: "evil\x1b[2J\x07\nforged: Released the datastore lock.",
+        hostname: "host\x1b]0;title\x07",
+        pid: 1,
+        acquiredAt: new Date().toISOString(),
+        ttlMs: 600_000,
+        nonce: "n\x1b[31m",
+      })),
+    );
+    const flags = commonFlags(server, "hostile-lock", cache);
+    const status = await runCli(["lock", "status", ...flags]);
+    assertEquals(status.code, 0, status.stderr);
+    for (const out of [status.stdout, status.stderr]) {
+      assert(
+        !/[\x00-\x08\x0b-\x1f\x7f]/.test(out),
+        `raw control characters: ${JSON.stringify(out)}`,
+      );
+    }
+    assert(status.stdout.includes("evil\\u{1b}[2J\\u{07}\\u{0a}forged"), status.stdout);
+    assertEquals(
+      status.stdout.split("\n").filter((l) => l.startsWith("forged")).length,
+      0,
+      "no forged line",
+    );
+    await writeCacheFiles(cache, [["logs/a.log", new Uint8Array([1])]]);
+    const pushed = await runCli(["push", ...flags, "--yes", "--lock-wait", "1"]);
+    assert(pushed.code !== 0, pushed.stderr);
+    assert(pushed.stderr.includes("lock-timeout"), pushed.stderr);
+    assert(!/[\x00-\x08\x0b-\x1f\x7f]/.test(pushed.stderr), JSON.stringify(pushed.stderr));
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});

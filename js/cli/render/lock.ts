@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { printable } from "../../printable.ts";
 import type { LockReleaseOutcome, LockStatusOutcome } from "../outcome.ts";
 
 /** Who holds the lock and since when, and whether it is live or stale. */
@@ -11,7 +12,11 @@ export function lockStatusLines({ found }: LockStatusOutcome): string[] {
   const b = found.body;
   return [
     b
-      ? `Held by ${b.holder} (host ${b.hostname}, pid ${b.pid}, nonce ${b.nonce}), taken ${b.acquiredAt}.`
+      ? `Held by ${printable(String(b.holder))} (host ${
+        printable(String(b.hostname))
+      }, pid ${b.pid}, nonce ${printable(String(b.nonce))}), taken ${
+        printable(String(b.acquiredAt))
+      }.`
       : "A lock object exists but its body is unreadable.",
     found.state === "held"
       ? `Last refreshed ${Math.round((found.ageMs ?? 0) / 1000)} s ago: live for ${
