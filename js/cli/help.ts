@@ -68,6 +68,11 @@ export function commandHelp(specs: CommandSpec[]): string {
       lines.push(`${spec.name} options:`, ...flagLines(spec.flags), "");
     }
   }
-  lines.push("common options:", ...flagLines(COMMON_FLAGS), "", EXIT_LINE, "");
+  // `--cache` is required only by the commands that read or write the cache.
+  const common = specs.some((spec) => spec.needsCache) ? COMMON_FLAGS : {
+    ...COMMON_FLAGS,
+    cache: { ...COMMON_FLAGS.cache, help: "cache folder (not used by this command)" },
+  };
+  lines.push("common options:", ...flagLines(common), "", EXIT_LINE, "");
   return lines.join("\n");
 }

@@ -34,21 +34,26 @@ export async function main(args: string[]): Promise<number> {
   let setup: Setup | undefined;
   try {
     const line = parseCommandLine(args);
+    // Under `--json` a script gets one JSON object, whatever it asked for.
     if (line.kind === "version") {
-      console.log(`s3sync ${VERSION}`);
+      console.log(
+        json ? JSON.stringify({ command: "version", version: VERSION }) : `s3sync ${VERSION}`,
+      );
       return EXIT.ok;
     }
     if (line.kind === "overview") {
       if (!line.asked && json) {
-        // A script asked for JSON: it gets its one object, not the overview's text.
         printError(undefined, { code: "usage", message: "no command given" }, json);
         return EXIT.usage;
       }
-      (line.asked ? console.log : console.error)(overview());
+      if (json) console.log(JSON.stringify({ command: "help", usage: overview() }));
+      else (line.asked ? console.log : console.error)(overview());
       return line.asked ? EXIT.ok : EXIT.usage;
     }
     if (line.kind === "help") {
-      console.log(commandHelp(line.specs));
+      const usage = commandHelp(line.specs);
+      const names = line.specs.map((spec) => spec.name);
+      console.log(json ? JSON.stringify({ command: "help", commands: names, usage }) : usage);
       return EXIT.ok;
     }
     setup = setUp(line.values);

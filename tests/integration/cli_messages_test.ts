@@ -5,6 +5,7 @@
  * the usage errors of `--endpoint` without a scheme, an empty `--namespace` and `--json`
  * without a command.
  */
+import { VERSION } from "../../js/version.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
 import { contentOf, datastoreRels, putAll } from "../harness/seed.ts";
@@ -175,6 +176,27 @@ Deno.test('usage errors: --endpoint without a scheme, --namespace "", --json wit
   const help = await runCli(["push", "--help"]);
   assertEquals(help.code, 0);
   assert(help.stdout.includes("(default: pull 50; push, migrate 25)"), help.stdout);
+});
+
+Deno.test("under --json, --version and --help print one JSON object; a command that needs no cache says so in its help", async () => {
+  const version = await runCli(["--version", "--json"]);
+  assertEquals(version.code, 0, version.stderr);
+  assertEquals(JSON.parse(version.stdout), { command: "version", version: VERSION });
+  const help = await runCli(["push", "--help", "--json"]);
+  assertEquals(help.code, 0, help.stderr);
+  const parsed = JSON.parse(help.stdout);
+  assertEquals([parsed.command, parsed.commands], ["help", ["push"]]);
+  assert(parsed.usage.startsWith("usage: s3sync push --bucket B --cache DIR"), parsed.usage);
+  const overview = JSON.parse((await runCli(["--help", "--json"])).stdout);
+  assert(overview.usage.includes("commands:"), overview.usage);
+  // `lock` and `migrate` take no cache: their usage line and option list agree.
+  for (const command of ["lock", "migrate"]) {
+    const text = (await runCli([command, "--help"])).stdout;
+    assert(!text.includes("--cache DIR ["), text);
+    assert(text.includes("cache folder (not used by this command)"), text);
+    assert(!/--cache DIR +cache folder.*\(required\)/.test(text), text);
+  }
+  assert((await runCli(["push", "--help"])).stdout.includes("(required)"));
 });
 
 Deno.test("folder markers (zero-byte keys ending in /, as the S3 console makes) are skipped and counted: pull exits 0", async () => {
