@@ -165,22 +165,24 @@ pub struct PushInput {
     pub facts: RunFacts,
     /// Each walked file's change time and inode (`[ctime, ino, …]` in walk order), when known.
     pub changes: Vec<f64>,
-    /// The sidecar's seal was made by a walk at this time less [`crate::seal::RACY_MS`]: a file
-    /// whose change time is not older was written since (or too close to tell), so a size and
-    /// mtime equal to the base's do not clear it: it is hashed, as a `markDirty`'d file is. This
-    /// catches a same-size rewrite that restored its mtime.
-    pub changed_since_ms: Option<i64>,
+    /// The sidecar's seal was made by a walk begun at this time: a file whose change time is
+    /// not older than that less its racy window ([`crate::seal::is_racy`]) was written since (or
+    /// too close to tell), so a size and mtime equal to the base's do not clear it: it is
+    /// hashed, as a `markDirty`'d file is. This catches a same-size rewrite that restored its
+    /// mtime.
+    pub sealed_at_ms: Option<i64>,
 }
 
 impl PushInput {
-    /// True when the walked file at `slot` changed at or after [`PushInput::changed_since_ms`].
-    fn changed_since_seal(&self, slot: usize) -> bool {
-        let Some(since) = self.changed_since_ms else {
+    /// True when the walked file at `slot` (mtime `mtime_ms`) changed since the seal's walk, or
+    /// too close before it (see [`PushInput::sealed_at_ms`]).
+    fn changed_since_seal(&self, slot: usize, mtime_ms: Option<i64>) -> bool {
+        let Some(sealed_at) = self.sealed_at_ms else {
             return false;
         };
-        self.changes
-            .get(slot * 2)
-            .is_some_and(|ctime| !ctime.is_finite() || *ctime as i64 >= since)
+        self.changes.get(slot * 2).is_some_and(|ctime| {
+            !ctime.is_finite() || crate::seal::is_racy(*ctime as i64, mtime_ms, sealed_at)
+        })
     }
 }
 
@@ -412,7 +414,7 @@ pub fn plan_push(
         let cache_path = stat.cache_path;
         debug_assert_eq!(cache_path, model.under_binding(rel.as_str()));
         let dirty = covering_tombstone(&input.tombstones, cache_path).is_some()
-            || input.changed_since_seal(stat.slot);
+            || input.changed_since_seal(stat.slot, stat.mtime_ms);
         let compared = compare(
             entry,
             base.is_some(),

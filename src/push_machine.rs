@@ -530,10 +530,7 @@ impl PushRun {
             },
             facts: self.facts,
             changes: self.changes.clone(),
-            changed_since_ms: self
-                .sidecar_seal
-                .as_ref()
-                .map(|seal| seal.walked_at_ms - seal::RACY_MS),
+            sealed_at_ms: self.sidecar_seal.as_ref().map(|seal| seal.walked_at_ms),
         };
         let listing = std::mem::take(&mut self.listing);
         let needs_hash = {

@@ -11,7 +11,8 @@
 //! The change time and inode are what git's index keeps for the same reason: a rewrite in place
 //! or a restored mtime (`touch -r`, `cp -p`, `rsync -t`) cannot keep the change time, and a file
 //! replaced by a rename gets a new inode, so any write since the seal changes the digest and
-//! takes the normal path. A file changed within [`RACY_MS`] before the seal's walk may have been
+//! takes the normal path. A file changed within its racy window before the seal's walk
+//! ([`RACY_FINE_MS`] where the file system keeps sub-second times, else [`RACY_MS`]) may have been
 //! changed again within the same timestamp tick ("racily clean" in git's words): the seal cannot
 //! vouch for such a file ([`racy_files`]), so the next push hashes it, with no request, and ends
 //! on the seal only when every such file still holds the bytes this cache last synced (the
@@ -31,6 +32,29 @@ use crate::layout::Survey;
 /// the timestamp granularity of every common file system (FAT's 2 s included).
 pub const RACY_MS: i64 = 2_000;
 
+/// The same for a file whose mtime shows a fraction of a second, which only a file system
+/// keeping sub-second times gives it (ext4, XFS, Btrfs, APFS, NTFS: nanoseconds or 100 ns;
+/// exFAT: 10 ms; never FAT or HFS+, whose times are whole seconds). Two writes there share a
+/// timestamp only within one tick of the kernel's coarse clock (at most 10 ms); a tenth of a
+/// second covers that with room. A file that happens to carry a whole-second mtime takes
+/// [`RACY_MS`] (one in a thousand: it is then hashed, never trusted wrongly).
+pub const RACY_FINE_MS: i64 = 100;
+
+/// The racy window of a file whose mtime is `mtime_ms` (see [`RACY_FINE_MS`]).
+pub fn racy_window_ms(mtime_ms: Option<i64>) -> i64 {
+    match mtime_ms {
+        Some(mtime) if mtime.rem_euclid(1_000) != 0 => RACY_FINE_MS,
+        _ => RACY_MS,
+    }
+}
+
+/// True when a file changed at `change_ms` (its newer of mtime and change time) with mtime
+/// `mtime_ms` is too close to a walk begun at `walked_at_ms` (or after it) for that walk's
+/// stats to vouch for its bytes.
+pub fn is_racy(change_ms: i64, mtime_ms: Option<i64>, walked_at_ms: i64) -> bool {
+    change_ms >= walked_at_ms - racy_window_ms(mtime_ms)
+}
+
 /// The seal a verified push leaves in the sidecar (`s3syncSeal`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Tsify)]
 #[tsify(missing_as_null, hashmap_as_object)]
@@ -42,13 +66,11 @@ pub struct StatSeal {
     pub walked_at_ms: i64,
 }
 
-/// What a walk says for the seal: its digest and the newest change among its payload files.
+/// What a walk says for the seal: the digest of its payload files' stats.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalkStamp {
     /// Digest of the payload files' stats.
     pub digest: String,
-    /// The newest mtime or change time of a payload file (epoch ms; 0 for none).
-    pub newest_change_ms: i64,
 }
 
 /// The stamp of a surveyed walk, with `changes` holding each walked file's change time and
@@ -58,7 +80,6 @@ pub fn stamp(survey: &Survey<'_>, changes: &[f64]) -> Option<WalkStamp> {
     let mut low = DefaultHasher::new();
     let mut high = DefaultHasher::new();
     0x5ea1_u32.hash(&mut high);
-    let mut newest = 0i64;
     for (rel, file) in survey.payload.iter() {
         let ctime = *changes.get(file.slot * 2)?;
         let ino = *changes.get(file.slot * 2 + 1)?;
@@ -67,7 +88,6 @@ pub fn stamp(survey: &Survey<'_>, changes: &[f64]) -> Option<WalkStamp> {
             return None;
         }
         let ctime = ctime as i64;
-        newest = newest.max(ctime).max(mtime);
         for hasher in [&mut low, &mut high] {
             rel.hash(hasher);
             file.size.hash(hasher);
@@ -78,14 +98,7 @@ pub fn stamp(survey: &Survey<'_>, changes: &[f64]) -> Option<WalkStamp> {
     }
     Some(WalkStamp {
         digest: format!("{:016x}{:016x}", high.finish(), low.finish()),
-        newest_change_ms: newest,
     })
-}
-
-/// True when `seal` proves the walk stamped `now` found the cache as the sealing push left it:
-/// the same digest, and no file changed within [`RACY_MS`] before the sealing walk.
-pub fn holds(seal: &StatSeal, now: &WalkStamp) -> bool {
-    seal.digest == now.digest && now.newest_change_ms + RACY_MS < seal.walked_at_ms
 }
 
 /// A payload file the seal cannot vouch for: its rel and cache path.
@@ -100,11 +113,10 @@ pub struct RacyFile {
 }
 
 /// The payload files of a surveyed walk (`changes` as for [`stamp`]) whose mtime or change
-/// time is within [`RACY_MS`] before `seal`'s walk, or after it: a change within the same
+/// time is within their racy window ([`racy_window_ms`]) before `seal`'s walk, or after it: a change within the same
 /// timestamp tick as the sealing walk's stat would not show in the digest. A file lacking a
 /// stat counts as racy.
 pub fn racy_files(seal: &StatSeal, survey: &Survey<'_>, changes: &[f64]) -> Vec<RacyFile> {
-    let trusted_before = seal.walked_at_ms - RACY_MS;
     survey
         .payload
         .iter()
@@ -114,7 +126,9 @@ pub fn racy_files(seal: &StatSeal, survey: &Survey<'_>, changes: &[f64]) -> Vec<
                 .copied()
                 .filter(|c| c.is_finite());
             match (ctime, file.mtime_ms) {
-                (Some(ctime), Some(mtime)) => (ctime as i64).max(mtime) >= trusted_before,
+                (Some(ctime), Some(mtime)) => {
+                    is_racy((ctime as i64).max(mtime), Some(mtime), seal.walked_at_ms)
+                }
                 _ => true,
             }
         })

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use s3sync_core::push_machine::PushRunRequest;
-use s3sync_core::seal::{holds, StatSeal, WalkStamp, RACY_MS};
+use s3sync_core::seal::{is_racy, racy_window_ms, RACY_FINE_MS, RACY_MS};
 use s3sync_core::sync_state::SyncState;
 
 #[path = "common/sim.rs"]
@@ -99,23 +99,24 @@ fn a_new_file_a_tombstone_or_a_pull_each_take_the_normal_path() {
 }
 
 #[test]
-fn a_change_close_to_the_sealing_walk_is_not_trusted() {
-    let seal = StatSeal {
-        digest: "d".into(),
-        walked_at_ms: 100_000,
-    };
-    let stamp = |newest| WalkStamp {
-        digest: "d".into(),
-        newest_change_ms: newest,
-    };
-    assert!(holds(&seal, &stamp(100_000 - RACY_MS - 1)));
-    assert!(!holds(&seal, &stamp(100_000 - RACY_MS)));
-    assert!(!holds(&seal, &stamp(100_500)));
-    let other = WalkStamp {
-        digest: "e".into(),
-        newest_change_ms: 0,
-    };
-    assert!(!holds(&seal, &other));
+fn a_change_close_to_the_sealing_walk_is_not_trusted_within_its_file_systems_window() {
+    let walked = 100_000;
+    // A whole-second mtime (FAT, HFS+, or one in a thousand elsewhere): two seconds.
+    let coarse = Some(98_000);
+    assert!(!is_racy(walked - RACY_MS - 1, coarse, walked));
+    assert!(is_racy(walked - RACY_MS, coarse, walked));
+    assert!(is_racy(walked + 500, coarse, walked));
+    // A sub-second mtime (ext4, APFS, NTFS, exFAT): a tenth of a second.
+    let fine = Some(98_123);
+    assert_eq!(racy_window_ms(fine), RACY_FINE_MS);
+    assert!(!is_racy(walked - RACY_FINE_MS - 1, fine, walked));
+    assert!(is_racy(walked - RACY_FINE_MS, fine, walked));
+    assert!(is_racy(walked + 1, fine, walked));
+    // No mtime: the wide window.
+    assert_eq!(racy_window_ms(None), RACY_MS);
+    // Times before 1970 are still judged by their fraction.
+    assert_eq!(racy_window_ms(Some(-1_500)), RACY_FINE_MS);
+    assert_eq!(racy_window_ms(Some(-2_000)), RACY_MS);
 }
 
 /// A cache whose last push ran right after it wrote `data/a.json` (swamp core's shape: a
