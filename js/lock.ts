@@ -302,10 +302,27 @@ export async function forceRelease(
   key = LOCK_KEY,
 ): Promise<boolean> {
   const current = await inspectLock(store, key);
+  if (current !== null && nonce === UNREADABLE_LOCK && !lockReadable(current.raw)) {
+    // No nonce can be named for a body that is no lock: the one read goes, and only it (a
+    // lock taken meanwhile has another ETag) where the store can make the delete conditional.
+    if (hasExtras(store) && current.etag) {
+      return await store.deleteObjectIfMatch(key, current.etag);
+    }
+    await store.deleteObject(key);
+    return true;
+  }
   if (!isOurs(current, nonce)) return false;
   await store.deleteObject(key);
   return true;
 }
+
+/** Whether a lock object's body reads as a lock (the core decides). */
+export function lockReadable(raw: Uint8Array): boolean {
+  return core(() => wasm.lockReadable(raw));
+}
+
+/** What `lock release --force` takes for a lock object whose body is no lock. */
+export const UNREADABLE_LOCK = "unreadable";
 
 /**
  * The core's reading of a lock object for a person (`lock status`): who holds it, for how long,

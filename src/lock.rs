@@ -16,6 +16,22 @@ pub const DEFAULT_RETRY_MS: u64 = 1_000;
 /// The extension's default longest wait.
 pub const DEFAULT_MAX_WAIT_MS: u64 = 60_000;
 
+/// The longest lease honoured: a lock body asking for more (a bug, or a hostile writer asking
+/// for 10^15 ms or 2^64 − 1) is held for this long and then stale, so no lock can block every
+/// writer for longer than an hour without being refreshed.
+pub const MAX_TTL_MS: u64 = 3_600_000;
+
+/// Checks a lease we are asked to take: at most [`MAX_TTL_MS`] (a longer one would be capped by
+/// every reader, so asking for it is a mistake to report, not to honour silently), and not 0.
+pub fn check_ttl(ttl_ms: u64) -> crate::error::CoreResult<u64> {
+    if ttl_ms == 0 || ttl_ms > MAX_TTL_MS {
+        return Err(crate::error::CoreError::input(format!(
+            "lock ttlMs {ttl_ms} is outside 1..={MAX_TTL_MS} (a lease is at most an hour)"
+        )));
+    }
+    Ok(ttl_ms)
+}
+
 /// The lock object's body, as the extension writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Tsify)]
 #[tsify(missing_as_null, hashmap_as_object)]
@@ -73,6 +89,8 @@ pub enum LockState {
         age_ms: u64,
         /// How long until it turns stale.
         expires_in_ms: u64,
+        /// The body asked for a lease over [`MAX_TTL_MS`], which is what is honoured.
+        ttl_capped: bool,
     },
     /// Someone else's lease ran out: it may be taken over.
     Stale {
@@ -80,6 +98,8 @@ pub enum LockState {
         holder: String,
         /// Age of the lock object in ms.
         age_ms: u64,
+        /// The body asked for a lease over [`MAX_TTL_MS`], which is what was honoured.
+        ttl_capped: bool,
     },
 }
 
@@ -98,14 +118,20 @@ pub fn assess(
     if parsed.as_ref().is_some_and(|b| b.nonce == our_nonce) {
         return LockState::Ours;
     }
-    let ttl = parsed.as_ref().map_or(DEFAULT_TTL_MS, |b| b.ttl_ms);
+    let asked = parsed.as_ref().map_or(DEFAULT_TTL_MS, |b| b.ttl_ms);
+    let ttl_capped = asked > MAX_TTL_MS;
+    let ttl = asked.min(MAX_TTL_MS);
     let holder = parsed
         .as_ref()
         .map_or_else(|| "unknown".to_string(), |b| b.holder.clone());
     // Without a LastModified we cannot prove the lease ran out: treat it as fresh.
     let age_ms = last_modified_ms.map_or(0, |m| now_ms.saturating_sub(m).max(0) as u64);
     if age_ms > ttl {
-        LockState::Stale { holder, age_ms }
+        LockState::Stale {
+            holder,
+            age_ms,
+            ttl_capped,
+        }
     } else {
         LockState::Held {
             holder,
@@ -115,6 +141,7 @@ pub fn assess(
             pid: parsed.as_ref().map_or(0, |b| b.pid),
             age_ms,
             expires_in_ms: ttl - age_ms,
+            ttl_capped,
         }
     }
 }

@@ -807,6 +807,13 @@ fn duration(value: f64, what: &str) -> Result<u64, JsValue> {
     }
 }
 
+/// Whether a lock object's body reads as a lock (`false`: only `lock release --force unreadable`
+/// removes it, since no nonce can be named).
+#[wasm_bindgen(js_name = lockReadable)]
+pub fn lock_readable(body: &[u8]) -> bool {
+    lock::LockBody::parse(body).is_some()
+}
+
 /// Classifies the lock object (see `lock::assess`): `{state: "free" | "ours" | "held" | "stale",
 /// ...}`.
 #[wasm_bindgen(js_name = lockAssess, unchecked_return_type = "LockState")]
@@ -910,7 +917,7 @@ pub fn lock_body(
         hostname,
         pid: duration(pid, "pid")?,
         acquired_at: acquired_at_iso,
-        ttl_ms: duration(ttl_ms, "ttlMs")?,
+        ttl_ms: lock::check_ttl(duration(ttl_ms, "ttlMs")?).map_err(to_js_error)?,
         nonce,
     }
     .to_json())

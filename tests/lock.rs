@@ -1,7 +1,8 @@
 //! The lock's decisions, with time as a value.
 
 use s3sync_core::lock::{
-    assess, heartbeat_interval_ms, wait_decision, LockBody, LockState, WaitDecision, DEFAULT_TTL_MS,
+    assess, check_ttl, heartbeat_interval_ms, wait_decision, LockBody, LockState, WaitDecision,
+    DEFAULT_TTL_MS, MAX_TTL_MS,
 };
 
 fn body(nonce: &str, ttl_ms: u64) -> Vec<u8> {
@@ -108,4 +109,46 @@ fn the_body_round_trips_in_the_extensions_shape() {
         assert!(text.contains(field), "{field} in {text}");
     }
     assert_eq!(LockBody::parse(&bytes).unwrap().nonce, "abc");
+}
+
+#[test]
+fn a_lease_longer_than_an_hour_is_capped_at_an_hour() {
+    for asked in [MAX_TTL_MS + 1, 1_000_000_000_000_000, u64::MAX] {
+        let lock = body("theirs", asked);
+        match assess(Some(&lock), Some(0), "mine", 1_000) {
+            LockState::Held {
+                expires_in_ms,
+                ttl_capped,
+                ..
+            } => {
+                assert_eq!(expires_in_ms, MAX_TTL_MS - 1_000, "asked {asked}");
+                assert!(ttl_capped);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            assess(Some(&lock), Some(0), "mine", MAX_TTL_MS as i64 + 1),
+            LockState::Stale {
+                ttl_capped: true,
+                ..
+            }
+        ));
+    }
+    // A lease of exactly an hour is honoured as asked.
+    assert!(matches!(
+        assess(Some(&body("theirs", MAX_TTL_MS)), Some(0), "mine", 1),
+        LockState::Held {
+            ttl_capped: false,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_lease_we_are_asked_to_take_must_be_within_an_hour() {
+    assert_eq!(check_ttl(30_000).unwrap(), 30_000);
+    assert_eq!(check_ttl(MAX_TTL_MS).unwrap(), MAX_TTL_MS);
+    for bad in [0, MAX_TTL_MS + 1, u64::MAX] {
+        assert_eq!(check_ttl(bad).unwrap_err().code(), "invalid-input");
+    }
 }

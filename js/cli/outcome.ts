@@ -79,6 +79,10 @@ export interface LockStatusOutcome {
     state: "held" | "stale" | "other";
     ageMs?: number;
     expiresInMs?: number;
+    /** The body asks for a lease over an hour: an hour is what every reader honours. */
+    ttlCapped?: boolean;
+    /** The body is no lock: only `lock release --force unreadable` removes it. */
+    unreadable?: boolean;
   };
 }
 

@@ -198,3 +198,55 @@ Deno.test("a lock whose holder carries terminal escapes is shown escaped by lock
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("a lock asking for a lease of 2^64 - 1 ms is held an hour at most and said so; an unreadable one is released with --force unreadable", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("odd-locks");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-odd-locks-" });
+  try {
+    const flags = commonFlags(server, "odd-locks", cache);
+    await store.putObject(
+      ".datastore.lock",
+      new TextEncoder().encode(
+        `{"holder":"greedy@host","hostname":"host","pid":1,"acquiredAt":"${
+          new Date().toISOString()
+        }","ttlMs":18446744073709551615,"nonce":"greedy"}`,
+      ),
+    );
+    const capped = await runCli(["lock", "status", ...flags]);
+    assertEquals(capped.code, 0, capped.stderr);
+    assert(capped.stdout.includes("[lock-ttl-capped]"), capped.stdout);
+    const live = capped.stdout.match(/live for (\d+) s more/);
+    assert(live && Number(live[1]) <= 3600, capped.stdout);
+
+    // A body that is no lock: no nonce to name, so `unreadable` releases it, and only then.
+    await store.putObject(".datastore.lock", new TextEncoder().encode("\u0000 not json"));
+    const unreadable = await runCli(["lock", "status", ...flags]);
+    assert(unreadable.stdout.includes("--force unreadable"), unreadable.stdout);
+    const wrong = await runCli(["lock", "release", "--force", "some-nonce", ...flags]);
+    assertEquals(wrong.code, 3, wrong.stdout);
+    assert((await store.headObject(".datastore.lock")).exists);
+    const released = await runCli(["lock", "release", "--force", "unreadable", ...flags]);
+    assertEquals(released.code, 0, released.stdout + released.stderr);
+    assertEquals((await store.headObject(".datastore.lock")).exists, false);
+    // `unreadable` never releases a readable lock.
+    await store.putObject(
+      ".datastore.lock",
+      new TextEncoder().encode(JSON.stringify({
+        holder: "a@b",
+        hostname: "b",
+        pid: 2,
+        acquiredAt: new Date().toISOString(),
+        ttlMs: 30_000,
+        nonce: "real",
+      })),
+    );
+    const refused = await runCli(["lock", "release", "--force", "unreadable", ...flags]);
+    assertEquals(refused.code, 3, refused.stdout);
+    assert((await store.headObject(".datastore.lock")).exists);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});

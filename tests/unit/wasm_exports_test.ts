@@ -55,6 +55,7 @@ const FUNCTIONS: Record<string, () => unknown> = {
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
   lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
   lockDefaults: () => wasm.lockDefaults(),
+  lockReadable: () => wasm.lockReadable(DEEP),
   lockHeartbeatMs: () => wasm.lockHeartbeatMs(NaN),
   lockWaitDecision: () => wasm.lockWaitDecision(NaN, -1, Infinity, -5),
   mapRel: () => wasm.mapRel(EVIL, EVIL, EVIL),

@@ -4,7 +4,7 @@
  * @module
  */
 import { lockKeyFor } from "../../core.ts";
-import { describeLock, forceRelease, inspectLock } from "../../lock.ts";
+import { describeLock, forceRelease, inspectLock, lockReadable } from "../../lock.ts";
 import { EXIT } from "../exit_codes.ts";
 import type { LockReleaseOutcome, LockStatusOutcome } from "../outcome.ts";
 import type { CommandInput } from "./run.ts";
@@ -22,6 +22,8 @@ export async function runLockStatus({ ctx }: CommandInput): Promise<LockStatusOu
       state: state.state === "held" || state.state === "stale" ? state.state : "other",
       ageMs: state.state === "stale" || state.state === "held" ? state.ageMs : undefined,
       expiresInMs: state.state === "held" ? state.expiresInMs : undefined,
+      ttlCapped: state.state === "stale" || state.state === "held" ? state.ttlCapped : undefined,
+      unreadable: !lockReadable(current.raw),
     },
   };
 }

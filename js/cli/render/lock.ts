@@ -11,13 +11,19 @@ export function lockStatusLines({ found }: LockStatusOutcome): string[] {
   if (!found) return ["No datastore lock is held."];
   const b = found.body;
   return [
-    b
+    b && !found.unreadable
       ? `Held by ${printable(String(b.holder))} (host ${
         printable(String(b.hostname))
       }, pid ${b.pid}, nonce ${printable(String(b.nonce))}), taken ${
         printable(String(b.acquiredAt))
       }.`
       : "A lock object exists but its body is unreadable.",
+    found.unreadable
+      ? "Its body is no lock, so no nonce can be named: `s3sync lock release --force unreadable` removes it."
+      : "",
+    found.ttlCapped
+      ? "Its body asks for a lease over an hour [lock-ttl-capped]: every reader holds it for an hour at most."
+      : "",
     found.state === "held"
       ? `Last refreshed ${Math.round((found.ageMs ?? 0) / 1000)} s ago: live for ${
         Math.round((found.expiresInMs ?? 0) / 1000)
