@@ -34,7 +34,7 @@ async function readJsonIfAny<T>(path: string): Promise<T | undefined> {
  * The side-by-side run against the extension's own service, made locally (its code is AGPL and
  * stays out of this repository) and committed as `bench/ext_local.json`.
  */
-interface ExtLocalRun {
+export interface ExtLocalRun {
   /** When, on what, and the exact command. */
   ranAt: string;
   command: string;
@@ -83,7 +83,7 @@ function ratio(value: number): string {
   return value >= 0.1 ? n(value, 2) : value.toPrecision(2);
 }
 
-function table(header: string[], rows: (string | number)[][]): string {
+export function table(header: string[], rows: (string | number)[][]): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
@@ -96,7 +96,7 @@ const TOOL_NAMES: Record<Tool, string> = {
 };
 
 /** One target's verdict. */
-interface Verdict {
+export interface Verdict {
   target: string;
   measured: string;
   met: boolean;
@@ -182,6 +182,16 @@ function targets(
       met: noop.tools.oursCli.medianMs <= 120,
     });
   }
+  out.push(...extTargets(ext));
+  return out;
+}
+
+/**
+ * Issue 38's targets for the side-by-side run beside the extension's service: no scenario
+ * above 1.0 ×, the median at most 0.8 ×, a no-op push at 0 requests.
+ */
+export function extTargets(ext: ExtLocalRun | undefined): Verdict[] {
+  const out: Verdict[] = [];
   for (const run of ext?.runs ?? []) {
     const ours = run.services.oursOnExtClient ?? run.services.ours;
     const theirs = run.services.extension;
@@ -206,7 +216,10 @@ function targets(
 }
 
 /** The extension-shaped scenarios: this run's figures, and the committed side-by-side run. */
-function extSection(run: ExtShapeResults | undefined, local: ExtLocalRun | undefined): string {
+export function extSection(
+  run: ExtShapeResults | undefined,
+  local: ExtLocalRun | undefined,
+): string {
   const parts: string[] = [];
   if (run) {
     parts.push(
