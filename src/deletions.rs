@@ -5,8 +5,9 @@
 //! other clones, and a later `touch` there uploaded the file again. Now a push that deletes
 //! records, in the index it publishes, which version it deleted and when ([`DELETIONS_FIELD`], a
 //! top-level field the extension's readers ignore and its writers keep, as they keep every
-//! unknown field). A pull removes a local file only when such a record names exactly the version
-//! this cache last synced and the file is unchanged since; anything else is kept and reported.
+//! unknown field). A pull removes a local file only when such a record names the version this
+//! cache last synced, or a later one written over it, and the file is unchanged since; anything
+//! else is kept and reported.
 //! A peer that writes no records (the extension) changes nothing here.
 //!
 //! Records are kept for [`DELETION_WINDOW_DAYS`] days (and at most [`MAX_DELETION_RECORDS`]),
@@ -54,6 +55,22 @@ impl DeletionRecord {
             last_modified: entry.last_modified.as_deref().map(str::to_string),
             deleted_at: at.to_string(),
         }
+    }
+
+    /// True when the delete this record describes removed the version `base` describes or one
+    /// that replaced it: [`DeletionRecord::names`] it, or the deleted version was written after
+    /// it (both `lastModified` readable, the record's later). A key's versions in the bucket
+    /// follow one another (every write is conditional on the one before), so a clone that last
+    /// synced an older version, and has not changed it since, holds what the deleting clone
+    /// deleted on top of: the delete reaches it too (before, such a clone kept the file forever,
+    /// and its pushes never found the cache sealed again).
+    pub fn supersedes(&self, base: &IndexEntry) -> bool {
+        if self.names(base) {
+            return true;
+        }
+        let deleted = self.last_modified.as_deref().and_then(parse_iso_millis);
+        let synced = base.last_modified.as_deref().and_then(parse_iso_millis);
+        matches!((deleted, synced), (Some(deleted), Some(synced)) if deleted > synced)
     }
 
     /// True when this record names exactly the version `base` describes: the same hash when

@@ -511,9 +511,10 @@ fn note_deleted_remotely(
     else {
         return;
     };
-    // Another clone deleted exactly the version this cache holds, unchanged: the delete
-    // reaches this cache too. Anything less (no record, another version) keeps the file.
-    if deletion_of(index, key).is_some_and(|record| record.names(base_entry)) {
+    // Another clone deleted the version this cache holds, unchanged, or one written over it:
+    // the delete reaches this cache too. Anything less (no record, an older version) keeps
+    // the file.
+    if deletion_of(index, key).is_some_and(|record| record.supersedes(base_entry)) {
         plan.removals.push(Removal {
             rel: key.to_string(),
             cache_path: local.cache_path.to_string(),

@@ -1,6 +1,7 @@
 //! Deletes reach every clone, on evidence: a push that deletes records the version it deleted
 //! in the index it publishes; another clone's pull removes its copy only when the record names
-//! exactly the version it holds, unchanged. Everything else is kept, as before.
+//! the version it holds, or one written over it, and the copy is unchanged. Everything else is
+//! kept, as before.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;
@@ -160,4 +161,90 @@ fn records_expire_after_the_window_and_are_capped() {
     prune_deletions(&mut index, "2026-12-04T00:00:00.000Z");
     let kept = index.extra[DELETIONS_FIELD].as_object().unwrap().len();
     assert_eq!(kept, MAX_DELETION_RECORDS);
+}
+
+#[test]
+fn a_delete_of_a_later_version_reaches_a_clone_that_still_holds_an_older_one() {
+    // B synced version one; A then wrote version two and, later, deleted it: B never saw two.
+    let (mut bucket, mut a, mut b) = two_clones();
+    a.edit("data/m/1/raw", b"one, then two");
+    let later = PushFaults {
+        at: Some("2026-12-02T00:00:00.000Z"),
+        ..PushFaults::default()
+    };
+    let pushed = run_push(&mut bucket, &mut a, PushRunRequest::default(), &later).unwrap();
+    assert_eq!(pushed.uploaded, ["data/m/1/raw"]);
+    a.delete_marked("data/m/1/raw");
+    let deleting = PushFaults {
+        at: Some("2026-12-03T00:00:00.000Z"),
+        ..confirmed()
+    };
+    assert_eq!(
+        run_push(&mut bucket, &mut a, ask(), &deleting)
+            .unwrap()
+            .deleted,
+        ["data/m/1/raw"]
+    );
+    let pulled = run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
+    assert_eq!(pulled.removed, ["data/m/1/raw"], "its copy of one goes too");
+    assert!(b.data("data/m/1/raw").is_none());
+    assert!(b.data("data/m/2/raw").is_some());
+    // Nothing left behind: B's next push neither uploads nor deletes, and is sealed after.
+    let again = push_plain(&mut bucket, &mut b);
+    assert!(again.uploaded.is_empty() && again.deleted.is_empty());
+    assert!(
+        push_plain(&mut bucket, &mut b).sealed,
+        "the cache seals again"
+    );
+}
+
+#[test]
+fn an_older_copy_edited_here_outlives_the_delete_of_a_later_version() {
+    let (mut bucket, mut a, mut b) = two_clones();
+    a.edit("data/m/1/raw", b"one, then two");
+    let later = PushFaults {
+        at: Some("2026-12-02T00:00:00.000Z"),
+        ..PushFaults::default()
+    };
+    run_push(&mut bucket, &mut a, PushRunRequest::default(), &later).unwrap();
+    a.delete_marked("data/m/1/raw");
+    let deleting = PushFaults {
+        at: Some("2026-12-03T00:00:00.000Z"),
+        ..confirmed()
+    };
+    run_push(&mut bucket, &mut a, ask(), &deleting).unwrap();
+    b.edit("data/m/1/raw", b"one, edited on b");
+    let pulled = run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
+    assert!(pulled.removed.is_empty());
+    assert_eq!(b.data("data/m/1/raw"), Some(&b"one, edited on b"[..]));
+}
+
+#[test]
+fn a_record_supersedes_the_version_it_names_and_older_ones_only() {
+    let entry = |size, modified: &str| IndexEntry {
+        size,
+        last_modified: Some(modified.into()),
+        ..IndexEntry::default()
+    };
+    let deleted = DeletionRecord::of(
+        &entry(5, "2026-11-02T00:00:00.000Z"),
+        "2026-11-03T00:00:00.000Z",
+    );
+    assert!(
+        deleted.supersedes(&entry(5, "2026-11-02T00:00:00.000Z")),
+        "the same"
+    );
+    assert!(
+        deleted.supersedes(&entry(9, "2026-11-01T00:00:00.000Z")),
+        "an older one"
+    );
+    assert!(
+        !deleted.supersedes(&entry(9, "2026-11-04T00:00:00.000Z")),
+        "a newer one"
+    );
+    assert!(!deleted.supersedes(&IndexEntry {
+        size: 9,
+        ..IndexEntry::default()
+    }));
+    assert!(!deleted.supersedes(&entry(9, "not a date")));
 }

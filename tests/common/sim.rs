@@ -451,6 +451,9 @@ pub struct PushFaults {
     /// A planted bug, for the tests that must catch it: object writes and deletes go
     /// unconditionally, as before conditional object writes.
     pub unconditional: bool,
+    /// When the push runs (ISO-8601; default the simulation's fixed now): what it records as
+    /// its uploads' `lastModified` and its deletes' time.
+    pub at: Option<&'static str>,
 }
 
 /// What a push did.
@@ -620,7 +623,13 @@ pub fn run_push_with(
                     });
                     ran.uploaded.push(u.transfer.rel.clone());
                 }
-                run.on_uploaded(&mut session, &uploaded, failures, &lost, NOW)?;
+                run.on_uploaded(
+                    &mut session,
+                    &uploaded,
+                    failures,
+                    &lost,
+                    faults.at.unwrap_or(NOW),
+                )?;
                 ran.plan = session.push_plan()?.clone();
             }
             PushAction::Prepared => {
