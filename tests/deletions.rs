@@ -163,10 +163,10 @@ fn records_expire_after_the_window_and_are_capped() {
     assert_eq!(kept, MAX_DELETION_RECORDS);
 }
 
-#[test]
-fn a_delete_of_a_later_version_reaches_a_clone_that_still_holds_an_older_one() {
-    // B synced version one; A then wrote version two and, later, deleted it: B never saw two.
-    let (mut bucket, mut a, mut b) = two_clones();
+/// Two clones holding version one of `data/m/1/raw`; A then writes version two (pushed a day
+/// later) and deletes it (a day after that): B never saw two.
+fn a_later_version_deleted() -> (Bucket, Cache) {
+    let (mut bucket, mut a, b) = two_clones();
     a.edit("data/m/1/raw", b"one, then two");
     let later = PushFaults {
         at: Some("2026-12-02T00:00:00.000Z"),
@@ -179,12 +179,14 @@ fn a_delete_of_a_later_version_reaches_a_clone_that_still_holds_an_older_one() {
         at: Some("2026-12-03T00:00:00.000Z"),
         ..confirmed()
     };
-    assert_eq!(
-        run_push(&mut bucket, &mut a, ask(), &deleting)
-            .unwrap()
-            .deleted,
-        ["data/m/1/raw"]
-    );
+    let deleted = run_push(&mut bucket, &mut a, ask(), &deleting).unwrap();
+    assert_eq!(deleted.deleted, ["data/m/1/raw"]);
+    (bucket, b)
+}
+
+#[test]
+fn a_delete_of_a_later_version_reaches_a_clone_that_still_holds_an_older_one() {
+    let (mut bucket, mut b) = a_later_version_deleted();
     let pulled = run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
     assert_eq!(pulled.removed, ["data/m/1/raw"], "its copy of one goes too");
     assert!(b.data("data/m/1/raw").is_none());
@@ -200,19 +202,7 @@ fn a_delete_of_a_later_version_reaches_a_clone_that_still_holds_an_older_one() {
 
 #[test]
 fn an_older_copy_edited_here_outlives_the_delete_of_a_later_version() {
-    let (mut bucket, mut a, mut b) = two_clones();
-    a.edit("data/m/1/raw", b"one, then two");
-    let later = PushFaults {
-        at: Some("2026-12-02T00:00:00.000Z"),
-        ..PushFaults::default()
-    };
-    run_push(&mut bucket, &mut a, PushRunRequest::default(), &later).unwrap();
-    a.delete_marked("data/m/1/raw");
-    let deleting = PushFaults {
-        at: Some("2026-12-03T00:00:00.000Z"),
-        ..confirmed()
-    };
-    run_push(&mut bucket, &mut a, ask(), &deleting).unwrap();
+    let (mut bucket, mut b) = a_later_version_deleted();
     b.edit("data/m/1/raw", b"one, edited on b");
     let pulled = run_pull(&mut bucket, &mut b, &PullFaults::default(), false);
     assert!(pulled.removed.is_empty());

@@ -190,6 +190,19 @@ impl Cache {
         self.files.insert(path, (bytes.to_vec(), mtime));
     }
 
+    /// The simulated SHA-256 of each of `paths` (`vanished` for a file that is gone), as the
+    /// shim answers a `hash` or `verifySeal` action.
+    pub fn hashes(&self, paths: &[String]) -> Vec<String> {
+        paths
+            .iter()
+            .map(|p| {
+                self.files
+                    .get(p)
+                    .map_or("vanished".into(), |(b, _)| fake_sha256(b))
+            })
+            .collect()
+    }
+
     /// Writes a data file of the bound tree, as a person editing it would.
     pub fn edit(&mut self, rel: &str, bytes: &[u8]) {
         self.write(&format!("{NS}/{rel}"), bytes.to_vec());
@@ -553,15 +566,7 @@ pub fn run_push_with(
                     .clone();
             }
             PushAction::VerifySeal { paths } => {
-                let values = paths
-                    .iter()
-                    .map(|p| {
-                        cache
-                            .files
-                            .get(p)
-                            .map_or("vanished".into(), |(b, _)| fake_sha256(b))
-                    })
-                    .collect();
+                let values = cache.hashes(&paths);
                 ran.seal_hashed = paths.clone();
                 if run.on_seal_hashes(&mut session, paths, values)? {
                     ran.sealed = true;
@@ -572,15 +577,7 @@ pub fn run_push_with(
                 }
             }
             PushAction::Hash { paths } => {
-                let values = paths
-                    .iter()
-                    .map(|p| {
-                        cache
-                            .files
-                            .get(p)
-                            .map_or("vanished".into(), |(b, _)| fake_sha256(b))
-                    })
-                    .collect();
+                let values = cache.hashes(&paths);
                 ran.plan = run.on_hashes(&mut session, paths, values)?.clone();
             }
             PushAction::Confirm => {
