@@ -33,6 +33,11 @@ export interface WalkResult {
    * beneath them, and every write through them is refused (`symlink-in-path`).
    */
   symlinkedFolders: string[];
+  /**
+   * Our own temporary files (`.s3sync-tmp-*`, among `skipped`): a run killed between writing
+   * one and renaming it over its final name leaves it behind (see `sweepStaleTemps`).
+   */
+  tempFiles?: string[];
 }
 
 /** One step of a walk: a folder to read, or files of one folder (stat'ed) to report. */
@@ -328,7 +333,13 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
 
   /** @inheritdoc */
   async walk(signal?: AbortSignal): Promise<WalkResult> {
-    const out: WalkResult = { files: [], errors: [], skipped: [], symlinkedFolders: [] };
+    const out: WalkResult = {
+      files: [],
+      errors: [],
+      skipped: [],
+      symlinkedFolders: [],
+      tempFiles: [],
+    };
     try {
       if (!(await Deno.stat(this.root)).isDirectory) {
         out.errors.push(`${this.root} is not a folder`);
@@ -375,6 +386,7 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
           } else if (entry.isDirectory) names.push(`${entry.name}/`);
           else if (entry.name.startsWith(TEMP_PREFIX) || EXTENSION_TEMP.test(entry.name)) {
             out.skipped.push(rel);
+            if (entry.isFile && entry.name.startsWith(TEMP_PREFIX)) out.tempFiles!.push(rel);
           } else if (entry.isFile) names.push(entry.name);
         }
       } catch (error) {

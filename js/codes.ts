@@ -125,14 +125,16 @@ export const SHIM_CODES = [
 export type GuardCode = typeof GUARD_CODES[number];
 /**
  * A doctor problem's code: the core's, plus those the shim finds reading the remote index
- * (`index-corrupt`, `partition-name-unsafe`), walking the cache (`walk-error`) and probing the
- * server (`conditional-writes-unsupported`, `doctor --probe-server`).
+ * (`index-corrupt`, `partition-name-unsafe`), walking the cache (`walk-error`,
+ * `leftover-temp-files`) and probing the server (`conditional-writes-unsupported`,
+ * `doctor --probe-server`).
  */
 export type ProblemCode =
   | typeof PROBLEM_CODES[number]
   | "index-corrupt"
   | "partition-name-unsafe"
   | "walk-error"
+  | "leftover-temp-files"
   | "conditional-writes-unsupported";
 /** A refusal's code. */
 export type RefusalCode = typeof REFUSAL_CODES[number];

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { sweepLine, sweepStaleTemps } from "./temp_sweep.ts";
 import {
   type BaseLoad,
   type KeptAside,
@@ -168,7 +169,10 @@ async function pullWith(
         logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
         break;
       case "walk": {
-        plan = run.onWalk((await walks.take()).files);
+        const walk = await walks.take();
+        const swept = sweepLine(await sweepStaleTemps(ctx.cache, walk.tempFiles, Date.now()));
+        if (swept) ctx.log?.(swept);
+        plan = run.onWalk(walk.files);
         ctx.log?.(
           `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
             `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +

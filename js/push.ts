@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { sweepLine, sweepStaleTemps } from "./temp_sweep.ts";
 import { sha256Hex } from "./hash.ts";
 import {
   type Delete,
@@ -399,6 +400,13 @@ function started(planner: Planner, run: PushRun, request: PushRequest): Prepared
   };
 }
 
+/** Removes the temporary files a killed run left (see `temp_sweep.ts`); returns the walk. */
+async function sweep(ctx: SyncContext, walk: WalkResult): Promise<WalkResult> {
+  const line = sweepLine(await sweepStaleTemps(ctx.cache, walk.tempFiles, Date.now()));
+  if (line) ctx.log?.(line);
+  return walk;
+}
+
 /**
  * SHA-256 of each cache path's file, streamed (a large file is never held whole). A file that
  * vanished since the walk gets an impossible hash: it plans as changed and its upload then fails
@@ -466,6 +474,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         // Before any request: the sidecar's seal may show there is nothing to push.
         walkedAt = now();
         firstWalk = await walks.take();
+        await sweep(ctx, firstWalk);
         const sealed = run.onWalkFirst(
           encodeLocalListing(firstWalk.files),
           walkChanges(firstWalk.files),
@@ -491,7 +500,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         break;
       }
       case "walk": {
-        const walk = firstWalk ?? await walks.take();
+        const walk = firstWalk ?? await sweep(ctx, await walks.take());
         firstWalk = undefined;
         const listing = encodeLocalListing(walk.files);
         report.listingDigest = await sha256Hex(listing);

@@ -62,6 +62,16 @@ export async function doctor(ctx: SyncContext): Promise<Problem[]> {
       }); fix the permissions, then run \`s3sync doctor\` again`,
     });
   }
+  const temps = walk.tempFiles ?? [];
+  if (temps.length > 0) {
+    problems.push({
+      code: "leftover-temp-files",
+      message:
+        `${temps.length} temporary files of ours in the cache (e.g. ${temps[0]}): a killed ` +
+        "run left them between writing and renaming; the next push (or pull that walks the cache) removes those " +
+        "untouched for an hour (younger ones may belong to a run still going)",
+    });
+  }
   const sidecar = await readSidecar(ctx.cache);
   problems.push(
     ...planner.diagnose(encodeLocalListing(walk.files), sidecar, walk.symlinkedFolders),

@@ -130,6 +130,18 @@ pub const LOCK_SUFFIX: &str = ".lock";
 /// Name of the monolithic index file.
 pub const INDEX_FILE: &str = ".datastore-index.json";
 
+/// How old a temporary file of ours (`.s3sync-tmp-*`, written then renamed over its final
+/// name) must be before a later run removes it: a run killed between the write and the rename
+/// leaves it behind. An hour is far beyond any live write, whose file's mtime moves with every
+/// chunk it writes; a younger one may belong to a run still going, and is left alone.
+pub const TEMP_STALE_MS: i64 = 3_600_000;
+
+/// True when a temporary file of ours last written at `mtime_ms` is left over from a run that
+/// died (see [`TEMP_STALE_MS`]); a file without an mtime is never judged stale.
+pub fn is_stale_temp(mtime_ms: Option<i64>, now_ms: i64) -> bool {
+    mtime_ms.is_some_and(|mtime| now_ms.saturating_sub(mtime) > TEMP_STALE_MS)
+}
+
 /// Name of the local sync-state sidecar.
 pub const SYNC_STATE_FILE: &str = ".datastore-sync-state.json";
 

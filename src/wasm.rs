@@ -1221,6 +1221,14 @@ pub fn bookkeeping_names() -> Result<JsValue, JsValue> {
     })
 }
 
+/// Whether a temporary file of ours last written at `mtimeMs` (undefined: unknown) is left
+/// over from a dead run at `nowMs` (see `paths::is_stale_temp`).
+#[wasm_bindgen(js_name = isStaleTemp)]
+pub fn is_stale_temp(mtime_ms: Option<f64>, now_ms: f64) -> Result<bool, JsValue> {
+    let mtime = mtime_ms.map(|m| millis(m, "mtimeMs")).transpose()?;
+    Ok(crate::paths::is_stale_temp(mtime, millis(now_ms, "nowMs")?))
+}
+
 /// The lock's defaults, `{ttlMs, retryMs, maxWaitMs}` (the extension's), so the shim copies
 /// none of them.
 #[wasm_bindgen(js_name = lockDefaults)]

@@ -275,3 +275,17 @@ fn near_names_suggest_a_typo_s_intended_name() {
     // The name itself is no suggestion.
     assert!(near_names("dev", ["dev"]).is_empty());
 }
+
+#[test]
+fn a_temporary_file_is_stale_only_after_an_hour_without_a_write() {
+    use s3sync_core::paths::{is_stale_temp, TEMP_STALE_MS};
+    let now = 10 * TEMP_STALE_MS;
+    assert!(!is_stale_temp(Some(now), now));
+    assert!(!is_stale_temp(Some(now - TEMP_STALE_MS), now));
+    assert!(is_stale_temp(Some(now - TEMP_STALE_MS - 1), now));
+    assert!(
+        !is_stale_temp(Some(now + 5_000), now),
+        "a future mtime is live"
+    );
+    assert!(!is_stale_temp(None, now), "no mtime, no verdict");
+}

@@ -175,3 +175,37 @@ Deno.test("without --namespace the CLI refuses a namespaced cache and a bucket r
     await Deno.remove(fresh, { recursive: true });
   }
 });
+
+Deno.test("temporary files a killed run left are reported by doctor and removed by the next walk (a push) once an hour old", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("leftover-temps");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-leftover-" });
+  try {
+    const rels = datastoreRels(4);
+    await putAll(store, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    const flags = commonFlags(server, "leftover-temps", cache, { namespace: "ns" });
+    assertEquals((await runCliJson(["pull", ...flags])).code, 0);
+    // What a killed pull leaves: a staged file never renamed; one old, one fresh.
+    const folder = `${cache}/ns/${rels[0].slice(0, rels[0].lastIndexOf("/"))}`;
+    const old = `${folder}/.s3sync-tmp-killed`;
+    const fresh = `${folder}/.s3sync-tmp-running`;
+    await Deno.writeTextFile(old, "half a file");
+    await Deno.writeTextFile(fresh, "being written");
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    await Deno.utime(old, twoHoursAgo, twoHoursAgo);
+    const doctor = await runCliJson(["doctor", ...flags]);
+    assertEquals(doctor.code, 3, doctor.stdout);
+    const codes = (doctor.json.problems as { code: string }[]).map((p) => p.code);
+    assert(codes.includes("leftover-temp-files"), JSON.stringify(codes));
+    // A no-op pull sends one HEAD and walks nothing; the next push walks the cache.
+    assertEquals((await runCli(["push", ...flags, "--yes"])).code, 0);
+    const left = [...Deno.readDirSync(folder)].map((e) => e.name).filter((n) =>
+      n.startsWith(".s3sync-tmp-")
+    );
+    assertEquals(left, [".s3sync-tmp-running"], "the old one removed, the fresh one left");
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});

@@ -403,3 +403,36 @@ Deno.test("append refuses a link at the path; the journal behind a link is never
     await Deno.remove(outside);
   }
 });
+
+Deno.test("the walk reports our temporary files, and a sweep removes only those untouched for an hour", async () => {
+  const { sweepStaleTemps } = await import("../../js/temp_sweep.ts");
+  const root = await Deno.makeTempDir();
+  try {
+    const cache = new DenoCacheFs(root);
+    await Deno.mkdir(`${root}/ns/data/a`, { recursive: true });
+    const old = `ns/data/a/${TEMP_PREFIX}old`;
+    const young = `ns/data/a/${TEMP_PREFIX}young`;
+    await Deno.writeTextFile(`${root}/${old}`, "left by a killed pull");
+    await Deno.writeTextFile(`${root}/${young}`, "a run still writing");
+    await Deno.writeTextFile(
+      `${root}/ns/data/a/.00000000-0000-4000-8000-000000000000.tmp`,
+      "the extension's, not ours",
+    );
+    await Deno.writeTextFile(`${root}/ns/data/a/raw`, "data");
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    await Deno.utime(`${root}/${old}`, twoHoursAgo, twoHoursAgo);
+    const walk = await cache.walk();
+    assertEquals(walk.files.map((f) => f.path), ["ns/data/a/raw"]);
+    assertEquals(walk.tempFiles, [old, young]);
+    const sweep = await sweepStaleTemps(cache, walk.tempFiles, Date.now());
+    assertEquals(sweep, { removed: [old], left: [young] });
+    const names = [...Deno.readDirSync(`${root}/ns/data/a`)].map((e) => e.name).sort();
+    assertEquals(names, [
+      ".00000000-0000-4000-8000-000000000000.tmp",
+      `${TEMP_PREFIX}young`,
+      "raw",
+    ]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -56,6 +56,7 @@ const FUNCTIONS: Record<string, () => unknown> = {
   lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
   lockDefaults: () => wasm.lockDefaults(),
   lockReadable: () => wasm.lockReadable(DEEP),
+  isStaleTemp: () => wasm.isStaleTemp(NaN, Infinity),
   lockHeartbeatMs: () => wasm.lockHeartbeatMs(NaN),
   lockWaitDecision: () => wasm.lockWaitDecision(NaN, -1, Infinity, -5),
   mapRel: () => wasm.mapRel(EVIL, EVIL, EVIL),
