@@ -38,6 +38,11 @@ export interface WalkResult {
    * one and renaming it over its final name leaves it behind (see `sweepStaleTemps`).
    */
   tempFiles?: string[];
+  /**
+   * Symlinks that lead to a file: never followed, so that file is never pushed; reported so
+   * nobody believes it synced.
+   */
+  symlinkedFiles?: string[];
 }
 
 /** One step of a walk: a folder to read, or files of one folder (stat'ed) to report. */
@@ -339,6 +344,7 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
       skipped: [],
       symlinkedFolders: [],
       tempFiles: [],
+      symlinkedFiles: [],
     };
     try {
       if (!(await Deno.stat(this.root)).isDirectory) {
@@ -394,11 +400,12 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
         continue;
       }
       // Never followed; a link to a folder (or to nothing yet) is reported, because the walk is
-      // incomplete beneath it. A link to a file is only passed over: writes replace the link.
+      // incomplete beneath it. A link to a file is passed over (writes replace the link) and
+      // reported too: its file is never pushed.
       for (const name of links) {
-        if (folderOrNothingBehind(childPath(abs, name))) {
-          out.symlinkedFolders.push(folder ? `${folder}/${name}` : name);
-        }
+        const rel = folder ? `${folder}/${name}` : name;
+        if (folderOrNothingBehind(childPath(abs, name))) out.symlinkedFolders.push(rel);
+        else out.symlinkedFiles!.push(rel);
       }
       names.sort();
       // Stacked last first, so the first name is taken next; a folder's files between two of

@@ -126,7 +126,7 @@ export type GuardCode = typeof GUARD_CODES[number];
 /**
  * A doctor problem's code: the core's, plus those the shim finds reading the remote index
  * (`index-corrupt`, `partition-name-unsafe`), walking the cache (`walk-error`,
- * `leftover-temp-files`) and probing the server (`conditional-writes-unsupported`,
+ * `leftover-temp-files`, `symlinked-file`) and probing the server (`conditional-writes-unsupported`,
  * `doctor --probe-server`).
  */
 export type ProblemCode =
@@ -135,6 +135,7 @@ export type ProblemCode =
   | "partition-name-unsafe"
   | "walk-error"
   | "leftover-temp-files"
+  | "symlinked-file"
   | "conditional-writes-unsupported";
 /** A refusal's code. */
 export type RefusalCode = typeof REFUSAL_CODES[number];

@@ -475,11 +475,12 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         walkedAt = now();
         firstWalk = await walks.take();
         await sweep(ctx, firstWalk);
+        // A symlinked file keeps the push off the seal, so its walk says so each time.
         const sealed = run.onWalkFirst(
           encodeLocalListing(firstWalk.files),
           walkChanges(firstWalk.files),
           firstWalk.errors.length,
-          firstWalk.symlinkedFolders.length,
+          firstWalk.symlinkedFolders.length + (firstWalk.symlinkedFiles?.length ?? 0),
         );
         if (sealed) {
           report.plan = sealed;
@@ -507,6 +508,13 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         for (const error of walk.errors.slice(0, 5)) ctx.log?.(`walk error: ${error}`);
         for (const link of walk.symlinkedFolders.slice(0, 5)) {
           ctx.log?.(`symlinked folder not followed: ${link}`);
+        }
+        const linkedFiles = walk.symlinkedFiles ?? [];
+        for (const link of linkedFiles.slice(0, 5)) {
+          ctx.log?.(`symlinked file not pushed (links are never followed): ${link}`);
+        }
+        if (linkedFiles.length > 5) {
+          ctx.log?.(`... and ${linkedFiles.length - 5} more symlinked files not pushed`);
         }
         report.plan = run.onWalk(
           listing,

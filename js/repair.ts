@@ -62,6 +62,15 @@ export async function doctor(ctx: SyncContext): Promise<Problem[]> {
       }); fix the permissions, then run \`s3sync doctor\` again`,
     });
   }
+  const linked = walk.symlinkedFiles ?? [];
+  if (linked.length > 0) {
+    problems.push({
+      code: "symlinked-file",
+      message: `${linked.length} symlinked files in the cache (e.g. ${linked[0]}): links are ` +
+        "never followed, so those files are never pushed; replace each link with the file it " +
+        "points to if it should sync",
+    });
+  }
   const temps = walk.tempFiles ?? [];
   if (temps.length > 0) {
     problems.push({

@@ -5,7 +5,7 @@
  * outside files are compared byte for byte.
  */
 import { assert, assertEquals } from "../harness/assert.ts";
-import { commonFlags, runCliJson } from "../harness/cli.ts";
+import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
 import { bucketKeys, seedBucketWithIndex, sha256Hex } from "../harness/datastore.ts";
 import { contentOf, datastoreRels, listTree } from "../harness/seed.ts";
 import { type S3Server, startServer } from "../harness/servers.ts";
@@ -227,6 +227,40 @@ Deno.test("doctor reports each symlinked folder with symlink-in-path and a fix",
         JSON.stringify(symlinked),
       );
       assert(symlinked.every((p) => p.message.includes("real folder")), JSON.stringify(symlinked));
+      assertEquals(await outsideState(), before);
+    } finally {
+      await Deno.remove(parent, { recursive: true });
+    }
+  });
+});
+
+Deno.test("a symlinked file is never pushed, and push (every time) and doctor say so", async () => {
+  await withServer("symlink-file", async (server, store) => {
+    const { parent, cache, outside, outsideState } = await fenced();
+    try {
+      const flags = commonFlags(server, "symlink-file", cache, { prefix: "team", namespace: NS });
+      await Deno.mkdir(`${cache}/${NS}/logs`, { recursive: true });
+      await Deno.writeTextFile(`${cache}/${NS}/logs/real.log`, "real");
+      await Deno.symlink(`${outside}/keep.txt`, `${cache}/${NS}/logs/linked.log`);
+      const before = await outsideState();
+      for (let round = 0; round < 2; round++) {
+        // The second push would end on the seal; the link keeps it on the normal path.
+        const pushed = await runCli(["push", "--yes", ...flags]);
+        assertEquals(pushed.code, 0, pushed.stderr);
+        assert(
+          pushed.stderr.includes(
+            `symlinked file not pushed (links are never followed): ${NS}/logs/linked.log`,
+          ),
+          pushed.stderr,
+        );
+      }
+      assertEquals(await bucketKeys(store, `${NS}/logs/`), [`${NS}/logs/real.log`]);
+      const doc = await runCliJson(["doctor", ...flags]);
+      assertEquals(doc.code, 3, doc.stdout);
+      const problems = doc.json.problems as { code: string; message: string }[];
+      const linked = problems.filter((p) => p.code === "symlinked-file");
+      assertEquals(linked.length, 1, JSON.stringify(problems));
+      assert(linked[0].message.includes(`${NS}/logs/linked.log`), linked[0].message);
       assertEquals(await outsideState(), before);
     } finally {
       await Deno.remove(parent, { recursive: true });
