@@ -181,7 +181,8 @@ impl PushInput {
             return false;
         };
         self.changes.get(slot * 2).is_some_and(|ctime| {
-            !ctime.is_finite() || crate::seal::is_racy(*ctime as i64, mtime_ms, sealed_at)
+            let ctime = ctime.is_finite().then_some(*ctime as i64);
+            crate::seal::is_racy(mtime_ms, ctime, sealed_at)
         })
     }
 }

@@ -12,7 +12,7 @@
 //! or a restored mtime (`touch -r`, `cp -p`, `rsync -t`) cannot keep the change time, and a file
 //! replaced by a rename gets a new inode, so any write since the seal changes the digest and
 //! takes the normal path. A file changed within its racy window before the seal's walk
-//! ([`RACY_FINE_MS`] where the file system keeps sub-second times, else [`RACY_MS`]) may have been
+//! ([`RACY_FINE_MS`] for a time with a fraction of a second, else [`RACY_MS`]) may have been
 //! changed again within the same timestamp tick ("racily clean" in git's words): the seal cannot
 //! vouch for such a file ([`racy_files`]), so the next push hashes it, with no request, and ends
 //! on the seal only when every such file still holds the bytes this cache last synced (the
@@ -32,27 +32,31 @@ use crate::layout::Survey;
 /// the timestamp granularity of every common file system (FAT's 2 s included).
 pub const RACY_MS: i64 = 2_000;
 
-/// The same for a file whose mtime shows a fraction of a second, which only a file system
-/// keeping sub-second times gives it (ext4, XFS, Btrfs, APFS, NTFS: nanoseconds or 100 ns;
-/// exFAT: 10 ms; never FAT or HFS+, whose times are whole seconds). Two writes there share a
-/// timestamp only within one tick of the kernel's coarse clock (at most 10 ms); a tenth of a
-/// second covers that with room. A file that happens to carry a whole-second mtime takes
-/// [`RACY_MS`] (one in a thousand: it is then hashed, never trusted wrongly).
+/// The same for a timestamp that shows a fraction of a second, which only a clock keeping
+/// sub-second times gives (ext4, XFS, Btrfs, APFS, NTFS: nanoseconds or 100 ns; exFAT: 10 ms;
+/// never FAT or HFS+, whose times are whole seconds). Two writes there share a timestamp only
+/// within one tick of the kernel's coarse clock (at most 10 ms); a tenth of a second covers that
+/// with room. Each timestamp is judged by its own fraction: Deno reports a file's change time
+/// in whole seconds even where its mtime has nanoseconds, and a rewrite that put the mtime back
+/// then shows only in a change time up to a second later than the one reported.
 pub const RACY_FINE_MS: i64 = 100;
 
-/// The racy window of a file whose mtime is `mtime_ms` (see [`RACY_FINE_MS`]).
-pub fn racy_window_ms(mtime_ms: Option<i64>) -> i64 {
-    match mtime_ms {
-        Some(mtime) if mtime.rem_euclid(1_000) != 0 => RACY_FINE_MS,
-        _ => RACY_MS,
+/// The racy window of a timestamp `at_ms` (see [`RACY_FINE_MS`]): a whole-second one may stand
+/// for any instant of its second, or of the two seconds FAT rounds to.
+pub fn racy_window_ms(at_ms: i64) -> i64 {
+    if at_ms.rem_euclid(1_000) != 0 {
+        RACY_FINE_MS
+    } else {
+        RACY_MS
     }
 }
 
-/// True when a file changed at `change_ms` (its newer of mtime and change time) with mtime
-/// `mtime_ms` is too close to a walk begun at `walked_at_ms` (or after it) for that walk's
-/// stats to vouch for its bytes.
-pub fn is_racy(change_ms: i64, mtime_ms: Option<i64>, walked_at_ms: i64) -> bool {
-    change_ms >= walked_at_ms - racy_window_ms(mtime_ms)
+/// True when a file whose mtime and change time are `mtime_ms` and `ctime_ms` is too close to a
+/// walk begun at `walked_at_ms` (or after it) for that walk's stats to vouch for its bytes:
+/// either time within its window before the walk, or after it. A missing time is racy.
+pub fn is_racy(mtime_ms: Option<i64>, ctime_ms: Option<i64>, walked_at_ms: i64) -> bool {
+    let close = |at: Option<i64>| at.is_none_or(|at| at >= walked_at_ms - racy_window_ms(at));
+    close(mtime_ms) || close(ctime_ms)
 }
 
 /// The seal a verified push leaves in the sidecar (`s3syncSeal`).
@@ -124,13 +128,9 @@ pub fn racy_files(seal: &StatSeal, survey: &Survey<'_>, changes: &[f64]) -> Vec<
             let ctime = changes
                 .get(file.slot * 2)
                 .copied()
-                .filter(|c| c.is_finite());
-            match (ctime, file.mtime_ms) {
-                (Some(ctime), Some(mtime)) => {
-                    is_racy((ctime as i64).max(mtime), Some(mtime), seal.walked_at_ms)
-                }
-                _ => true,
-            }
+                .filter(|c| c.is_finite())
+                .map(|c| c as i64);
+            is_racy(file.mtime_ms, ctime, seal.walked_at_ms)
         })
         .map(|(rel, file)| RacyFile {
             rel: rel.to_string(),

@@ -99,24 +99,31 @@ fn a_new_file_a_tombstone_or_a_pull_each_take_the_normal_path() {
 }
 
 #[test]
-fn a_change_close_to_the_sealing_walk_is_not_trusted_within_its_file_systems_window() {
+fn a_change_close_to_the_sealing_walk_is_not_trusted_within_each_times_window() {
     let walked = 100_000;
-    // A whole-second mtime (FAT, HFS+, or one in a thousand elsewhere): two seconds.
-    let coarse = Some(98_000);
-    assert!(!is_racy(walked - RACY_MS - 1, coarse, walked));
-    assert!(is_racy(walked - RACY_MS, coarse, walked));
-    assert!(is_racy(walked + 500, coarse, walked));
-    // A sub-second mtime (ext4, APFS, NTFS, exFAT): a tenth of a second.
-    let fine = Some(98_123);
-    assert_eq!(racy_window_ms(fine), RACY_FINE_MS);
-    assert!(!is_racy(walked - RACY_FINE_MS - 1, fine, walked));
-    assert!(is_racy(walked - RACY_FINE_MS, fine, walked));
-    assert!(is_racy(walked + 1, fine, walked));
-    // No mtime: the wide window.
-    assert_eq!(racy_window_ms(None), RACY_MS);
+    // Whole-second times (FAT, HFS+, Deno's change times): two seconds.
+    assert_eq!(racy_window_ms(98_000), RACY_MS);
+    assert!(!is_racy(Some(97_000), Some(97_000), walked));
+    assert!(is_racy(Some(98_000), Some(97_000), walked));
+    assert!(is_racy(Some(97_000), Some(98_000), walked));
+    // Times with a fraction (ext4, APFS, NTFS, exFAT): a tenth of a second each.
+    assert_eq!(racy_window_ms(98_123), RACY_FINE_MS);
+    assert!(!is_racy(
+        Some(walked - RACY_FINE_MS - 1),
+        Some(99_123),
+        walked
+    ));
+    assert!(is_racy(Some(walked - RACY_FINE_MS), Some(99_123), walked));
+    assert!(is_racy(Some(walked + 1), Some(99_123), walked));
+    // A sub-second mtime put back by a rewrite does not hide a whole-second change time in
+    // the window (Deno reports change times in whole seconds).
+    assert!(is_racy(Some(99_281), Some(99_000), walked));
+    // A missing time: racy.
+    assert!(is_racy(None, Some(1), walked));
+    assert!(is_racy(Some(1_123), None, walked));
     // Times before 1970 are still judged by their fraction.
-    assert_eq!(racy_window_ms(Some(-1_500)), RACY_FINE_MS);
-    assert_eq!(racy_window_ms(Some(-2_000)), RACY_MS);
+    assert_eq!(racy_window_ms(-1_500), RACY_FINE_MS);
+    assert_eq!(racy_window_ms(-2_000), RACY_MS);
 }
 
 /// A cache whose last push ran right after it wrote `data/a.json` (swamp core's shape: a
