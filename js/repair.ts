@@ -30,15 +30,37 @@ import { type CacheStore, isSymlinkRefusal } from "./cache_fs.ts";
 import { readSidecar } from "./journal.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { loadRemoteIndex } from "./remote_index.ts";
+import { isStaleTemp } from "./temp_sweep.ts";
+
+/** What the doctor found: problems (the cache needs attention) and notes (it may not). */
+export interface DoctorFindings {
+  /** Problems with stable codes; empty when healthy. */
+  problems: Problem[];
+  /**
+   * Facts worth knowing that are not problems, with stable codes: `recent-temp-files`, our
+   * temporary files written within the hour (a run may still be going; a killed one's are
+   * removed by the next run once an hour old).
+   */
+  notes: Note[];
+}
+
+/** A doctor note: a fact worth knowing, not a problem. */
+export interface Note {
+  /** Stable code. */
+  code: "recent-temp-files";
+  /** What it is and what happens to it. */
+  message: string;
+}
 
 /**
- * Finds the layout problems of the cache.
+ * Finds the layout problems of the cache, and the notes worth knowing.
  *
- * @returns problems with stable codes; empty when healthy
+ * @returns problems and notes with stable codes; no problem when healthy
  */
-export async function doctor(ctx: SyncContext): Promise<Problem[]> {
+export async function doctor(ctx: SyncContext): Promise<DoctorFindings> {
   using planner = new Planner(ctx.namespace, ctx.prefix);
   const problems: Problem[] = [];
+  const notes: Note[] = [];
   try {
     await loadRemoteIndex(ctx, planner, false);
   } catch (error) {
@@ -71,21 +93,50 @@ export async function doctor(ctx: SyncContext): Promise<Problem[]> {
         "points to if it should sync",
     });
   }
-  const temps = walk.tempFiles ?? [];
-  if (temps.length > 0) {
+  // Only a stale one is a problem: one written within the hour may be a live run's (the core
+  // judges which, as the sweep does), and a re-run right after a kill must not leave the cache
+  // "unhealthy" for an hour over files nothing reads.
+  const temps = await staleAndRecent(ctx.cache, walk.tempFiles ?? []);
+  if (temps.stale.length > 0) {
     problems.push({
       code: "leftover-temp-files",
       message:
-        `${temps.length} temporary files of ours in the cache (e.g. ${temps[0]}): a killed ` +
-        "run left them between writing and renaming; the next push (or pull that walks the cache) removes those " +
-        "untouched for an hour (younger ones may belong to a run still going)",
+        `${temps.stale.length} temporary files of ours untouched for over an hour (e.g. ${
+          temps.stale[0]
+        }): a killed run left them between writing and renaming; the next push (or pull that walks ` +
+        "the cache) removes them",
+    });
+  }
+  if (temps.recent.length > 0) {
+    notes.push({
+      code: "recent-temp-files",
+      message:
+        `${temps.recent.length} temporary files of ours written within the hour (e.g. ${
+          temps.recent[0]
+        }): a run still going, or one killed since; nothing reads them, and the next push (or pull ` +
+        "that walks the cache) removes them once they are an hour old",
     });
   }
   const sidecar = await readSidecar(ctx.cache);
   problems.push(
     ...planner.diagnose(encodeLocalListing(walk.files), sidecar, walk.symlinkedFolders),
   );
-  return problems;
+  return { problems, notes };
+}
+
+/** Our temporary files, split by the core's staleness rule (one that cannot be stat'ed: recent). */
+async function staleAndRecent(
+  cache: CacheStore,
+  temps: readonly string[],
+): Promise<{ stale: string[]; recent: string[] }> {
+  const split = { stale: [] as string[], recent: [] as string[] };
+  const now = Date.now();
+  for (const path of temps) {
+    const stat = await cache.stat(path).catch(() => null);
+    const stale = stat !== null && isStaleTemp(stat.mtimeMs, now);
+    (stale ? split.stale : split.recent).push(path);
+  }
+  return split;
 }
 
 /** What a repair did (or, dry, would do), with the hydration pull that followed it. */

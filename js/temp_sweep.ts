@@ -33,7 +33,7 @@ export async function sweepStaleTemps(
     try {
       const stat = await cache.stat(path);
       if (stat === null) continue;
-      if (core(() => wasm.isStaleTemp(stat.mtimeMs, nowMs))) {
+      if (isStaleTemp(stat.mtimeMs, nowMs)) {
         await cache.remove(path);
         sweep.removed.push(path);
       } else {
@@ -44,6 +44,14 @@ export async function sweepStaleTemps(
     }
   }
   return sweep;
+}
+
+/**
+ * Whether a temporary file of ours last written at `mtimeMs` is stale at `nowMs`: no run still
+ * going could have left it (the core's rule, `isStaleTemp`).
+ */
+export function isStaleTemp(mtimeMs: number | null | undefined, nowMs: number): boolean {
+  return core(() => wasm.isStaleTemp(mtimeMs ?? undefined, nowMs));
 }
 
 /** The log line of a sweep that removed anything (undefined otherwise). */

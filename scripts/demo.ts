@@ -142,7 +142,7 @@ try {
   say(`   The bucket still holds ${remaining} objects under prod/. Absence is not deletion.`);
 
   step(8, "Doctor and repair: one safe command instead of the bug report's manual recovery");
-  const problems = await doctor(ctx);
+  const { problems } = await doctor(ctx);
   for (const p of problems) {
     say(`   doctor: [${p.code}] ${p.message.slice(0, 150)}${p.message.length > 150 ? "..." : ""}`);
   }
@@ -161,7 +161,11 @@ try {
   say(
     `   then ${fixed.dedupedBackups} backups proven byte-identical to them removed. The bucket was not written.`,
   );
-  say(`   doctor now: ${(await doctor(ctx)).length === 0 ? "healthy" : "still has problems"}.`);
+  say(
+    `   doctor now: ${
+      (await doctor(ctx)).problems.length === 0 ? "healthy" : "still has problems"
+    }.`,
+  );
   const after = await push(ctx, {});
   say(
     `   push: ${after.uploaded} uploaded, ${after.deleted} deleted, ${after.plan.blocked.length} guards fired.`,

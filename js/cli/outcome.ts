@@ -10,7 +10,7 @@ import type { LockBody } from "../lock.ts";
 import type { MigrateReport } from "../migrate.ts";
 import type { PullReport } from "../pull.ts";
 import type { PushReport, ServerProbe } from "../push.ts";
-import type { RepairReport } from "../repair.ts";
+import type { Note, RepairReport } from "../repair.ts";
 import type { Keep, ResolveReport } from "../resolve.ts";
 import type { ExitCode } from "./exit_codes.ts";
 
@@ -98,6 +98,8 @@ export interface DoctorOutcome {
   kind: "doctor";
   code: ExitCode;
   problems: Problem[];
+  /** Facts worth knowing that are not problems (they never change the exit code). */
+  notes: Note[];
   /** What the server honours of conditional requests (`--probe-server` only). */
   server?: ServerProbe;
 }

@@ -83,8 +83,8 @@ export function jsonFields(outcome: Outcome): Record<string, unknown> {
       return { released: outcome.released };
     case "doctor":
       return outcome.server
-        ? { problems: outcome.problems, server: outcome.server }
-        : { problems: outcome.problems };
+        ? { problems: outcome.problems, notes: outcome.notes, server: outcome.server }
+        : { problems: outcome.problems, notes: outcome.notes };
     case "repair": {
       const { report, apply, refused } = outcome;
       if (!apply) return { plan: report.plan, applied: false, refused: report.refused };

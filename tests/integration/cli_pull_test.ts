@@ -176,7 +176,7 @@ Deno.test("without --namespace the CLI refuses a namespaced cache and a bucket r
   }
 });
 
-Deno.test("temporary files a killed run left are reported by doctor and removed by the next walk (a push) once an hour old", async () => {
+Deno.test("temporary files a killed run left are reported by doctor (a problem once an hour old, a note before) and removed by the next walk (a push) once an hour old", async () => {
   const server = await startServer("s3s-fs");
   const store = await server.bucket("leftover-temps");
   const cache = await Deno.makeTempDir({ prefix: "s3sync-leftover-" });
@@ -193,16 +193,33 @@ Deno.test("temporary files a killed run left are reported by doctor and removed 
     await Deno.writeTextFile(fresh, "being written");
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
     await Deno.utime(old, twoHoursAgo, twoHoursAgo);
+    // Only the hour-old one is a problem; the fresh one (a live run's, for all doctor knows)
+    // is a note and never changes the exit code.
     const doctor = await runCliJson(["doctor", ...flags]);
     assertEquals(doctor.code, 3, doctor.stdout);
-    const codes = (doctor.json.problems as { code: string }[]).map((p) => p.code);
-    assert(codes.includes("leftover-temp-files"), JSON.stringify(codes));
+    const problems = doctor.json.problems as { code: string; message: string }[];
+    assertEquals(problems.map((p) => p.code), ["leftover-temp-files"]);
+    assert(problems[0].message.startsWith("1 temporary files"), problems[0].message);
+    assert(problems[0].message.includes(".s3sync-tmp-killed"), problems[0].message);
+    const notes = doctor.json.notes as { code: string; message: string }[];
+    assertEquals(notes.map((n) => n.code), ["recent-temp-files"]);
+    assert(notes[0].message.includes(".s3sync-tmp-running"), notes[0].message);
     // A no-op pull sends one HEAD and walks nothing; the next push walks the cache.
     assertEquals((await runCli(["push", ...flags, "--yes"])).code, 0);
     const left = [...Deno.readDirSync(folder)].map((e) => e.name).filter((n) =>
       n.startsWith(".s3sync-tmp-")
     );
     assertEquals(left, [".s3sync-tmp-running"], "the old one removed, the fresh one left");
+    // What is left is a note only: a re-run right after a kill leaves the cache healthy.
+    const after = await runCliJson(["doctor", ...flags]);
+    assertEquals(after.code, 0, after.stdout);
+    assertEquals((after.json.notes as { code: string }[]).map((n) => n.code), [
+      "recent-temp-files",
+    ]);
+    const text = await runCli(["doctor", ...flags]);
+    assertEquals(text.code, 0, text.stdout);
+    assert(text.stdout.includes("Doctor: healthy."), text.stdout);
+    assert(text.stdout.includes("note [recent-temp-files]"), text.stdout);
   } finally {
     store.destroy();
     await server.stop();

@@ -4,7 +4,6 @@
  * @module
  */
 import { isSymlinkRefusal } from "../../cache_fs.ts";
-import type { Problem } from "../../core.ts";
 import { probeServer } from "../../push.ts";
 import { doctor, repair } from "../../repair.ts";
 import { EXIT, exitCodeOfRun } from "../exit_codes.ts";
@@ -20,7 +19,7 @@ import { realFailures, symlinkRefusals } from "./refusals.ts";
  * refuses to write without `--allow-unconditional`.
  */
 export async function runDoctor({ ctx, values }: CommandInput): Promise<DoctorOutcome> {
-  const problems: Problem[] = await doctor(ctx);
+  const { problems, notes } = await doctor(ctx);
   const server = flag(values, "probe-server") ? await probeServer(ctx) ?? undefined : undefined;
   if (server && !server.writes) {
     problems.push({
@@ -31,7 +30,8 @@ export async function runDoctor({ ctx, values }: CommandInput): Promise<DoctorOu
         "`s3sync push --allow-unconditional` when you are the only writer",
     });
   }
-  return { kind: "doctor", code: problems.length ? EXIT.attention : EXIT.ok, problems, server };
+  const code = problems.length ? EXIT.attention : EXIT.ok;
+  return { kind: "doctor", code, problems, notes, server };
 }
 
 /** Runs `repair [--apply]`. */

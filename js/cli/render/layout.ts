@@ -9,11 +9,12 @@ import type { ServerProbe } from "../../push.ts";
 import { count } from "./count.ts";
 
 /** `healthy`, or each problem with its code; then what the server honours, when probed. */
-export function doctorLines({ problems, server }: DoctorOutcome): string[] {
+export function doctorLines({ problems, notes, server }: DoctorOutcome): string[] {
   const lines = problems.length === 0 ? ["Doctor: healthy."] : [
     `Doctor: ${problems.length} problems.`,
     ...problems.map((p) => `  [${p.code}] ${p.message}`),
   ];
+  lines.push(...notes.map((n) => `  note [${n.code}] ${n.message}`));
   if (server) lines.push(...serverLines(server));
   return lines;
 }
