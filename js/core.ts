@@ -707,6 +707,7 @@ export class PushRun {
     changes: Float64Array,
     walkErrors: number,
     symlinkedFolders: number,
+    walkedAt: Date,
   ): PushPlan | undefined {
     const plan = core(() =>
       this.#inner.onWalkFirst(
@@ -715,6 +716,7 @@ export class PushRun {
         changes,
         walkErrors,
         symlinkedFolders,
+        walkedAt.getTime(),
       )
     );
     return plan === undefined || plan === null ? undefined : JSON.parse(plan);
@@ -729,6 +731,19 @@ export class PushRun {
     const [paths, values] = hashColumns(hashes);
     const plan = core(() => this.#inner.onSealHashes(sessionOf(this.#planner), paths, values));
     return plan === undefined || plan === null ? undefined : JSON.parse(plan);
+  }
+
+  /**
+   * The sidecar bytes a `refreshSeal` writes, decided from the sidecar as it is now;
+   * undefined: write nothing.
+   */
+  sealRefresh(sidecarNow: Uint8Array | undefined): Uint8Array | undefined {
+    return core(() => this.#inner.sealRefresh(sidecarNow)) ?? undefined;
+  }
+
+  /** The `refreshSeal` is over, whether it wrote, skipped or failed. */
+  onSealRefreshed(): void {
+    core(() => this.#inner.onSealRefreshed());
   }
 
   /** The hashes asked for, by cache path; returns the final plan. */

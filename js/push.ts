@@ -481,6 +481,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
           walkChanges(firstWalk.files),
           firstWalk.errors.length,
           firstWalk.symlinkedFolders.length + (firstWalk.symlinkedFiles?.length ?? 0),
+          walkedAt,
         );
         if (sealed) {
           report.plan = sealed;
@@ -500,6 +501,16 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         }
         break;
       }
+      case "refreshSeal":
+        // The verified walk becomes the seal's, so the next push need not hash those files
+        // again. Best effort: a failure only costs the next push that hash.
+        try {
+          await rewriteSidecar(ctx.cache, (now) => run.sealRefresh(now), action.path, ctx.log);
+        } catch (error) {
+          ctx.log?.(`the seal was not refreshed (${describe(error)}): the next push hashes again`);
+        }
+        run.onSealRefreshed();
+        break;
       case "walk": {
         const walk = firstWalk ?? await sweep(ctx, await walks.take());
         firstWalk = undefined;

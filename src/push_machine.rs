@@ -113,6 +113,15 @@ pub enum PushAction {
         /// Cache paths.
         paths: Vec<String>,
     },
+    /// The seal held once the files it could not vouch for were hashed: record this walk's
+    /// time in the sidecar at `path` as the seal's, so the next push need not hash them again
+    /// (git's index refresh). Ask `sealRefresh` for the bytes against the sidecar as it is
+    /// now, write them (nothing when it returns none), then answer with `onSealRefreshed`
+    /// whatever happened: a refresh that fails costs the next push a re-hash, never a change.
+    RefreshSeal {
+        /// The sidecar's cache path.
+        path: String,
+    },
     /// Load the remote index into the planner (a missing one rebuilt from a listing, not
     /// published); answer with `onIndex`.
     LoadIndex,
@@ -218,6 +227,9 @@ pub struct PushRun {
     /// Hashes taken to verify the seal, by cache path: the plan uses them instead of asking
     /// again.
     seal_hashes: std::collections::BTreeMap<String, String>,
+    /// The seal the first walk would leave (its digest is the sidecar's seal's, its time this
+    /// walk's), recorded when the racy files it had to hash hold the bytes last synced.
+    refreshed_seal: Option<StatSeal>,
 }
 
 impl PushRun {
@@ -257,6 +269,7 @@ impl PushRun {
             sealed_plan: None,
             base_read: false,
             seal_hashes: Default::default(),
+            refreshed_seal: None,
         }
     }
 
@@ -334,7 +347,8 @@ impl PushRun {
     }
 
     /// The walk asked for first: the listing, each file's change time and inode
-    /// (`[ctime, ino, …]` in walk order), its errors and symlinked folders. Returns true when
+    /// (`[ctime, ino, …]` in walk order), its errors and symlinked folders, and when it began
+    /// (epoch ms). Returns true when
     /// the seal holds: the push is done, with nothing sent (the session's plan is an empty
     /// one). When the digest is the seal's but some files changed too close to its walk, the
     /// base is read and they are hashed (`verifySeal`) before anything is sent. Otherwise the
@@ -346,6 +360,7 @@ impl PushRun {
         changes: &[f64],
         walk_errors: u64,
         symlinked_folders: u64,
+        walked_at_ms: i64,
     ) -> CoreResult<bool> {
         self.expect("onWalkFirst", |p| matches!(p, PushAction::WalkFirst))?;
         let files = decode_local(listing)?;
@@ -368,6 +383,10 @@ impl PushRun {
             }
             Some(racy) => {
                 self.racy = racy;
+                self.refreshed_seal = stamp.map(|stamp| StatSeal {
+                    digest: stamp.digest,
+                    walked_at_ms,
+                });
                 self.sealed_plan = Some(sealed_plan(&surveyed));
                 self.pending = PushAction::ReadBase {
                     path: INDEX_FILE.to_string(),
@@ -407,13 +426,53 @@ impl PushRun {
         });
         if let (true, Some(plan)) = (verified, plan) {
             session.set_push_plan(plan);
-            self.pending = PushAction::Done;
+            self.pending = if self.refreshed_seal.is_some() {
+                PushAction::RefreshSeal {
+                    path: SYNC_STATE_FILE.to_string(),
+                }
+            } else {
+                PushAction::Done
+            };
             self.ended_on_seal = true;
             return Ok(true);
         }
+        self.refreshed_seal = None;
         self.seal_hashes = hashes;
         self.pending = PushAction::LoadIndex;
         Ok(false)
+    }
+
+    /// The sidecar to write for `refreshSeal`, decided from `sidecar_now` (the sidecar as it
+    /// is now, the journal folded in): the same state with this walk's seal, or `None` (write
+    /// nothing) when it no longer holds the seal this push verified or no longer lets a push
+    /// end on one (a tombstone, a dirty mark, a lazy pull since): that state is the next
+    /// push's to act on, and a refreshed seal must never vouch past it.
+    pub fn seal_refresh(&self, sidecar_now: Option<&[u8]>) -> CoreResult<Option<Vec<u8>>> {
+        self.expect("sealRefresh", |p| {
+            matches!(p, PushAction::RefreshSeal { .. })
+        })?;
+        let (Some(bytes), Some(fresh)) = (sidecar_now, &self.refreshed_seal) else {
+            return Ok(None);
+        };
+        let Some(mut state) = SyncState::parse(bytes) else {
+            return Ok(None);
+        };
+        let unchanged = state.seal == self.sidecar_seal && self.may_end_on_seal(&state);
+        if !unchanged {
+            return Ok(None);
+        }
+        state.seal = Some(fresh.clone());
+        Ok(Some(state.to_json()))
+    }
+
+    /// The `refreshSeal` is over (written, skipped or failed): the push is done.
+    pub fn on_seal_refreshed(&mut self) -> CoreResult<()> {
+        self.expect("onSealRefreshed", |p| {
+            matches!(p, PushAction::RefreshSeal { .. })
+        })?;
+        self.refreshed_seal = None;
+        self.pending = PushAction::Done;
+        Ok(())
     }
 
     /// The remote index is loaded: its ETag (v1; `None` when it was missing), or the v2

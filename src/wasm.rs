@@ -1963,9 +1963,9 @@ impl PushRun {
     }
 
     /// The walk asked for first (`walkFirst`): the listing, each file's change time and inode
-    /// (`[ctime, ino, …]`, NaN where unknown), the walk's errors and symlinked folders.
-    /// Returns the (empty) plan as JSON when the sidecar's seal holds and the push is done,
-    /// else undefined.
+    /// (`[ctime, ino, …]`, NaN where unknown), the walk's errors and symlinked folders, and
+    /// when it began (epoch ms). Returns the (empty) plan as JSON when the sidecar's seal
+    /// holds and the push is done, else undefined.
     #[wasm_bindgen(js_name = onWalkFirst)]
     pub fn on_walk_first(
         &mut self,
@@ -1974,9 +1974,11 @@ impl PushRun {
         changes: &[f64],
         walk_errors: f64,
         symlinked_folders: f64,
+        walked_at_ms: f64,
     ) -> Result<Option<String>, JsValue> {
         let walk_errors = duration(walk_errors, "walkErrors")?;
         let symlinked_folders = duration(symlinked_folders, "symlinkedFolders")?;
+        let walked_at_ms = millis(walked_at_ms, "walkedAtMs")?;
         let sealed = self
             .inner
             .on_walk_first(
@@ -1985,6 +1987,7 @@ impl PushRun {
                 changes,
                 walk_errors,
                 symlinked_folders,
+                walked_at_ms,
             )
             .map_err(to_js_error)?;
         if !sealed {
@@ -2010,6 +2013,21 @@ impl PushRun {
             return Ok(None);
         }
         to_json(planner.inner.push_plan().map_err(to_js_error)?).map(Some)
+    }
+
+    /// The sidecar bytes a `refreshSeal` writes, decided from the sidecar as it is now (the
+    /// journal folded in); undefined: write nothing.
+    #[wasm_bindgen(js_name = sealRefresh)]
+    pub fn seal_refresh(&self, sidecar_now: Option<Vec<u8>>) -> Result<Option<Vec<u8>>, JsValue> {
+        self.inner
+            .seal_refresh(sidecar_now.as_deref())
+            .map_err(to_js_error)
+    }
+
+    /// The `refreshSeal` is over, whether it wrote, skipped or failed.
+    #[wasm_bindgen(js_name = onSealRefreshed)]
+    pub fn on_seal_refreshed(&mut self) -> Result<(), JsValue> {
+        self.inner.on_seal_refreshed().map_err(to_js_error)
     }
 
     /// The cache walk (a local listing buffer, `encodeLocalListing`), its SHA-256, the walk's

@@ -151,8 +151,77 @@ fn a_file_written_close_to_the_seal_is_hashed_and_the_push_still_sends_nothing()
     );
     assert_eq!(index_reads(&bucket), before, "no request");
     assert_eq!(noop.plan.summary.unchanged, 2);
-    // Every later push hashes it again (the seal is the same): still nothing sent.
-    assert!(push_plain(&mut bucket, &mut cache).sealed);
+    assert!(noop.seal_refreshed, "the verified walk became the seal's");
+    // The next push's walk is far from the refreshed seal: nothing hashed, nothing sent.
+    let next = push_plain(&mut bucket, &mut cache);
+    assert!(next.sealed);
+    assert!(next.seal_hashed.is_empty(), "{:?}", next.seal_hashed);
+    assert!(!next.seal_refreshed, "nothing to refresh");
+    assert_eq!(index_reads(&bucket), before, "still no request");
+}
+
+#[test]
+fn a_push_still_in_a_hurry_hashes_again_until_its_walk_is_clear_of_the_write() {
+    let (mut bucket, mut cache) = sealed_in_a_hurry();
+    // Each push right after the last: the refreshed seal is still within the write's window.
+    cache.hurried = true;
+    let first = push_plain(&mut bucket, &mut cache);
+    let second = push_plain(&mut bucket, &mut cache);
+    assert!(first.sealed && second.sealed);
+    assert_eq!(second.seal_hashed, [format!("{NS}/data/a.json")]);
+    cache.hurried = false;
+    let clear = push_plain(&mut bucket, &mut cache);
+    let settled = push_plain(&mut bucket, &mut cache);
+    assert!(clear.sealed && settled.sealed);
+    assert!(settled.seal_hashed.is_empty(), "{:?}", settled.seal_hashed);
+}
+
+#[test]
+fn after_a_refresh_a_rewrite_that_kept_its_mtime_is_still_pushed() {
+    let (mut bucket, mut cache) = sealed_in_a_hurry();
+    assert!(push_plain(&mut bucket, &mut cache).seal_refreshed);
+    // `cp -p`: same size, the old mtime put back; only the change time and inode tell.
+    cache.rewrite_keeping_mtime("data/a.json", b"Q");
+    let pushed = push_plain(&mut bucket, &mut cache);
+    assert!(!pushed.sealed);
+    assert_eq!(pushed.uploaded, ["data/a.json"]);
+    assert_eq!(bucket.objects[&format!("{NS}/data/a.json")].0, b"Q");
+}
+
+#[test]
+fn a_mark_that_lands_before_the_refresh_keeps_the_old_seal_and_the_next_push_plans() {
+    let (mut bucket, mut cache) = sealed_in_a_hurry();
+    let sidecar = ".datastore-sync-state.json";
+    let old_seal = SyncState::parse(&cache.files[sidecar].0).unwrap().seal;
+    let faults = PushFaults {
+        // Swamp core's `markDirty` of a file it is about to remove, from another process.
+        before_refresh: Some(|cache: &mut Cache| {
+            let path = ".datastore-sync-state.json";
+            let mut state = SyncState::parse(&cache.files[path].0).unwrap();
+            state.record_dirty(Some(&format!("{NS}/data/b.json")));
+            cache.write(path, state.to_json());
+        }),
+        ..PushFaults::default()
+    };
+    let noop = run_push(&mut bucket, &mut cache, PushRunRequest::default(), &faults).unwrap();
+    assert!(noop.sealed, "this push had verified its walk");
+    assert!(
+        !noop.seal_refreshed,
+        "the mark is the next push's to act on"
+    );
+    let after = SyncState::parse(&cache.files[sidecar].0).unwrap();
+    assert_eq!(after.seal, old_seal, "the seal is as it was");
+    assert!(
+        after.local_dirty && !after.tombstones.is_empty(),
+        "the mark is kept"
+    );
+    let before = index_reads(&bucket);
+    let next = push_plain(&mut bucket, &mut cache);
+    assert!(!next.sealed, "a marked cache never ends on the seal");
+    assert!(
+        index_reads(&bucket) > before,
+        "it planned against the bucket"
+    );
 }
 
 #[test]

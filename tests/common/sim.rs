@@ -467,6 +467,9 @@ pub struct PushFaults {
     /// When the push runs (ISO-8601; default the simulation's fixed now): what it records as
     /// its uploads' `lastModified` and its deletes' time.
     pub at: Option<&'static str>,
+    /// Another process's write to the cache just before the push refreshes its seal (a
+    /// `markDirty` landing between the verification and the sidecar's rewrite).
+    pub before_refresh: Option<fn(&mut Cache)>,
 }
 
 /// What a push did.
@@ -481,6 +484,8 @@ pub struct Pushed {
     pub sealed: bool,
     /// The files the push hashed to verify the seal (changed too close to its walk).
     pub seal_hashed: Vec<String>,
+    /// The push wrote its own walk's time into the sidecar's seal once they were verified.
+    pub seal_refreshed: bool,
 }
 
 /// An ordinary push (default request, no faults) that must finish.
@@ -545,7 +550,8 @@ pub fn run_push_with(
                 run.on_base(&mut session, bytes)?;
             }
             PushAction::WalkFirst => {
-                if run.on_walk_first(&mut session, &cache.listing(), &cache.changes(), 0, 0)? {
+                let (listing, changes) = (cache.listing(), cache.changes());
+                if run.on_walk_first(&mut session, &listing, &changes, 0, 0, cache.now_ms())? {
                     ran.sealed = true;
                     ran.plan = session.push_plan()?.clone();
                     if two_phase {
@@ -694,6 +700,17 @@ pub fn run_push_with(
             PushAction::WriteSidecar { path } => {
                 cache.write(&path, run.sidecar()?.to_vec());
                 run.on_written(&session, None, NOW)?;
+            }
+            PushAction::RefreshSeal { path } => {
+                if let Some(meanwhile) = faults.before_refresh {
+                    meanwhile(cache);
+                }
+                let now = cache.files.get(&path).map(|(b, _)| b.clone());
+                if let Some(bytes) = run.seal_refresh(now.as_deref())? {
+                    cache.write(&path, bytes);
+                    ran.seal_refreshed = true;
+                }
+                run.on_seal_refreshed()?;
             }
             PushAction::Done => return Ok(ran),
         }

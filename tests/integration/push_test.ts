@@ -521,11 +521,19 @@ for (const kind of SERVER_KINDS) {
       const flags = commonFlags(target, "sealed", cache, { namespace: "ns" });
       const first = await runCliJson(["push", "--yes", ...flags]);
       assertEquals(first.code, 0, first.stdout + first.stderr);
+      const sealOf = async () =>
+        JSON.parse(await Deno.readTextFile(`${cache}/.datastore-sync-state.json`))
+          .s3syncSeal as { digest: string; walkedAtMs: number };
+      const sealed = await sealOf();
       // Right after: every file was written within the racy window of the seal's walk, so the
       // seal cannot vouch for them; they are hashed (no request) and hold the bytes synced.
       const before = proxy.stats.requests;
       const noop = await runCliJson(["push", "--yes", ...flags]);
       assertEquals(noop.code, 0, noop.stderr);
+      // Verified, that walk became the seal's: the next push hashes only what is still recent.
+      const refreshed = await sealOf();
+      assertEquals(refreshed.digest, sealed.digest);
+      assert(refreshed.walkedAtMs > sealed.walkedAtMs, JSON.stringify({ sealed, refreshed }));
       if (counted) {
         assertEquals(
           proxy.stats.requests - before,

@@ -162,8 +162,10 @@ const PUSH_RUN_METHODS: Record<string, () => unknown> = {
   },
   onWalkFirst: () => {
     const { run, planner } = pushRun();
-    return run.onWalkFirst(planner, JUNK, new Float64Array([NaN, -Infinity]), NaN, -1);
+    return run.onWalkFirst(planner, JUNK, new Float64Array([NaN, -Infinity]), NaN, -1, NaN);
   },
+  sealRefresh: () => pushRun().run.sealRefresh(JUNK),
+  onSealRefreshed: () => pushRun().run.onSealRefreshed(),
   onHashes: () => {
     const { run, planner } = pushRun();
     return run.onHashes(planner, [EVIL], []);
