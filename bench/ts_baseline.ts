@@ -4,7 +4,7 @@
  * look-ups of the walk). It exists only to be measured against the WASM core; nothing in `js/`
  * uses it.
  *
- * It matches `src/pull.rs` and `src/push.rs` on the benchmark's inputs (`bench/dataset.ts`): no
+ * It matches `src/runs/pull/plan.rs` and `src/runs/push/plan.rs` on the benchmark's inputs (`bench/dataset.ts`): no
  * hashes, no tombstones, no unsafe or colliding paths. It deliberately leaves out what the core
  * does beyond the extension (path validation, collision refusal, layout survey, delete guards),
  * so the comparison is the core's full plan against the extension's plain diff.

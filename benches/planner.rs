@@ -22,13 +22,13 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
 use s3sync_core::index::Index;
-use s3sync_core::layout::survey;
-use s3sync_core::listing::{decode_local, decode_remote, encode_local, encode_remote};
-use s3sync_core::paths::{find_collisions, PathModel};
-use s3sync_core::pull::{plan_pull, PullOptions};
-use s3sync_core::push::PushInput;
-use s3sync_core::rebuild::RebuildBuilder;
-use s3sync_core::session::Session;
+use s3sync_core::model::layout::survey;
+use s3sync_core::model::paths::{find_collisions, PathModel};
+use s3sync_core::runs::pull::plan::{plan_pull, PullOptions};
+use s3sync_core::runs::push::plan::PushInput;
+use s3sync_core::runs::rebuild::plan::RebuildBuilder;
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::{decode_local, decode_remote, encode_local, encode_remote};
 
 /// The bound namespace of every case (namespaced mode is the one the seed bugs hit).
 const NAMESPACE: &str = "prod";
@@ -79,7 +79,7 @@ fn size(i: usize) -> u64 {
 
 /// ISO-8601 with milliseconds, for the fixed base used here (only seconds vary).
 fn iso(ms: i64) -> String {
-    s3sync_core::time::format_iso_millis(ms)
+    s3sync_core::model::time::format_iso_millis(ms)
 }
 
 /// One synthetic datastore: the index bytes, the local walk, the bucket listing.

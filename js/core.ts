@@ -168,7 +168,7 @@ import type {
 
 /*
  * The encoders' inputs below are not boundary types: they cross as the compact listing buffers
- * (`src/listing.rs`), and a listed object's date is a JS `Date`.
+ * (`src/wire/listing.rs`), and a listed object's date is a JS `Date`.
  */
 
 /** One object of a bucket listing. */

@@ -7,7 +7,7 @@
  * folded again after its tombstone was consumed.
  *
  * Line format, folding and the rules for torn or malformed lines are the core's
- * (`src/sync_state.rs`).
+ * (`src/state/sync_state.rs`).
  *
  * @module
  */

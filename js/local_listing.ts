@@ -1,6 +1,6 @@
 /**
  * The writer of the core's local listing buffer: a cache walk in columns (the layout is in
- * `src/listing.rs`). Paths are UTF-8, each ended by a NUL, then every file's size and mtime as
+ * `src/wire/listing.rs`). Paths are UTF-8, each ended by a NUL, then every file's size and mtime as
  * little-endian `f64`s, then a 12-byte trailer (the paths' byte length, the file count, `s3l2`).
  *
  * The columns are what make it cheap. Paths are gathered in an array, joined by NULs and encoded

@@ -32,7 +32,7 @@ function isOurs(current: { raw: Uint8Array } | null, nonce: string): boolean {
 
 /**
  * The body of a lock object, and how the core reads the current one: generated from the Rust
- * types (`src/lock.rs`) into `pkg/s3sync_core.d.ts`, never copied here.
+ * types (`src/state/lock.rs`) into `pkg/s3sync_core.d.ts`, never copied here.
  */
 export type { LockBody, LockState } from "./wasm.ts";
 import type { LockBody, LockState } from "./wasm.ts";

@@ -9,7 +9,7 @@
  * the namespace folder download-only (never overwriting a local file). Every step is an atomic
  * rename or unlink, and the plan is recomputed from the cache on every run, so a killed repair
  * rolls forward when run again. It never writes to the bucket. The order, the journal and
- * every judgement are the core's `RepairRun` (`src/repair_machine.rs`); this module does the
+ * every judgement are the core's `RepairRun` (`src/runs/repair/machine.rs`); this module does the
  * file operations it asks for.
  *
  * @module

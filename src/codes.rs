@@ -93,7 +93,7 @@ codes! {
 }
 
 codes! {
-    /// What the doctor found: the code of a [`crate::repair::Problem`].
+    /// What the doctor found: the code of a [`crate::runs::repair::plan::Problem`].
     ProblemCode {
         /// Data trees at the cache root beside the namespace folder.
         MixedLayout => "mixed-layout",

@@ -214,7 +214,7 @@ pub enum CoreError {
     },
     /// A run given no namespace on a cache that holds namespaces and nothing at its root: a
     /// solo run would read the namespace's index as the root's and replace it (see
-    /// [`crate::binding`]). Nothing was read or written.
+    /// [`crate::model::binding`]). Nothing was read or written.
     #[error("this cache holds the namespaced layout ({}) and nothing at its root: pass the namespace (--namespace {}); nothing was done", .namespaces.join(", "), .namespaces.first().map_or("<ns>", String::as_str))]
     NamespaceRequired {
         /// The namespaces the cache holds, sorted.

@@ -14,33 +14,28 @@
 //!
 //! ## Layout
 //!
-//! - [`deletions`]: deletion records, so a delete reaches every clone on evidence.
-//! - [`file_class`]: swamp's kinds of files and the merge rule of each.
-//! - [`binding`]: which tree a run given no namespace may act on.
-//! - [`paths`]: the three names of a file (index key, remote key, cache path) and their rules.
-//! - [`index`]: index formats v1 and v2.
-//! - [`key_sort`]: the order of many keys that share long prefixes (an index's load).
-//! - [`listing`]: compact listing buffers that cross the WASM boundary.
-//! - [`migrate`]: the remote side of a solo → namespaced migrate.
-//! - [`compare`]: byte-string comparison a word at a time (and the WASM build's `memcmp`).
-//! - [`swar`]: byte searches eight bytes a step (index scan, listings, path rules).
-//! - [`codes`]: the stable codes of verdicts, problems and refusals, as types.
-//! - [`conflicts`]: conflict copies (this cache's side of a two-sided change) and `resolve`.
-//! - [`contamination`]: objects of other namespaces under the bound one, and which are safe to remove.
-//! - [`lock`]: decisions of the extension-compatible distributed lock (time passed in).
-//! - [`rebuild`]: an index from a bucket listing.
-//! - [`layout`]: what a cache walk says about the layout.
-//! - [`repair`]: the layout doctor and the repair (and migrate) planner.
-//! - [`pull`]: the pull diff.
-//! - [`push`]: the push diff, and the changes a push makes to the index.
-//! - [`pull_machine`], [`push_machine`]: a pull and a push as state machines the shim drives
-//!   (next action out, result back).
-//! - [`pull_run`], [`push_run`]: how a run ends: what it publishes, what it records, whether a
-//!   saved plan still holds, deletes nobody confirmed.
-//! - [`safety`]: evidence for deletes and the guards that withhold them.
-//! - [`seal`]: the stat seal that lets a push with nothing to do send nothing.
-//! - [`session`]: state kept between the steps of one run.
-//! - [`sync_state`]: the local sync-state sidecar and the no-op pull decision.
+//! The tree says where a decision lives and what a file may touch:
+//!
+//! - [`model`]: what a datastore is. The three names of a file ([`model::paths`]), which
+//!   tree a run given no namespace may act on ([`model::binding`]), swamp's kinds of files and
+//!   the merge rule of each ([`model::file_class`]), what a cache walk says about the layout
+//!   ([`model::layout`]), timestamps as the datastore writes them ([`model::time`]).
+//! - [`index`]: the remote index, v1 monolith and v2 shards, read and written.
+//! - [`state`]: what a cache keeps between runs and what the lock says: the sync-state sidecar
+//!   ([`state::sync_state`]), the stat seal that lets a push with nothing to do send nothing
+//!   ([`state::seal`]), the extension-compatible distributed lock ([`state::lock`]).
+//! - [`safety`]: nothing lost. Evidence for deletes and the guards that withhold them;
+//!   deletion records that carry a delete to every clone ([`safety::deletions`]); conflict
+//!   copies and `resolve` ([`safety::conflicts`]); what each object write and delete is
+//!   conditional on ([`safety::object_condition`]).
+//! - [`runs`]: every run as a state machine the shim drives (next action out, result back),
+//!   each in its own folder: `plan` (the diff), `machine` (the sequence), `run` (how it ends);
+//!   [`runs::session`] keeps the state between a run's steps.
+//! - [`wire`]: compact listing buffers that cross the WASM boundary.
+//! - [`bytes`]: byte-level helpers with no knowledge of datastores (word-at-a-time searches and
+//!   comparison, the order of keys with long shared prefixes, short inline strings).
+//! - [`codes`], [`error`]: the stable codes of verdicts, problems and refusals, and the typed
+//!   errors.
 //! - `wasm` (wasm32 only): the only `#[wasm_bindgen]` surface; converts and delegates.
 //!
 //! Every public function returns [`CoreResult`]; no panic may cross the boundary.
@@ -57,43 +52,16 @@
 // The one exception, `compare`, supplies the WASM build's `memcmp` and `bcmp`.
 #![deny(unsafe_code)]
 
-pub mod binding;
+pub mod bytes;
 pub mod codes;
-pub mod compare;
-pub mod conflicts;
-pub mod contamination;
-pub mod contamination_machine;
-pub mod deletions;
 pub mod error;
-pub mod file_class;
 pub mod index;
-pub mod key_sort;
-pub mod layout;
-pub mod listing;
-pub mod lock;
-pub mod migrate;
-pub mod migrate_machine;
-pub mod object_condition;
-pub mod paths;
-pub mod pull;
-pub mod pull_machine;
-pub mod pull_run;
-pub mod push;
-pub mod push_machine;
-pub mod push_run;
-pub mod rebuild;
-pub mod rebuild_machine;
-pub mod repair;
-pub mod repair_machine;
-pub mod resolve_machine;
+pub mod model;
+pub mod runs;
 pub mod safety;
-pub mod seal;
-pub mod session;
-pub mod swar;
-pub mod sync_state;
-pub mod text;
-pub mod time;
+pub mod state;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
+pub mod wire;
 
 pub use error::{CoreError, CoreResult, PathRefusal};

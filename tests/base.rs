@@ -3,10 +3,10 @@
 //! still knows (files left behind, conflicts, remote deletions keep their base entries).
 #![cfg(not(target_arch = "wasm32"))]
 
-use s3sync_core::listing::encode_local;
-use s3sync_core::pull::{PullOptions, PullOutcome};
-use s3sync_core::push::PushInput;
-use s3sync_core::session::{BaseLoad, Session};
+use s3sync_core::runs::pull::plan::{PullOptions, PullOutcome};
+use s3sync_core::runs::push::plan::PushInput;
+use s3sync_core::runs::session::{BaseLoad, Session};
+use s3sync_core::wire::listing::encode_local;
 use serde_json::Value;
 
 const MTIME: &str = "2026-08-01T12:00:00.512Z";
@@ -280,7 +280,7 @@ fn after_a_push_untouched_files_keep_this_caches_mtime_not_the_uploaders() {
         ("logs/b.log", 2, Some(MTIME_MS + 7)),
     ]);
     session.plan_push(&listing, &PushInput::default()).unwrap();
-    let uploaded = [s3sync_core::push::Uploaded {
+    let uploaded = [s3sync_core::runs::push::plan::Uploaded {
         rel: "logs/b.log".into(),
         size: 2,
         mtime_ms: Some(MTIME_MS + 7),

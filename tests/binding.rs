@@ -2,7 +2,7 @@
 //! the one namespace the cache proves, the CLI refuses), and what counts as root payload.
 #![cfg(not(target_arch = "wasm32"))]
 
-use s3sync_core::binding::{bind_unnamed, TopLevelEntry, UnnamedCaller};
+use s3sync_core::model::binding::{bind_unnamed, TopLevelEntry, UnnamedCaller};
 
 fn entry(name: &str, marker: bool) -> TopLevelEntry {
     TopLevelEntry {

@@ -6,7 +6,7 @@
 mod compare_cases;
 
 use proptest::prelude::*;
-use s3sync_core::compare::compare_bytes;
+use s3sync_core::bytes::compare::compare_bytes;
 
 #[test]
 fn every_position_and_byte_value_orders_as_a_byte_loop() {

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use s3sync_core::push_machine::{PushAction, PushRunRequest};
+use s3sync_core::runs::push::machine::{PushAction, PushRunRequest};
 
 #[path = "common/sim.rs"]
 mod sim;

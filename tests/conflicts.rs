@@ -3,13 +3,13 @@
 //! content), and a person settles it with one command.
 #![cfg(not(target_arch = "wasm32"))]
 
-use s3sync_core::conflicts::{
+use s3sync_core::model::paths::{is_never_synced, PathModel};
+use s3sync_core::runs::pull::plan::{PullOptions, PullOutcome};
+use s3sync_core::runs::session::Session;
+use s3sync_core::safety::conflicts::{
     conflict_copy_path, files_in_conflict, original_of_copy, plan_resolve, Keep, KeptAside,
 };
-use s3sync_core::listing::{decode_local, encode_local};
-use s3sync_core::paths::{is_never_synced, PathModel};
-use s3sync_core::pull::{PullOptions, PullOutcome};
-use s3sync_core::session::Session;
+use s3sync_core::wire::listing::{decode_local, encode_local};
 use serde_json::Value;
 
 const HASH: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

@@ -2,9 +2,9 @@
 //! that only a copy proven identical at home is ever marked removable.
 #![cfg(not(target_arch = "wasm32"))]
 
-use s3sync_core::contamination::{find_contamination, ForeignVerdict};
-use s3sync_core::listing::{decode_remote, encode_remote};
-use s3sync_core::paths::Namespace;
+use s3sync_core::model::paths::Namespace;
+use s3sync_core::runs::contamination::plan::{find_contamination, ForeignVerdict};
+use s3sync_core::wire::listing::{decode_remote, encode_remote};
 
 type Listed<'a> = (&'a str, u64, Option<&'a str>, Option<&'a str>);
 

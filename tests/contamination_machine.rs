@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use s3sync_core::contamination_machine::{
+use s3sync_core::runs::contamination::machine::{
     ContaminationAction, ContaminationRun, ContaminationSummary,
 };
-use s3sync_core::migrate_machine::HeadFound;
+use s3sync_core::runs::migrate::machine::HeadFound;
 use s3sync_core::CoreError;
 
 #[path = "common/sim.rs"]

@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use s3sync_core::deletions::{
+use s3sync_core::index::{Index, IndexEntry};
+use s3sync_core::runs::push::machine::PushRunRequest;
+use s3sync_core::safety::deletions::{
     deletion_of, prune_deletions, record_deletion, DeletionRecord, DELETIONS_FIELD,
     MAX_DELETION_RECORDS,
 };
-use s3sync_core::index::{Index, IndexEntry};
-use s3sync_core::push_machine::PushRunRequest;
 
 #[path = "common/sim.rs"]
 mod sim;

@@ -2,9 +2,9 @@
 //! problem names the fix that works (a pull cannot fetch what no file system holds).
 #![cfg(not(target_arch = "wasm32"))]
 
-use s3sync_core::listing::encode_local;
-use s3sync_core::repair::DoctorFacts;
-use s3sync_core::session::Session;
+use s3sync_core::runs::repair::plan::DoctorFacts;
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::encode_local;
 
 fn entry(rel: &str) -> String {
     format!(

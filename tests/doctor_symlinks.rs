@@ -2,10 +2,10 @@
 //! `symlink-in-path` (the code pulls, pushes and repairs refuse such paths with) and its fix.
 #![cfg(not(target_arch = "wasm32"))]
 
-use s3sync_core::layout::survey;
-use s3sync_core::listing::LocalFile;
-use s3sync_core::paths::PathModel;
-use s3sync_core::repair::{diagnose, DoctorFacts};
+use s3sync_core::model::layout::survey;
+use s3sync_core::model::paths::PathModel;
+use s3sync_core::runs::repair::plan::{diagnose, DoctorFacts};
+use s3sync_core::wire::listing::LocalFile;
 
 #[test]
 fn each_symlinked_folder_is_one_problem_naming_the_link_and_the_fix() {

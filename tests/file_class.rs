@@ -3,11 +3,11 @@
 //! superseded on push, never a conflict, while every other file keeps today's rule.
 #![cfg(not(target_arch = "wasm32"))]
 
-use s3sync_core::file_class::{classify, FileClass, SWAMP_FILES};
-use s3sync_core::listing::encode_local;
-use s3sync_core::pull::PullOptions;
-use s3sync_core::push::PushInput;
-use s3sync_core::session::Session;
+use s3sync_core::model::file_class::{classify, FileClass, SWAMP_FILES};
+use s3sync_core::runs::pull::plan::PullOptions;
+use s3sync_core::runs::push::plan::PushInput;
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::encode_local;
 use serde_json::Value;
 
 const MTIME: &str = "2026-08-01T12:00:00.512Z";

@@ -5,12 +5,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use s3sync_core::index::Index;
-use s3sync_core::listing::{decode_remote, encode_local, encode_remote};
-use s3sync_core::paths::PathModel;
-use s3sync_core::push::PushInput;
-use s3sync_core::rebuild::RebuildBuilder;
+use s3sync_core::model::paths::PathModel;
+use s3sync_core::runs::push::plan::PushInput;
+use s3sync_core::runs::rebuild::plan::RebuildBuilder;
+use s3sync_core::runs::session::Session;
 use s3sync_core::safety::{normalize_tombstone, DeletePolicy, Evidence};
-use s3sync_core::session::Session;
+use s3sync_core::wire::listing::{decode_remote, encode_local, encode_remote};
 use serde_json::json;
 
 /// index_v1, artifact crash-1384307bb222a178aaa1737fa0ce3cdc10265321: an unknown numeric field

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use s3sync_core::index::{
     carry_local_mtimes, group_by_partition_keeping, same_version, shard_json, Index, IndexEntry,
 };
-use s3sync_core::paths::partition_key;
+use s3sync_core::model::paths::partition_key;
 
 /// A few rels from a tiny alphabet, so that both indexes share many keys.
 fn rel() -> impl Strategy<Value = String> {

@@ -4,8 +4,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
+use s3sync_core::bytes::key_sort::sorted_positions;
 use s3sync_core::index::Index;
-use s3sync_core::key_sort::sorted_positions;
 
 /// Checks one list: the positions are a permutation, they order the keys as the byte order
 /// does, and `has_equal` says whether two keys are equal.

@@ -1,4 +1,4 @@
-//! The local listing buffer (a cache walk in columns, `src/listing.rs`): what `encode_local`
+//! The local listing buffer (a cache walk in columns, `src/wire/listing.rs`): what `encode_local`
 //! writes reads back unchanged, and any buffer, however damaged, is read or refused exactly as a
 //! plain reading of the layout would, with the same error for the same fault. Native only:
 //! proptest does not build for wasm32.
@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 
 use s3sync_core::error::CoreError;
-use s3sync_core::listing::{decode_local, encode_local};
+use s3sync_core::wire::listing::{decode_local, encode_local};
 
 const SAFE: f64 = 9_007_199_254_740_991.0;
 

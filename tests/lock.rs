@@ -1,6 +1,6 @@
 //! The lock's decisions, with time as a value.
 
-use s3sync_core::lock::{
+use s3sync_core::state::lock::{
     assess, check_ttl, heartbeat_interval_ms, wait_decision, LockBody, LockState, WaitDecision,
     DEFAULT_TTL_MS, MAX_TTL_MS,
 };

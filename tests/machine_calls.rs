@@ -10,14 +10,14 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
-use s3sync_core::contamination_machine::ContaminationRun;
-use s3sync_core::listing::{encode_local, encode_remote};
-use s3sync_core::migrate_machine::{HeadFound, MigrateRequest, MigrateRun};
-use s3sync_core::paths::PathModel;
-use s3sync_core::rebuild_machine::{RebuildRequest, RebuildRun};
-use s3sync_core::repair_machine::{RepairRequest, RepairRun, StepResult};
-use s3sync_core::resolve_machine::{ResolvePushed, ResolveRequest, ResolveRun};
-use s3sync_core::session::Session;
+use s3sync_core::model::paths::PathModel;
+use s3sync_core::runs::contamination::machine::ContaminationRun;
+use s3sync_core::runs::migrate::machine::{HeadFound, MigrateRequest, MigrateRun};
+use s3sync_core::runs::rebuild::machine::{RebuildRequest, RebuildRun};
+use s3sync_core::runs::repair::machine::{RepairRequest, RepairRun, StepResult};
+use s3sync_core::runs::resolve::machine::{ResolvePushed, ResolveRequest, ResolveRun};
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::{encode_local, encode_remote};
 
 const NOW: &str = "2026-12-01T00:00:00.000Z";
 

@@ -4,12 +4,12 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use s3sync_core::index::Index;
-use s3sync_core::listing::{decode_remote, encode_remote};
-use s3sync_core::migrate::{
+use s3sync_core::model::paths::PathModel;
+use s3sync_core::runs::migrate::plan::{
     plan_migrate, ConflictReason, IndexSource, MigrateInputs, MigratePlan, CONFLICT,
 };
-use s3sync_core::paths::PathModel;
-use s3sync_core::session::Session;
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::{decode_remote, encode_remote};
 
 const NOW: &str = "2026-08-07T10:00:00.000Z";
 const LISTED_AT: &str = "2026-08-01T09:00:00.000Z";
@@ -52,7 +52,7 @@ fn plan(listing: &[Listed<'_>], solo: Option<&Index>, ns: Option<&Index>) -> Mig
     )
 }
 
-fn rels(items: &[s3sync_core::migrate::MigrateItem]) -> Vec<&str> {
+fn rels(items: &[s3sync_core::runs::migrate::plan::MigrateItem]) -> Vec<&str> {
     items.iter().map(|i| i.rel.as_str()).collect()
 }
 

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use s3sync_core::migrate_machine::{
+use s3sync_core::runs::migrate::machine::{
     HeadFound, MigrateAction, MigrateIndex, MigrateRequest, MigrateResult, MigrateRun,
 };
 use s3sync_core::CoreError;

@@ -6,10 +6,10 @@
 mod path_cases;
 
 use s3sync_core::index::Index;
-use s3sync_core::layout::survey;
-use s3sync_core::listing::LocalFile;
-use s3sync_core::paths::{fold_key, foreign_namespaces_in, Namespace, PathModel};
-use s3sync_core::pull::{plan_pull, PullOptions};
+use s3sync_core::model::layout::survey;
+use s3sync_core::model::paths::{fold_key, foreign_namespaces_in, Namespace, PathModel};
+use s3sync_core::runs::pull::plan::{plan_pull, PullOptions};
+use s3sync_core::wire::listing::LocalFile;
 
 #[test]
 fn every_refusal_reason_has_a_case() {
@@ -250,7 +250,7 @@ fn a_caller_names_a_file_by_cache_path_or_bare_rel() {
 
 #[test]
 fn a_scoped_sync_of_a_model_covers_its_three_trees() {
-    let scope = s3sync_core::paths::model_scope([("aws/ec2", "i-1"), ("k", "m")]);
+    let scope = s3sync_core::model::paths::model_scope([("aws/ec2", "i-1"), ("k", "m")]);
     assert_eq!(
         scope,
         [
@@ -266,7 +266,7 @@ fn a_scoped_sync_of_a_model_covers_its_three_trees() {
 
 #[test]
 fn near_names_suggest_a_typo_s_intended_name() {
-    use s3sync_core::paths::near_names;
+    use s3sync_core::model::paths::near_names;
     let folders = ["prod", "staging", "dev", "Prod-old", "production"];
     assert_eq!(near_names("Prod", folders), ["prod"]);
     assert_eq!(near_names("prdo", folders), ["prod"]);
@@ -278,7 +278,7 @@ fn near_names_suggest_a_typo_s_intended_name() {
 
 #[test]
 fn a_temporary_file_is_stale_only_after_an_hour_without_a_write() {
-    use s3sync_core::paths::{is_stale_temp, TEMP_STALE_MS};
+    use s3sync_core::model::paths::{is_stale_temp, TEMP_STALE_MS};
     let now = 10 * TEMP_STALE_MS;
     assert!(!is_stale_temp(Some(now), now));
     assert!(!is_stale_temp(Some(now - TEMP_STALE_MS), now));

@@ -14,7 +14,7 @@ mod path_rules;
 use path_rules::{is_device_name, is_drive_segment};
 
 use s3sync_core::error::{CoreError, PathRefusal};
-use s3sync_core::paths::{
+use s3sync_core::model::paths::{
     find_file_folder_conflicts, find_file_folder_conflicts_sorted, is_internal, RelPath,
     MAX_KEY_BYTES, MAX_SEGMENT_BYTES,
 };
@@ -68,9 +68,9 @@ proptest! {
 fn payload_table_answers_as_a_map_of_the_last_file_per_rel() {
     use std::collections::HashMap;
 
-    use s3sync_core::layout::survey;
-    use s3sync_core::listing::LocalFile;
-    use s3sync_core::paths::PathModel;
+    use s3sync_core::model::layout::survey;
+    use s3sync_core::model::paths::PathModel;
+    use s3sync_core::wire::listing::LocalFile;
 
     let model = PathModel::new(Some("ns"), "").expect("namespace is valid");
     let paths: Vec<String> = (0..5_000)
@@ -267,9 +267,9 @@ proptest! {
     ) {
         use std::collections::HashMap;
 
-        use s3sync_core::layout::survey;
-        use s3sync_core::listing::LocalFile;
-        use s3sync_core::paths::PathModel;
+        use s3sync_core::model::layout::survey;
+        use s3sync_core::wire::listing::LocalFile;
+        use s3sync_core::model::paths::PathModel;
 
         let model = PathModel::new(None, "").expect("solo model");
         let files: Vec<LocalFile<'_>> = rels
@@ -332,11 +332,11 @@ proptest! {
         use std::collections::BTreeMap;
 
         use s3sync_core::index::Index;
-        use s3sync_core::layout::survey;
-        use s3sync_core::listing::LocalFile;
-        use s3sync_core::paths::PathModel;
-        use s3sync_core::pull::{plan_pull, PullOptions};
-        use s3sync_core::push::{plan_push, PushInput};
+        use s3sync_core::model::layout::survey;
+        use s3sync_core::wire::listing::LocalFile;
+        use s3sync_core::model::paths::PathModel;
+        use s3sync_core::runs::pull::plan::{plan_pull, PullOptions};
+        use s3sync_core::runs::push::plan::{plan_push, PushInput};
 
         let model = PathModel::new(Some("ns"), "").expect("namespace is valid");
         // By each rel's case: 0 absent here, 1 same, 2 size changed, 3 mtime moved, 4 new here

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use s3sync_core::file_class::{merge_pointer, pointer_version, PointerMerge};
+use s3sync_core::model::file_class::{merge_pointer, pointer_version, PointerMerge};
 
 #[path = "common/sim.rs"]
 mod sim;

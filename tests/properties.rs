@@ -7,11 +7,11 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 
 use s3sync_core::index::Index;
-use s3sync_core::paths::{
+use s3sync_core::model::paths::{
     find_collisions, is_internal, is_lazy_skippable, partition_key, CachePlace, ForeignNamespaces,
     Namespace, PathModel, RelPath,
 };
-use s3sync_core::time::{format_iso_millis, parse_iso_millis};
+use s3sync_core::model::time::{format_iso_millis, parse_iso_millis};
 
 #[path = "common/path_rules.rs"]
 mod path_rules;

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use s3sync_core::pull_machine::{PullAction, PullRequest, PullRun};
-use s3sync_core::session::Session;
+use s3sync_core::runs::pull::machine::{PullAction, PullRequest, PullRun};
+use s3sync_core::runs::session::Session;
 
 #[path = "common/sim.rs"]
 mod sim;

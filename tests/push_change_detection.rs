@@ -5,10 +5,10 @@
 //! so a same-size edit of one is the ordinary case, not a corner.
 #![cfg(not(target_arch = "wasm32"))]
 
-use s3sync_core::listing::encode_local;
-use s3sync_core::pull::{PullOptions, PullOutcome};
-use s3sync_core::push::{PushInput, PushPlan, UploadReason};
-use s3sync_core::session::{BaseLoad, Session};
+use s3sync_core::runs::pull::plan::{PullOptions, PullOutcome};
+use s3sync_core::runs::push::plan::{PushInput, PushPlan, UploadReason};
+use s3sync_core::runs::session::{BaseLoad, Session};
+use s3sync_core::wire::listing::encode_local;
 
 const MODIFIED: &str = "2026-08-01T12:00:00.000Z";
 /// The mtime the pull recorded for the file it wrote.
@@ -188,7 +188,7 @@ fn a_push_that_verified_a_touch_records_the_new_mtime_in_the_local_index() {
         serde_json::from_slice(&session.local_index_after_push().unwrap()).unwrap();
     assert_eq!(
         local["entries"][LATEST]["localMtime"],
-        s3sync_core::time::format_iso_millis(EDITED_MS)
+        s3sync_core::model::time::format_iso_millis(EDITED_MS)
     );
 }
 

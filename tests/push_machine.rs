@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::json;
 
-use s3sync_core::push_machine::{PushAction, PushRun, PushRunRequest, UploadBatch};
-use s3sync_core::session::Session;
-use s3sync_core::sync_state::SyncState;
+use s3sync_core::runs::push::machine::{PushAction, PushRun, PushRunRequest, UploadBatch};
+use s3sync_core::runs::session::Session;
+use s3sync_core::state::sync_state::SyncState;
 
 #[path = "common/sim.rs"]
 mod sim;

@@ -13,15 +13,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use s3sync_core::listing::encode_local;
-use s3sync_core::paths::{is_internal, is_never_synced};
-use s3sync_core::push::{PushInput, PushPlan};
+use s3sync_core::model::paths::{is_internal, is_never_synced};
+use s3sync_core::model::time::format_iso_millis;
+use s3sync_core::runs::push::plan::{PushInput, PushPlan};
+use s3sync_core::runs::session::Session;
 use s3sync_core::safety::{
     covering_tombstone, normalize_tombstone, DeletePolicy, Evidence, RunFacts, CATALOG_EXPORT,
     PERCENT_CAP_FLOOR,
 };
-use s3sync_core::session::Session;
-use s3sync_core::time::format_iso_millis;
+use s3sync_core::wire::listing::encode_local;
 
 const NS: &str = "ns";
 const BASE_MTIME: i64 = 1_785_585_600_000;

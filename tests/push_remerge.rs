@@ -12,10 +12,10 @@
 use serde_json::{json, Value};
 
 use s3sync_core::codes::GuardCode;
-use s3sync_core::listing::encode_local;
-use s3sync_core::push::{PushInput, Uploaded};
-use s3sync_core::session::{BaseLoad, Session};
-use s3sync_core::time::format_iso_millis;
+use s3sync_core::model::time::format_iso_millis;
+use s3sync_core::runs::push::plan::{PushInput, Uploaded};
+use s3sync_core::runs::session::{BaseLoad, Session};
+use s3sync_core::wire::listing::encode_local;
 
 const OLD: &str = "2026-08-01T12:00:00.000Z";
 const PEER: &str = "2026-08-08T09:00:00.000Z";

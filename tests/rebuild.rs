@@ -4,10 +4,10 @@
 
 use s3sync_core::codes::RefusalCode;
 use s3sync_core::index::{Index, MAX_SAFE_INTEGER};
-use s3sync_core::listing::{decode_remote, encode_remote};
-use s3sync_core::paths::{CollisionKind, PathModel};
-use s3sync_core::rebuild::{RebuildBuilder, RebuildReport, RefusedKey};
-use s3sync_core::session::Session;
+use s3sync_core::model::paths::{CollisionKind, PathModel};
+use s3sync_core::runs::rebuild::plan::{RebuildBuilder, RebuildReport, RefusedKey};
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::{decode_remote, encode_remote};
 
 const NOW: &str = "2026-08-07T10:00:00.000Z";
 
@@ -433,7 +433,7 @@ fn session_rebuild_from_buffers() {
 
 #[test]
 fn rebuild_index_replaces_a_valid_index_only_when_forced() {
-    use s3sync_core::rebuild::{rebuild_step, ExistingIndex, RebuildDecision};
+    use s3sync_core::runs::rebuild::plan::{rebuild_step, ExistingIndex, RebuildDecision};
     for existing in [
         ExistingIndex::Absent,
         ExistingIndex::Valid,
@@ -458,7 +458,7 @@ fn rebuild_index_replaces_a_valid_index_only_when_forced() {
 
 #[test]
 fn an_existing_index_is_judged_by_the_parser() {
-    use s3sync_core::rebuild::ExistingIndex;
+    use s3sync_core::runs::rebuild::plan::ExistingIndex;
     assert_eq!(ExistingIndex::of(None), ExistingIndex::Absent);
     assert_eq!(
         ExistingIndex::of(Some(br#"{"version":1,"entries":{}}"#)),

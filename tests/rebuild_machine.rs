@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
-use s3sync_core::listing::encode_remote;
-use s3sync_core::rebuild::ExistingIndex;
-use s3sync_core::rebuild_machine::{
+use s3sync_core::runs::rebuild::machine::{
     RebuildAction, RebuildRequest, RebuildResult, RebuildRun, RebuildStep,
 };
-use s3sync_core::session::Session;
+use s3sync_core::runs::rebuild::plan::ExistingIndex;
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::encode_remote;
 
 #[path = "common/sim.rs"]
 mod sim;

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use s3sync_core::index::Index;
-use s3sync_core::object_condition::{recorded_etag, ETAG_FIELD};
+use s3sync_core::safety::object_condition::{recorded_etag, ETAG_FIELD};
 
 #[path = "common/sim.rs"]
 mod sim;

@@ -11,11 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::{json, Map};
 
-use s3sync_core::listing::encode_local;
-use s3sync_core::repair_machine::{
+use s3sync_core::runs::repair::machine::{
     journal_path, RepairAction, RepairRequest, RepairResult, RepairRun, RepairStep, StepResult,
 };
-use s3sync_core::session::Session;
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::encode_local;
 use s3sync_core::CoreError;
 
 #[path = "common/sim.rs"]

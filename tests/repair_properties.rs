@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use s3sync_core::index::{Index, IndexEntry};
-use s3sync_core::layout::survey;
-use s3sync_core::listing::LocalFile;
-use s3sync_core::paths::PathModel;
-use s3sync_core::repair::{plan_repair, REPAIR_DIR};
+use s3sync_core::model::layout::survey;
+use s3sync_core::model::paths::PathModel;
+use s3sync_core::runs::repair::plan::{plan_repair, REPAIR_DIR};
+use s3sync_core::wire::listing::LocalFile;
 
 /// Content is a small number; its "hash" is its decimal text, its size derived from it so that
 /// different contents sometimes share a size (forcing the hash comparison).

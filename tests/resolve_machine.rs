@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use s3sync_core::conflicts::conflict_copy_path;
-use s3sync_core::listing::encode_local;
-use s3sync_core::paths::PathModel;
-use s3sync_core::resolve_machine::{
+use s3sync_core::model::paths::PathModel;
+use s3sync_core::runs::resolve::machine::{
     ResolveAction, ResolvePushed, ResolveRequest, ResolveResult, ResolveRun,
 };
+use s3sync_core::safety::conflicts::conflict_copy_path;
+use s3sync_core::wire::listing::encode_local;
 use s3sync_core::CoreError;
 
 #[path = "common/sim.rs"]

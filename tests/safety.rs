@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use s3sync_core::paths::PathModel;
+use s3sync_core::model::paths::PathModel;
 use s3sync_core::safety::{
     catalog_shrinks, covering_tombstone, delete_verdicts, normalize_tombstone, DeletePolicy,
     GuardInput, RunFacts, Verdict, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,

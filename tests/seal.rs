@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use s3sync_core::push_machine::PushRunRequest;
-use s3sync_core::seal::{is_racy, racy_window_ms, RACY_FINE_MS, RACY_MS};
-use s3sync_core::sync_state::SyncState;
+use s3sync_core::runs::push::machine::PushRunRequest;
+use s3sync_core::state::seal::{is_racy, racy_window_ms, RACY_FINE_MS, RACY_MS};
+use s3sync_core::state::sync_state::SyncState;
 
 #[path = "common/sim.rs"]
 mod sim;

@@ -6,11 +6,11 @@
 
 use serde_json::{json, Map, Value};
 
-use s3sync_core::deletions::{deletion_of, DELETIONS_FIELD};
 use s3sync_core::index::{parse_shard_document, Index, ShardMeta};
-use s3sync_core::listing::encode_local;
-use s3sync_core::push::{PushInput, Uploaded};
-use s3sync_core::session::{Session, ShardFormat};
+use s3sync_core::runs::push::plan::{PushInput, Uploaded};
+use s3sync_core::runs::session::{Session, ShardFormat};
+use s3sync_core::safety::deletions::{deletion_of, DELETIONS_FIELD};
+use s3sync_core::wire::listing::encode_local;
 
 const OLD: &str = "2026-08-01T12:00:00.000Z";
 const NOW: &str = "2026-08-08T09:30:00.000Z";

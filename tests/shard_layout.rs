@@ -4,7 +4,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use s3sync_core::index::{assemble_shards, parse_shard, ShardMeta};
-use s3sync_core::session::{Session, ShardFormat};
+use s3sync_core::runs::session::{Session, ShardFormat};
 
 fn session(rels: &[&str]) -> Session {
     let entries: Vec<String> = rels

@@ -7,11 +7,11 @@
 use serde_json::{json, Map, Value};
 
 use s3sync_core::index::{parse_shard, ShardMeta};
-use s3sync_core::listing::encode_local;
-use s3sync_core::paths::{check_partition_name, partition_key};
-use s3sync_core::push::{PushInput, Uploaded};
-use s3sync_core::repair::DoctorFacts;
-use s3sync_core::session::{Session, ShardFormat};
+use s3sync_core::model::paths::{check_partition_name, partition_key};
+use s3sync_core::runs::push::plan::{PushInput, Uploaded};
+use s3sync_core::runs::repair::plan::DoctorFacts;
+use s3sync_core::runs::session::{Session, ShardFormat};
+use s3sync_core::wire::listing::encode_local;
 
 const OLD: &str = "2026-08-01T12:00:00.000Z";
 const NOW: &str = "2026-08-08T09:30:00.000Z";

@@ -5,8 +5,8 @@
 
 use serde_json::{json, Value};
 
-use s3sync_core::repair::DoctorFacts;
-use s3sync_core::sync_state::{is_trusted_etag, unquote_etag, SyncState, DIRTY_PATHS_CAP};
+use s3sync_core::runs::repair::plan::DoctorFacts;
+use s3sync_core::state::sync_state::{is_trusted_etag, unquote_etag, SyncState, DIRTY_PATHS_CAP};
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -519,7 +519,7 @@ fn a_freshly_synced_state_takes_the_fast_path() {
 fn journal_of(tombstones: &[&str]) -> Vec<u8> {
     tombstones
         .iter()
-        .flat_map(|t| s3sync_core::sync_state::journal_line(t))
+        .flat_map(|t| s3sync_core::state::sync_state::journal_line(t))
         .collect()
 }
 
@@ -533,7 +533,7 @@ fn marked_one_by_one(sidecar: Option<&[u8]>, tombstones: &[&str]) -> Vec<u8> {
 
 #[test]
 fn a_folded_journal_reads_as_the_markdirty_rewrites_it_stands_for() {
-    use s3sync_core::sync_state::fold_journal;
+    use s3sync_core::state::sync_state::fold_journal;
     let clean = SyncState::fresh().to_json();
     let tombstones = ["ns/data/a", "ns/logs", "ns/data/a", "ns/ünï/x.yaml"];
     for sidecar in [None, Some(clean.as_slice()), Some(b"{garbage".as_slice())] {
@@ -549,7 +549,7 @@ fn a_folded_journal_reads_as_the_markdirty_rewrites_it_stands_for() {
 
 #[test]
 fn torn_malformed_and_unsafe_journal_lines_are_skipped_and_spare_their_neighbours() {
-    use s3sync_core::sync_state::{journal_line, journal_tombstones};
+    use s3sync_core::state::sync_state::{journal_line, journal_tombstones};
     let mut journal = journal_line("ns/a");
     // A crash mid-append: the line has no closing newline...
     journal.extend_from_slice(b"\n\"ns/to");
@@ -576,7 +576,7 @@ fn torn_malformed_and_unsafe_journal_lines_are_skipped_and_spare_their_neighbour
 
 #[test]
 fn the_journal_files_are_internal_and_never_travel() {
-    use s3sync_core::paths::{is_internal, TOMBSTONE_JOURNAL_FILE, TOMBSTONE_JOURNAL_TAKEN};
+    use s3sync_core::model::paths::{is_internal, TOMBSTONE_JOURNAL_FILE, TOMBSTONE_JOURNAL_TAKEN};
     assert!(is_internal(TOMBSTONE_JOURNAL_FILE));
     assert!(is_internal(TOMBSTONE_JOURNAL_TAKEN));
 }
@@ -591,7 +591,7 @@ proptest::proptest! {
         paths in proptest::collection::vec("[a-zé\"\\\\]{1,6}(/[a-z0-9 .]{1,6}){0,3}", 0..12),
         cut in 0usize..400,
     ) {
-        use s3sync_core::sync_state::{journal_line, journal_tombstones};
+        use s3sync_core::state::sync_state::{journal_line, journal_tombstones};
         let mut journal = Vec::new();
         let mut ends = Vec::new();
         for path in &paths {
@@ -607,7 +607,7 @@ proptest::proptest! {
             // Which paths are safe is the path rules' business (tests/paths.rs); here only
             // whether a line survives the cut.
             .filter(|path| {
-                s3sync_core::paths::PathModel::new(None, "")
+                s3sync_core::model::paths::PathModel::new(None, "")
                     .is_ok_and(|rules| rules.check_rel(path).is_ok())
             })
             .collect();
@@ -747,7 +747,7 @@ proptest::proptest! {
             1..40,
         ),
     ) {
-        use s3sync_core::sync_state::DirtyRecorder;
+        use s3sync_core::state::sync_state::DirtyRecorder;
         let mut recorder = DirtyRecorder::new();
         let mut disk: Option<Vec<u8>> = None;
         for (change, tombstone) in steps {
@@ -781,7 +781,7 @@ proptest::proptest! {
 
 #[test]
 fn the_recorder_crosses_the_extensions_cap_like_a_parse_per_call() {
-    use s3sync_core::sync_state::DirtyRecorder;
+    use s3sync_core::state::sync_state::DirtyRecorder;
     let walks_everything =
         |bytes: &[u8]| SyncState::parse(bytes).is_some_and(|s| s.asks_walk_of_everything());
     let mut recorder = DirtyRecorder::new();
@@ -807,7 +807,7 @@ fn the_recorder_crosses_the_extensions_cap_like_a_parse_per_call() {
 
 #[test]
 fn the_recorder_parses_again_after_any_one_byte_edit_at_the_same_length() {
-    use s3sync_core::sync_state::DirtyRecorder;
+    use s3sync_core::state::sync_state::DirtyRecorder;
     // Paths of eight lengths (each written twice: dirty path and tombstone), so the sidecar's
     // length takes four remainders modulo 8: the comparison runs eight bytes per step, then the
     // tail, and an edit lands in every position of both (a comparison skipping the tail fails

@@ -9,9 +9,9 @@ mod path_cases;
 
 use s3sync_core::error::CoreError;
 use s3sync_core::index::Index;
-use s3sync_core::listing::encode_local;
-use s3sync_core::pull::PullOptions;
-use s3sync_core::session::Session;
+use s3sync_core::runs::pull::plan::PullOptions;
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::encode_local;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 // No `wasm_bindgen_test_configure!(run_in_browser)`: these run in Node.
@@ -250,7 +250,7 @@ mod compare_cases;
 #[wasm_bindgen_test]
 fn slice_order_and_equality_are_those_of_a_byte_loop() {
     compare_cases::check(|a, b| a.cmp(b));
-    compare_cases::check(s3sync_core::compare::compare_bytes);
+    compare_cases::check(s3sync_core::bytes::compare::compare_bytes);
     compare_cases::check_equality();
 }
 

@@ -51,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
     assert!(scrubbed
         .entries
         .keys()
-        .all(|rel| !s3sync_core::paths::is_internal(rel)));
+        .all(|rel| !s3sync_core::model::paths::is_internal(rel)));
 
     // Partitioning places every entry exactly once.
     let grouped = group_by_partition(&index);

@@ -9,9 +9,9 @@ use std::collections::BTreeSet;
 use fuzz_support::{assert_contained, byte, header, namespace};
 use libfuzzer_sys::fuzz_target;
 use s3sync_core::index::{Index, MAX_SAFE_INTEGER};
-use s3sync_core::listing::decode_remote;
-use s3sync_core::paths::{is_internal, is_never_synced, PathModel, NAMESPACE_MARKER};
-use s3sync_core::rebuild::RebuildBuilder;
+use s3sync_core::model::paths::{is_internal, is_never_synced, PathModel, NAMESPACE_MARKER};
+use s3sync_core::runs::rebuild::plan::RebuildBuilder;
+use s3sync_core::wire::listing::decode_remote;
 
 const NOW: &str = "2026-08-01T12:00:00.000Z";
 

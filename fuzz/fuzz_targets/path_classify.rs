@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use fuzz_support::{assert_contained, escapes, fields, text};
 use libfuzzer_sys::fuzz_target;
-use s3sync_core::paths::{
+use s3sync_core::model::paths::{
     find_collisions, fold_key, foreign_namespaces_in, is_internal, is_lazy_skippable,
     is_never_synced, partition_key, CachePlace, ForeignNamespaces, Namespace, PathModel, RelPath,
     MAX_KEY_BYTES,

@@ -13,13 +13,13 @@ use fuzz_support::{
 };
 use libfuzzer_sys::fuzz_target;
 use s3sync_core::index::Index;
-use s3sync_core::listing::decode_local;
-use s3sync_core::paths::{
+use s3sync_core::model::paths::{
     fold_key, foreign_namespaces_in, is_internal, is_never_synced, CachePlace,
 };
-use s3sync_core::pull::{PullOptions, PullOutcome};
-use s3sync_core::session::Session;
-use s3sync_core::time::format_iso_millis;
+use s3sync_core::model::time::format_iso_millis;
+use s3sync_core::runs::pull::plan::{PullOptions, PullOutcome};
+use s3sync_core::runs::session::Session;
+use s3sync_core::wire::listing::decode_local;
 
 fuzz_target!(|data: &[u8]| {
     let (opts, parts) = header(data, 34);

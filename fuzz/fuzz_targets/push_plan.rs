@@ -15,14 +15,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use fuzz_support::{assert_contained, byte, header, index_bytes, local_listing, namespace, text};
 use libfuzzer_sys::fuzz_target;
 use s3sync_core::index::Index;
-use s3sync_core::listing::decode_local;
-use s3sync_core::paths::{is_internal, is_never_synced};
-use s3sync_core::push::{PushInput, PushPlan, Uploaded};
+use s3sync_core::model::paths::{is_internal, is_never_synced};
+use s3sync_core::runs::push::plan::{PushInput, PushPlan, Uploaded};
+use s3sync_core::runs::session::Session;
 use s3sync_core::safety::{
     covering_tombstone, normalize_tombstone, DeletePolicy, Evidence, RunFacts, CATALOG_EXPORT,
     DEFAULT_MAX_DELETES, PERCENT_CAP_FLOOR,
 };
-use s3sync_core::session::Session;
+use s3sync_core::wire::listing::decode_local;
 
 /// Guards that withhold every delete (`catalog-shrink` holds back one upload, not deletes).
 const GUARDS: &[&str] = &[
@@ -183,7 +183,7 @@ fuzz_target!(|data: &[u8]| {
 fn check(
     plan: &PushPlan,
     index: &Index,
-    files: &[s3sync_core::listing::LocalFile<'_>],
+    files: &[s3sync_core::wire::listing::LocalFile<'_>],
     input: &PushInput,
     ns: Option<&str>,
 ) {

@@ -6,10 +6,10 @@
 
 use fuzz_support::{byte, header, text, u64_at};
 use libfuzzer_sys::fuzz_target;
-use s3sync_core::lock::{
+use s3sync_core::state::lock::{
     assess, heartbeat_interval_ms, wait_decision, LockBody, LockState, WaitDecision, DEFAULT_TTL_MS,
 };
-use s3sync_core::sync_state::{is_trusted_etag, unquote_etag, SyncState, DIRTY_PATHS_CAP};
+use s3sync_core::state::sync_state::{is_trusted_etag, unquote_etag, SyncState, DIRTY_PATHS_CAP};
 
 fuzz_target!(|data: &[u8]| {
     let (nums, parts) = header(data, 41);

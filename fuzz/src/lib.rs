@@ -98,7 +98,7 @@ pub fn local_listing(field: &[u8]) -> Option<Vec<u8>> {
             files.push((*path, size, mtime));
         }
     }
-    Some(s3sync_core::listing::encode_local(files))
+    Some(s3sync_core::wire::listing::encode_local(files))
 }
 
 /// The index bytes of a planner target. A field starting with `{` is used as is (the parser sees
@@ -125,7 +125,7 @@ pub fn index_bytes(field: &[u8]) -> Option<Vec<u8>> {
             });
             if let Some(mtime) = record.get(2).filter(|m| !m.is_empty()) {
                 let mtime: i64 = mtime.parse().ok()?;
-                entry["localMtime"] = s3sync_core::time::format_iso_millis(mtime).into();
+                entry["localMtime"] = s3sync_core::model::time::format_iso_millis(mtime).into();
             }
             if let Some(sha) = record.get(3).filter(|s| !s.is_empty()) {
                 entry["sha256"] = (*sha).into();

@@ -19,7 +19,7 @@
 use serde_json::{Map, Value};
 
 use super::{IndexEntry, RawDocument, MAX_SAFE_INTEGER};
-use crate::swar;
+use crate::bytes::swar;
 
 /// Reads `bytes` as an index document of the common shape, or `None` when it is not one (the
 /// document may still be valid: serde decides).

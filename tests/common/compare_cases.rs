@@ -1,4 +1,4 @@
-//! Cases for `s3sync_core::compare` and for whatever `memcmp`/`bcmp` the build links, shared by
+//! Cases for `s3sync_core::bytes::compare` and for whatever `memcmp`/`bcmp` the build links, shared by
 //! the native tests (`tests/compare.rs`) and the WASM ones (`tests/wasm.rs`).
 
 use std::cmp::Ordering;

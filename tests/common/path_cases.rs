@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 
 use s3sync_core::error::{CoreError, PathRefusal};
-use s3sync_core::paths::{
+use s3sync_core::model::paths::{
     find_collisions, is_internal, is_lazy_skippable, partition_key, CachePlace, Collision,
     CollisionKind, ForeignNamespaces, Namespace, PathModel, RelPath,
 };

@@ -7,17 +7,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map};
 
-use s3sync_core::file_class::{merge_pointer_with_base, PointerMerge};
-use s3sync_core::listing::encode_local;
-use s3sync_core::object_condition::{
+use s3sync_core::model::file_class::{merge_pointer_with_base, PointerMerge};
+use s3sync_core::runs::pull::machine::{PullAction, PullRequest, PullRun};
+use s3sync_core::runs::pull::plan::PullOutcome;
+use s3sync_core::runs::push::machine::{PushAction, PushRun, PushRunRequest, WalkStats};
+use s3sync_core::runs::push::plan::{PushPlan, Uploaded};
+use s3sync_core::runs::session::Session;
+use s3sync_core::safety::object_condition::{
     judge_existing, judge_lost_condition, ObjectFacts, ObjectVerdict, OurBytes,
 };
-use s3sync_core::pull::PullOutcome;
-use s3sync_core::pull_machine::{PullAction, PullRequest, PullRun};
-use s3sync_core::push::{PushPlan, Uploaded};
-use s3sync_core::push_machine::{PushAction, PushRun, PushRunRequest, WalkStats};
-use s3sync_core::session::Session;
-use s3sync_core::sync_state::SyncState;
+use s3sync_core::state::sync_state::SyncState;
+use s3sync_core::wire::listing::encode_local;
 use s3sync_core::CoreError;
 
 /// The namespace every simulated datastore binds.
@@ -73,7 +73,7 @@ impl Bucket {
             .values()
             .map(|(b, _)| b.len().to_string())
             .collect();
-        s3sync_core::listing::encode_remote_fields(self.objects.iter().zip(&sizes).map(
+        s3sync_core::wire::listing::encode_remote_fields(self.objects.iter().zip(&sizes).map(
             |((key, (_, etag)), size)| {
                 let etag = if with_etags { etag.as_str() } else { "" };
                 [key.as_str(), size.as_str(), etag, modified]
@@ -225,7 +225,8 @@ impl Cache {
     /// content as the shim names it; returns the copy's path.
     pub fn keep_aside(&mut self, cache_path: &str, bytes: Vec<u8>) -> String {
         let copy =
-            s3sync_core::conflicts::conflict_copy_path(cache_path, &fake_sha256(&bytes)).unwrap();
+            s3sync_core::safety::conflicts::conflict_copy_path(cache_path, &fake_sha256(&bytes))
+                .unwrap();
         self.write(&copy, bytes);
         copy
     }
@@ -346,10 +347,12 @@ pub fn run_pull(
                 for w in &in_the_way {
                     if let Some((mine, _)) = cache.files.remove(&w.cache_path) {
                         let copy = cache.keep_aside(&w.cache_path, mine);
-                        outcome.aside.push(s3sync_core::conflicts::KeptAside {
-                            rel: w.rel.clone(),
-                            copy,
-                        });
+                        outcome
+                            .aside
+                            .push(s3sync_core::safety::conflicts::KeptAside {
+                                rel: w.rel.clone(),
+                                copy,
+                            });
                     }
                 }
                 let mut failures = 0;
@@ -385,10 +388,12 @@ pub fn run_pull(
                                 if let Some((mine, _)) = cache.files.get(&t.cache_path).cloned() {
                                     if mine != bytes {
                                         let copy = cache.keep_aside(&t.cache_path, mine);
-                                        outcome.aside.push(s3sync_core::conflicts::KeptAside {
-                                            rel: t.rel.clone(),
-                                            copy,
-                                        });
+                                        outcome.aside.push(
+                                            s3sync_core::safety::conflicts::KeptAside {
+                                                rel: t.rel.clone(),
+                                                copy,
+                                            },
+                                        );
                                     }
                                 }
                             }
@@ -727,7 +732,7 @@ pub fn run_push_with(
 fn conditional_put(
     bucket: &mut Bucket,
     key: &str,
-    expected: Option<&s3sync_core::object_condition::ExpectedVersion>,
+    expected: Option<&s3sync_core::safety::object_condition::ExpectedVersion>,
     bytes: &[u8],
     sha256: &str,
 ) -> Option<Option<String>> {

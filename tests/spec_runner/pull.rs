@@ -13,9 +13,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use s3sync_core::listing::encode_local;
-use s3sync_core::pull::PullOptions;
-use s3sync_core::session::{BaseLoad, Session};
+use s3sync_core::runs::pull::plan::PullOptions;
+use s3sync_core::runs::session::{BaseLoad, Session};
+use s3sync_core::wire::listing::encode_local;
 
 use crate::spec_diff::differences;
 

@@ -20,14 +20,14 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use s3sync_core::listing::encode_local;
-use s3sync_core::paths::{is_internal, is_never_synced};
-use s3sync_core::push::PushInput;
+use s3sync_core::model::paths::{is_internal, is_never_synced};
+use s3sync_core::runs::push::plan::PushInput;
+use s3sync_core::runs::session::{BaseLoad, Session};
 use s3sync_core::safety::{
     covering_tombstone, normalize_tombstone, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES,
     DEFAULT_MAX_DELETE_PERCENT,
 };
-use s3sync_core::session::{BaseLoad, Session};
+use s3sync_core::wire::listing::encode_local;
 
 use crate::spec_diff::differences;
 

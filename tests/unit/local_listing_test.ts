@@ -1,6 +1,6 @@
 /**
  * The local listing buffer (a cache walk in columns: paths, numbers, trailer; the layout is in
- * `src/listing.rs`) must be byte for byte what a plain statement of the layout gives, whatever
+ * `src/wire/listing.rs`) must be byte for byte what a plain statement of the layout gives, whatever
  * the text, wherever a batch of paths or the buffer ends, and the real core must read it back.
  */
 import { encodeLocalListing, type LocalFile, Planner } from "../../js/core.ts";

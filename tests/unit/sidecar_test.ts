@@ -34,7 +34,7 @@ Deno.test("absent is not unreadable; garbage, wrong shapes and unknown versions 
 
 Deno.test("marking an unreadable sidecar dirty keeps deletes withheld until a full pull", () => {
   // The run-end rewrites (after a push, after a pull) are the machines' and are tested natively
-  // in src/push_run.rs, src/pull_run.rs and tests/sync_state.rs; markDirty is the one rewrite
+  // in src/runs/push/run.rs, src/runs/pull/run.rs and tests/sync_state.rs; markDirty is the one rewrite
   // the shim calls directly.
   const garbage = encoder.encode('{"version": 2, "lazyPu');
   using recorder = new DirtyRecorder();

@@ -1,0 +1,879 @@
+//! A push as a state machine (see [`crate::runs::pull::machine`] for the shape): the core decides the
+//! sequence (hash what the plan cannot judge by size, check a saved plan, ask before deleting,
+//! upload, stop there for a two-phase push, re-read the index for a late commit, publish, write
+//! the v1 mirror, delete only what the published index no longer names, record the push) and
+//! the shim does each action. The publish itself stays one composite action of the shim: its
+//! conditional writes and re-merges under the lock are I/O, with the merge in the session.
+
+use serde::{Deserialize, Serialize};
+use tsify_next::Tsify;
+
+use crate::error::{CoreError, CoreResult};
+use crate::model::layout::survey;
+use crate::model::paths::{INDEX_FILE, SYNC_STATE_FILE};
+use crate::runs::push::plan::{PushInput, PushPlan, PushSummary, Uploaded};
+use crate::runs::push::run::PushEnd;
+use crate::runs::session::{BaseLoad, Session};
+use crate::safety::{
+    tombstones_in_sidecar, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
+};
+use crate::state::seal::{self, StatSeal};
+use crate::state::sync_state::SyncState;
+use crate::wire::listing::decode_local;
+
+/// What a walk saw beyond the listing: the facts of the stat seal (see [`crate::state::seal`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WalkStats {
+    /// Each walked file's change time and inode (`[ctime, ino, …]` in walk order; NaN where
+    /// unknown).
+    pub changes: Vec<f64>,
+    /// When the walk began (epoch ms).
+    pub walked_at_ms: i64,
+}
+
+/// What a push was asked to do.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PushRunRequest {
+    /// Delete index entries that are absent locally even without a tombstone.
+    pub delete_missing: bool,
+    /// Most deletes one push may make (default 500).
+    #[tsify(optional)]
+    pub max_deletes: Option<u64>,
+    /// Most deletes as a percentage of the index (default 25).
+    #[tsify(optional)]
+    pub max_delete_percent: Option<f64>,
+    /// The catalog export may shrink.
+    pub allow_catalog_shrink: bool,
+    /// Plan only: nothing is uploaded, deleted or published.
+    pub dry_run: bool,
+    /// Ask before any delete (a `confirm` action); without, deletes are confirmed.
+    pub ask_confirmation: bool,
+    /// Stop after the uploads (a `prepared` action) until `commit` is called: swamp core's
+    /// two-phase push, uploads outside its lock, the commit under it.
+    pub two_phase: bool,
+    /// A saved plan (the JSON of `s3sync plan --out`) the plan must equal, else `plan-stale`.
+    #[tsify(optional)]
+    pub expect: Option<String>,
+    /// The store cannot make a replacement conditional (the extension's client has no
+    /// `If-Match`: a replacement rests on a HEAD compare just before it). In a two-phase push the
+    /// replacements then wait for the commit, which swamp core runs under its global lock; the
+    /// prepare, outside the lock, uploads only new keys, whose create-only write is atomic at the
+    /// server whoever else writes.
+    pub replacements_under_lock: bool,
+}
+
+/// Which of the plan's uploads an `upload` action asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub enum UploadBatch {
+    /// Every upload of the plan.
+    All,
+    /// New keys only (`expected` is null): the prepare of a two-phase push whose replacements
+    /// wait for the lock.
+    NewKeys,
+    /// Replacements only (`expected` is set): that push's commit.
+    Replacements,
+}
+
+impl UploadBatch {
+    /// Whether the upload with `expected` (the version it replaces, `None` for a new key)
+    /// belongs to this batch.
+    pub fn takes(self, replaces: bool) -> bool {
+        match self {
+            UploadBatch::All => true,
+            UploadBatch::NewKeys => !replaces,
+            UploadBatch::Replacements => replaces,
+        }
+    }
+}
+
+/// The next thing the shim must do for a push.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[serde(
+    tag = "action",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+#[tsify(missing_as_null)]
+pub enum PushAction {
+    /// Read the sidecar at `sidecar`; answer with `onLocalState`.
+    ReadLocalState {
+        /// The sidecar's cache path.
+        sidecar: String,
+    },
+    /// Walk the cache before any request: the sidecar's seal may show there is nothing to
+    /// push (see [`crate::state::seal`]); answer with `onWalkFirst`. The same walk answers the later
+    /// `walk`.
+    WalkFirst,
+    /// Hash these cache paths' files (SHA-256, hex), which the seal cannot vouch for (changed
+    /// too close to its walk); answer with `onSealHashes`. Asked after `readBase`, before any
+    /// request: the push ends on the seal when each still holds the bytes last synced.
+    VerifySeal {
+        /// Cache paths.
+        paths: Vec<String>,
+    },
+    /// The seal held once the files it could not vouch for were hashed: record this walk's
+    /// time in the sidecar at `path` as the seal's, so the next push need not hash them again
+    /// (git's index refresh). Ask `sealRefresh` for the bytes against the sidecar as it is
+    /// now, write them (nothing when it returns none), then answer with `onSealRefreshed`
+    /// whatever happened: a refresh that fails costs the next push a re-hash, never a change.
+    RefreshSeal {
+        /// The sidecar's cache path.
+        path: String,
+    },
+    /// Load the remote index into the planner (a missing one rebuilt from a listing, not
+    /// published); answer with `onIndex`.
+    LoadIndex,
+    /// Read the local index at `path`; answer with `onBase`.
+    ReadBase {
+        /// The local index's cache path.
+        path: String,
+    },
+    /// Walk the cache; answer with `onWalk` (the listing, its digest, the walk's errors).
+    Walk,
+    /// Hash these cache paths' files (SHA-256, hex); answer with `onHashes`.
+    Hash {
+        /// Cache paths.
+        paths: Vec<String>,
+    },
+    /// Ask a person whether the plan's deletes may go; answer with `onConfirmed`.
+    Confirm,
+    /// Upload the plan's `uploads` of `batch`; answer with `onUploaded`.
+    Upload {
+        /// Which of them.
+        batch: UploadBatch,
+    },
+    /// The uploads are done; `commit` continues (two-phase push).
+    Prepared,
+    /// Read the index as it is now and re-apply this push's changes over it (a commit after
+    /// others may have published); answer with `onRebased`.
+    Rebase,
+    /// Publish the planner's index (the v2 shards and meta when `v2`) over the copy read, with
+    /// re-merges on lost races, under the lock; answer with `onPublished`.
+    Publish {
+        /// The repo uses the v2 shard-first index.
+        v2: bool,
+        /// v1: the ETag the bucket's index must still have (`None`: create-only).
+        if_match: Option<String>,
+    },
+    /// Write the v1 per-partition mirror of the published index; answer with `onWritten`.
+    WriteMirror,
+    /// Delete the objects of these deletes (the published index no longer names them);
+    /// answer with `onDeleted`.
+    Delete {
+        /// Index keys of the plan's deletes that still apply.
+        rels: Vec<String>,
+    },
+    /// Write the planner's `localIndexAfterPush()` at `path`; answer with `onWritten`.
+    WriteLocalIndex {
+        /// The local index's cache path.
+        path: String,
+    },
+    /// Write the run's `sidecar()` at `path`; answer with `onWritten`.
+    WriteSidecar {
+        /// The sidecar's cache path.
+        path: String,
+    },
+    /// The push is over.
+    Done,
+}
+
+/// One push.
+#[derive(Debug, Clone)]
+pub struct PushRun {
+    request: PushRunRequest,
+    /// The action the shim was last asked to do.
+    pending: PushAction,
+    sidecar: Option<Vec<u8>>,
+    tombstones: Vec<String>,
+    lazy_pull_active: bool,
+    sidecar_unreadable: bool,
+    index_etag: Option<String>,
+    /// The bucket had no index: the planner holds one rebuilt from a listing.
+    index_rebuilt: bool,
+    v2: bool,
+    commit_seq: Option<u64>,
+    listing: Vec<u8>,
+    listing_digest: String,
+    facts: RunFacts,
+    deletes_confirmed: bool,
+    must_publish: bool,
+    uploaded: u64,
+    deleted: u64,
+    failures: u64,
+    committing: bool,
+    published: bool,
+    sidecar_after: Option<Vec<u8>>,
+    /// The new keys a two-phase prepare uploaded while its replacements wait for the commit,
+    /// recorded together with them then (`None`: nothing deferred).
+    prepared_uploads: Option<Vec<Uploaded>>,
+    /// The seal the sidecar holds, when this push may end on it (see [`crate::state::seal`]).
+    seal: Option<StatSeal>,
+    /// The push ended on the seal (nothing sent; a two-phase commit has nothing to do).
+    ended_on_seal: bool,
+    /// The seal this push's walk makes, recorded if the push leaves the cache verified.
+    sealing: Option<StatSeal>,
+    /// The sidecar's seal, whatever else it holds: files changed since it are hashed.
+    sidecar_seal: Option<StatSeal>,
+    /// The walk's change times and inodes, for the plan.
+    changes: Vec<f64>,
+    /// The files the seal cannot vouch for, while `verifySeal` is pending, and the plan the
+    /// push ends with if they hold the bytes last synced.
+    racy: Vec<crate::state::seal::RacyFile>,
+    sealed_plan: Option<PushPlan>,
+    /// The local index is loaded as the base already (read to verify the seal).
+    base_read: bool,
+    /// Hashes taken to verify the seal, by cache path: the plan uses them instead of asking
+    /// again.
+    seal_hashes: std::collections::BTreeMap<String, String>,
+    /// The seal the first walk would leave (its digest is the sidecar's seal's, its time this
+    /// walk's), recorded when the racy files it had to hash hold the bytes last synced.
+    refreshed_seal: Option<StatSeal>,
+}
+
+impl PushRun {
+    /// A push run for `request`.
+    pub fn new(request: PushRunRequest) -> PushRun {
+        PushRun {
+            request,
+            pending: PushAction::ReadLocalState {
+                sidecar: SYNC_STATE_FILE.to_string(),
+            },
+            sidecar: None,
+            tombstones: Vec::new(),
+            lazy_pull_active: false,
+            sidecar_unreadable: false,
+            index_etag: None,
+            index_rebuilt: false,
+            v2: false,
+            commit_seq: None,
+            listing: Vec::new(),
+            listing_digest: String::new(),
+            facts: RunFacts::default(),
+            deletes_confirmed: false,
+            must_publish: false,
+            uploaded: 0,
+            deleted: 0,
+            failures: 0,
+            committing: false,
+            published: false,
+            sidecar_after: None,
+            prepared_uploads: None,
+            seal: None,
+            sealing: None,
+            ended_on_seal: false,
+            sidecar_seal: None,
+            changes: Vec::new(),
+            racy: Vec::new(),
+            sealed_plan: None,
+            base_read: false,
+            seal_hashes: Default::default(),
+            refreshed_seal: None,
+        }
+    }
+
+    /// The `upload` action: every upload, or for a two-phase push whose replacements need the
+    /// lock, the new keys first.
+    fn upload_action(&self) -> PushAction {
+        let batch = if self.request.two_phase && self.request.replacements_under_lock {
+            UploadBatch::NewKeys
+        } else {
+            UploadBatch::All
+        };
+        PushAction::Upload { batch }
+    }
+
+    /// The next action (the same one until it is answered).
+    pub fn poll(&self) -> PushAction {
+        self.pending.clone()
+    }
+
+    fn expect(&self, what: &str, pending: impl Fn(&PushAction) -> bool) -> CoreResult<()> {
+        if pending(&self.pending) {
+            Ok(())
+        } else {
+            Err(CoreError::input(format!(
+                "push run: {what} out of order (waiting for {:?})",
+                self.pending
+            )))
+        }
+    }
+
+    /// The sidecar as read (`None`: absent): the tombstones (normalised to the bound tree),
+    /// whether a lazy pull left files remote, whether it is unreadable.
+    pub fn on_local_state(
+        &mut self,
+        session: &Session,
+        sidecar: Option<Vec<u8>>,
+    ) -> CoreResult<()> {
+        self.expect("onLocalState", |p| {
+            matches!(p, PushAction::ReadLocalState { .. })
+        })?;
+        if let Some(bytes) = sidecar.as_deref() {
+            self.tombstones = tombstones_in_sidecar(session.model(), bytes);
+            match SyncState::parse(bytes) {
+                Some(state) => {
+                    self.lazy_pull_active = state.lazy_pull_active;
+                    self.sidecar_seal = state.seal.clone();
+                    self.seal = state.seal.clone().filter(|_| self.may_end_on_seal(&state));
+                }
+                None => self.sidecar_unreadable = true,
+            }
+        }
+        self.sidecar = sidecar;
+        self.pending = if self.seal.is_some() {
+            PushAction::WalkFirst
+        } else {
+            PushAction::LoadIndex
+        };
+        Ok(())
+    }
+
+    /// Whether this push may end on the sidecar's seal: a real push of a cache with nothing
+    /// marked (no tombstone, no dirty path or flag, no lazy pull). A dry run or a saved plan
+    /// reports the plan, so they always plan. A two-phase push that ends on the seal hands core
+    /// an empty manifest, and its commit does nothing.
+    fn may_end_on_seal(&self, state: &SyncState) -> bool {
+        let request = &self.request;
+        !request.dry_run
+            && request.expect.is_none()
+            && self.tombstones.is_empty()
+            && state.tombstones.is_empty()
+            && !state.local_dirty
+            && state.dirty_paths.is_empty()
+            && !state.bulk_invalidated
+            && !state.lazy_pull_active
+    }
+
+    /// The walk asked for first: the listing, each file's change time and inode
+    /// (`[ctime, ino, …]` in walk order), its errors and symlinked folders, and when it began
+    /// (epoch ms). Returns true when
+    /// the seal holds: the push is done, with nothing sent (the session's plan is an empty
+    /// one). When the digest is the seal's but some files changed too close to its walk, the
+    /// base is read and they are hashed (`verifySeal`) before anything is sent. Otherwise the
+    /// push goes on, and this walk answers the later `walk`.
+    pub fn on_walk_first(
+        &mut self,
+        session: &mut Session,
+        listing: &[u8],
+        changes: &[f64],
+        walk_errors: u64,
+        symlinked_folders: u64,
+        walked_at_ms: i64,
+    ) -> CoreResult<bool> {
+        self.expect("onWalkFirst", |p| matches!(p, PushAction::WalkFirst))?;
+        let files = decode_local(listing)?;
+        let surveyed = survey(session.model(), &files);
+        let stamp = (walk_errors == 0 && symlinked_folders == 0)
+            .then(|| seal::stamp(&surveyed, changes))
+            .flatten();
+        let racy = match (&self.seal, &stamp) {
+            (Some(seal), Some(stamp)) if seal.digest == stamp.digest => {
+                Some(seal::racy_files(seal, &surveyed, changes))
+            }
+            _ => None,
+        };
+        match racy {
+            Some(racy) if racy.is_empty() => {
+                session.set_push_plan(sealed_plan(&surveyed));
+                self.pending = PushAction::Done;
+                self.ended_on_seal = true;
+                Ok(true)
+            }
+            Some(racy) => {
+                self.racy = racy;
+                self.refreshed_seal = stamp.map(|stamp| StatSeal {
+                    digest: stamp.digest,
+                    walked_at_ms,
+                });
+                self.sealed_plan = Some(sealed_plan(&surveyed));
+                self.pending = PushAction::ReadBase {
+                    path: INDEX_FILE.to_string(),
+                };
+                Ok(false)
+            }
+            None => {
+                self.pending = PushAction::LoadIndex;
+                Ok(false)
+            }
+        }
+    }
+
+    /// The hashes of the files the seal could not vouch for (`values[i]` of `paths[i]`).
+    /// Returns true when each holds the bytes the base records: the push is done, with nothing
+    /// sent. Otherwise the push goes on the normal path, and the plan uses these hashes.
+    pub fn on_seal_hashes(
+        &mut self,
+        session: &mut Session,
+        paths: Vec<String>,
+        values: Vec<String>,
+    ) -> CoreResult<bool> {
+        self.expect("onSealHashes", |p| {
+            matches!(p, PushAction::VerifySeal { .. })
+        })?;
+        if paths.len() != values.len() {
+            return Err(CoreError::input("hash paths and values differ in length"));
+        }
+        let hashes: std::collections::BTreeMap<String, String> =
+            paths.into_iter().zip(values).collect();
+        let racy = std::mem::take(&mut self.racy);
+        let plan = self.sealed_plan.take();
+        let verified = racy.iter().all(|file| {
+            hashes
+                .get(&file.cache_path)
+                .is_some_and(|sha| session.base_holds(&file.rel, file.size, sha))
+        });
+        if let (true, Some(plan)) = (verified, plan) {
+            session.set_push_plan(plan);
+            self.pending = if self.refreshed_seal.is_some() {
+                PushAction::RefreshSeal {
+                    path: SYNC_STATE_FILE.to_string(),
+                }
+            } else {
+                PushAction::Done
+            };
+            self.ended_on_seal = true;
+            return Ok(true);
+        }
+        self.refreshed_seal = None;
+        self.seal_hashes = hashes;
+        self.pending = PushAction::LoadIndex;
+        Ok(false)
+    }
+
+    /// The sidecar to write for `refreshSeal`, decided from `sidecar_now` (the sidecar as it
+    /// is now, the journal folded in): the same state with this walk's seal, or `None` (write
+    /// nothing) when it no longer holds the seal this push verified or no longer lets a push
+    /// end on one (a tombstone, a dirty mark, a lazy pull since): that state is the next
+    /// push's to act on, and a refreshed seal must never vouch past it.
+    pub fn seal_refresh(&self, sidecar_now: Option<&[u8]>) -> CoreResult<Option<Vec<u8>>> {
+        self.expect("sealRefresh", |p| {
+            matches!(p, PushAction::RefreshSeal { .. })
+        })?;
+        let (Some(bytes), Some(fresh)) = (sidecar_now, &self.refreshed_seal) else {
+            return Ok(None);
+        };
+        let Some(mut state) = SyncState::parse(bytes) else {
+            return Ok(None);
+        };
+        let unchanged = state.seal == self.sidecar_seal && self.may_end_on_seal(&state);
+        if !unchanged {
+            return Ok(None);
+        }
+        state.seal = Some(fresh.clone());
+        Ok(Some(state.to_json()))
+    }
+
+    /// The `refreshSeal` is over (written, skipped or failed): the push is done.
+    pub fn on_seal_refreshed(&mut self) -> CoreResult<()> {
+        self.expect("onSealRefreshed", |p| {
+            matches!(p, PushAction::RefreshSeal { .. })
+        })?;
+        self.refreshed_seal = None;
+        self.pending = PushAction::Done;
+        Ok(())
+    }
+
+    /// The remote index is loaded: its ETag (v1; `None` when it was missing), or the v2
+    /// `commit_seq`.
+    pub fn on_index(
+        &mut self,
+        etag: Option<String>,
+        v2: bool,
+        commit_seq: Option<u64>,
+    ) -> CoreResult<()> {
+        self.expect("onIndex", |p| matches!(p, PushAction::LoadIndex))?;
+        self.index_rebuilt = etag.is_none() && !v2;
+        self.index_etag = etag;
+        self.v2 = v2;
+        self.commit_seq = commit_seq;
+        self.pending = if self.base_read {
+            PushAction::Walk
+        } else {
+            PushAction::ReadBase {
+                path: INDEX_FILE.to_string(),
+            }
+        };
+        Ok(())
+    }
+
+    /// The local index as read (`None`: none); returns how it loaded as the base.
+    pub fn on_base(
+        &mut self,
+        session: &mut Session,
+        bytes: Option<Vec<u8>>,
+    ) -> CoreResult<Option<BaseLoad>> {
+        self.expect("onBase", |p| matches!(p, PushAction::ReadBase { .. }))?;
+        let outcome = bytes.map(|b| session.load_base(b));
+        self.base_read = true;
+        self.pending = if self.racy.is_empty() {
+            PushAction::Walk
+        } else {
+            PushAction::VerifySeal {
+                paths: self.racy.iter().map(|f| f.cache_path.clone()).collect(),
+            }
+        };
+        Ok(outcome)
+    }
+
+    /// The cache walk: the listing buffer, its SHA-256 (what a saved plan names), the errors
+    /// met and the symlinked folders not followed. Returns the plan (final unless the next
+    /// action is `hash`).
+    pub fn on_walk<'s>(
+        &mut self,
+        session: &'s mut Session,
+        listing: Vec<u8>,
+        listing_digest: String,
+        walk_errors: u64,
+        symlinked_folders: u64,
+        stats: WalkStats,
+    ) -> CoreResult<&'s PushPlan> {
+        self.expect("onWalk", |p| matches!(p, PushAction::Walk))?;
+        if walk_errors == 0 && symlinked_folders == 0 {
+            let files = decode_local(&listing)?;
+            let stamp = seal::stamp(&survey(session.model(), &files), &stats.changes);
+            self.sealing = stamp.map(|stamp| StatSeal {
+                digest: stamp.digest,
+                walked_at_ms: stats.walked_at_ms,
+            });
+        }
+        self.changes = stats.changes;
+        self.listing = listing;
+        self.listing_digest = listing_digest;
+        self.facts = RunFacts {
+            walk_errors,
+            listing_errors: 0,
+            lazy_pull_active: self.lazy_pull_active,
+            sidecar_unreadable: self.sidecar_unreadable,
+            symlinked_folders,
+        };
+        self.plan(session, Vec::new(), Vec::new())
+    }
+
+    /// The hashes asked for (`values[i]` of `paths[i]`; a file that vanished gets a value no
+    /// hash has, so it plans as changed and its upload fails visibly). Returns the final plan.
+    pub fn on_hashes<'s>(
+        &mut self,
+        session: &'s mut Session,
+        paths: Vec<String>,
+        values: Vec<String>,
+    ) -> CoreResult<&'s PushPlan> {
+        self.expect("onHashes", |p| matches!(p, PushAction::Hash { .. }))?;
+        if paths.len() != values.len() {
+            return Err(CoreError::input("hash paths and values differ in length"));
+        }
+        self.plan(session, paths, values)
+    }
+
+    fn plan<'s>(
+        &mut self,
+        session: &'s mut Session,
+        paths: Vec<String>,
+        values: Vec<String>,
+    ) -> CoreResult<&'s PushPlan> {
+        let hashed = !paths.is_empty();
+        let mut hashes = self.seal_hashes.clone();
+        hashes.extend(paths.into_iter().zip(values));
+        let input = PushInput {
+            tombstones: self.tombstones.iter().cloned().collect(),
+            hashes,
+            policy: DeletePolicy {
+                delete_missing: self.request.delete_missing,
+                max_deletes: self.request.max_deletes.unwrap_or(DEFAULT_MAX_DELETES),
+                max_delete_percent: self
+                    .request
+                    .max_delete_percent
+                    .unwrap_or(DEFAULT_MAX_DELETE_PERCENT),
+                allow_catalog_shrink: self.request.allow_catalog_shrink,
+            },
+            facts: self.facts,
+            changes: self.changes.clone(),
+            sealed_at_ms: self.sidecar_seal.as_ref().map(|seal| seal.walked_at_ms),
+        };
+        let listing = std::mem::take(&mut self.listing);
+        let needs_hash = {
+            let plan = session.plan_push(&listing, &input)?;
+            plan.needs_hash.clone()
+        };
+        self.listing = listing;
+        if !needs_hash.is_empty() && !hashed {
+            self.pending = PushAction::Hash { paths: needs_hash };
+        } else {
+            // A person approved exactly one plan: anything else stops before the first request.
+            if let Some(saved) = &self.request.expect {
+                session.check_saved_plan(
+                    saved.as_bytes(),
+                    self.index_etag.as_deref(),
+                    &self.listing_digest,
+                )?;
+            }
+            self.listing = Vec::new();
+            self.pending = if self.request.dry_run {
+                PushAction::Done
+            } else if self.plan_has_deletes(session)? && self.request.ask_confirmation {
+                PushAction::Confirm
+            } else {
+                self.deletes_confirmed = self.plan_has_deletes(session)?;
+                self.upload_action()
+            };
+        }
+        session.push_plan()
+    }
+
+    fn plan_has_deletes(&self, session: &Session) -> CoreResult<bool> {
+        Ok(!session.push_plan()?.deletes.is_empty())
+    }
+
+    /// Whether a person confirmed the deletes; returns the plan as it now stands (unconfirmed
+    /// deletes withheld with the `confirmation-required` verdict).
+    pub fn on_confirmed<'s>(
+        &mut self,
+        session: &'s mut Session,
+        confirmed: bool,
+    ) -> CoreResult<&'s PushPlan> {
+        self.expect("onConfirmed", |p| matches!(p, PushAction::Confirm))?;
+        self.deletes_confirmed = confirmed;
+        if !confirmed {
+            session.withhold_unconfirmed_deletes()?;
+        }
+        self.pending = self.upload_action();
+        session.push_plan()
+    }
+
+    /// The uploads that landed and how many failed, at `now_iso`; records them in the index.
+    pub fn on_uploaded(
+        &mut self,
+        session: &mut Session,
+        uploaded: &[Uploaded],
+        failures: u64,
+        lost: &[String],
+        now_iso: &str,
+    ) -> CoreResult<()> {
+        self.expect("onUploaded", |p| matches!(p, PushAction::Upload { .. }))?;
+        let PushAction::Upload { batch } = self.pending else {
+            return Err(CoreError::input("push run: onUploaded out of order"));
+        };
+        // The shim's count so far (a two-phase push's second batch counts the first's too).
+        self.failures = failures;
+        // Another writer's version was in the bucket (see `object_condition`): not uploaded,
+        // a conflict, and the rest of the push goes on.
+        session.add_push_conflicts(lost.iter().cloned())?;
+        if batch == UploadBatch::NewKeys {
+            // The replacements go at the commit; both halves are recorded together then.
+            self.uploaded = uploaded.len() as u64;
+            self.prepared_uploads = Some(uploaded.to_vec());
+            self.pending = PushAction::Prepared;
+            return Ok(());
+        }
+        let all: Vec<Uploaded> = self
+            .prepared_uploads
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .chain(uploaded.iter().cloned())
+            .collect();
+        self.uploaded = all.len() as u64;
+        self.must_publish = session.record_push(&all, now_iso, self.deletes_confirmed)?;
+        // A bucket without an index whose listing held files gets the rebuilt index even when
+        // this push sends nothing (create-only, as a pull publishes it): left unpublished, every
+        // later run rebuilt it again and the extension's readers saw no index at all.
+        if self.index_rebuilt && session.index_len()? > 0 {
+            self.must_publish = true;
+        }
+        match (self.request.two_phase, batch) {
+            (true, UploadBatch::All) => self.pending = PushAction::Prepared,
+            // The second half of a prepared push: its commit goes on at once.
+            (true, _) => self.commit_next(session, true)?,
+            (false, _) => self.commit_next(session, false)?,
+        }
+        Ok(())
+    }
+
+    /// Continues a prepared push: the deferred replacements are uploaded first (now under the
+    /// caller's lock), then the index is re-read and the changes re-applied, since others may
+    /// have published since the prepare.
+    pub fn commit(&mut self, session: &Session) -> CoreResult<()> {
+        if self.ended_on_seal {
+            // The prepare ended on the seal: nothing to commit, and the run stays done.
+            return Ok(());
+        }
+        self.expect("commit", |p| matches!(p, PushAction::Prepared))?;
+        if self.prepared_uploads.is_some() {
+            self.pending = PushAction::Upload {
+                batch: UploadBatch::Replacements,
+            };
+            return Ok(());
+        }
+        self.commit_next(session, true)
+    }
+
+    fn commit_next(&mut self, session: &Session, reread: bool) -> CoreResult<()> {
+        self.committing = true;
+        self.pending = if self.must_publish && reread {
+            PushAction::Rebase
+        } else if self.must_publish {
+            self.publish_action()
+        } else {
+            self.after_publish(session)?
+        };
+        Ok(())
+    }
+
+    /// The index was re-read and this push's changes re-applied; `etag` is what the publish
+    /// must match (v1; `None`: create-only).
+    pub fn on_rebased(&mut self, etag: Option<String>) -> CoreResult<()> {
+        self.expect("onRebased", |p| matches!(p, PushAction::Rebase))?;
+        if !self.v2 {
+            self.index_etag = etag;
+        }
+        self.pending = self.publish_action();
+        Ok(())
+    }
+
+    /// The publish landed: the index's new ETag (v1) or meta ETag and `commit_seq` (v2).
+    pub fn on_published(
+        &mut self,
+        session: &Session,
+        etag: Option<String>,
+        commit_seq: Option<u64>,
+    ) -> CoreResult<()> {
+        self.expect("onPublished", |p| matches!(p, PushAction::Publish { .. }))?;
+        self.published = true;
+        self.index_etag = etag;
+        if commit_seq.is_some() {
+            self.commit_seq = commit_seq;
+        }
+        self.pending = if self.v2 {
+            self.after_publish(session)?
+        } else {
+            // v1 writers keep per-partition shards beside the monolith; peers' scoped pulls
+            // read them first.
+            PushAction::WriteMirror
+        };
+        Ok(())
+    }
+
+    fn publish_action(&self) -> PushAction {
+        PushAction::Publish {
+            v2: self.v2,
+            if_match: self.index_etag.clone().filter(|_| !self.v2),
+        }
+    }
+
+    /// What follows the publish (or its absence): the deletes, then the local records.
+    fn after_publish(&mut self, session: &Session) -> CoreResult<PushAction> {
+        if self.deletes_confirmed {
+            // The published index no longer names these; a rel another writer re-uploaded while
+            // we merged keeps its entry, so its object stays.
+            let applying = session.deletes_still_applying()?;
+            let rels: Vec<String> = session
+                .push_plan()?
+                .deletes
+                .iter()
+                .map(|d| d.rel.clone())
+                .filter(|rel| applying.contains(rel))
+                .collect();
+            if !rels.is_empty() {
+                return Ok(PushAction::Delete { rels });
+            }
+        }
+        Ok(PushAction::WriteLocalIndex {
+            path: INDEX_FILE.to_string(),
+        })
+    }
+
+    /// The deletes: how many went, how many failed, and which were left because the bucket
+    /// held another version than the one the delete was decided against (conflicts).
+    pub fn on_deleted(
+        &mut self,
+        session: &mut Session,
+        deleted: u64,
+        failures: u64,
+        lost: &[String],
+    ) -> CoreResult<()> {
+        self.expect("onDeleted", |p| matches!(p, PushAction::Delete { .. }))?;
+        self.deleted = deleted;
+        self.failures += failures;
+        session.add_push_conflicts(lost.iter().cloned())?;
+        self.pending = PushAction::WriteLocalIndex {
+            path: INDEX_FILE.to_string(),
+        };
+        Ok(())
+    }
+
+    /// The write asked for (mirror, local index, sidecar) is done. After the local index, the
+    /// sidecar is read again (`sidecar_now`: another process may have marked files dirty
+    /// meanwhile) and what it records decided.
+    pub fn on_written(
+        &mut self,
+        session: &Session,
+        sidecar_now: Option<Vec<u8>>,
+        now_iso: &str,
+    ) -> CoreResult<()> {
+        match &self.pending {
+            PushAction::WriteMirror => {
+                self.pending = self.after_publish(session)?;
+            }
+            PushAction::WriteLocalIndex { .. } => {
+                let end = PushEnd {
+                    failures: self.failures,
+                    uploaded: self.uploaded,
+                    deleted: self.deleted,
+                    lazy_pull_active: self.lazy_pull_active,
+                    etag: self.index_etag.clone(),
+                    commit_seq: self.commit_seq.filter(|_| self.v2),
+                    now_iso: now_iso.to_string(),
+                    seal: self.sealing.clone(),
+                };
+                self.sidecar_after = session.sidecar_after_push(sidecar_now.as_deref(), &end)?;
+                self.pending = if self.sidecar_after.is_some() {
+                    PushAction::WriteSidecar {
+                        path: SYNC_STATE_FILE.to_string(),
+                    }
+                } else {
+                    PushAction::Done
+                };
+            }
+            PushAction::WriteSidecar { .. } => {
+                self.sidecar_after = None;
+                self.pending = PushAction::Done;
+            }
+            other => {
+                return Err(CoreError::input(format!(
+                    "push run: onWritten out of order (waiting for {other:?})"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes a `writeSidecar` action writes.
+    pub fn sidecar(&self) -> CoreResult<&[u8]> {
+        self.sidecar_after
+            .as_deref()
+            .ok_or_else(|| CoreError::input("push run: no sidecar to write"))
+    }
+
+    /// The ETag of the remote index the plan was made from (a saved plan records it).
+    pub fn remote_index_etag(&self) -> Option<&str> {
+        self.index_etag.as_deref().filter(|_| !self.committing)
+    }
+
+    /// True once the index was published.
+    pub fn published(&self) -> bool {
+        self.published
+    }
+}
+
+/// The plan of a push that ended on the seal: every payload file unchanged, nothing to do.
+fn sealed_plan(surveyed: &crate::model::layout::Survey<'_>) -> PushPlan {
+    PushPlan {
+        summary: PushSummary {
+            unchanged: surveyed.payload.len() as u64,
+            ..PushSummary::default()
+        },
+        layout: surveyed.findings.clone(),
+        ..PushPlan::default()
+    }
+}

@@ -1,0 +1,3 @@
+//! `resolve`: settling conflict copies, as a run ([`machine`]).
+
+pub mod machine;

@@ -1,0 +1,3 @@
+//! What crosses the WASM boundary as one buffer instead of many values.
+
+pub mod listing;
