@@ -141,6 +141,7 @@ fuzz_target!(|data: &[u8]| {
             size: u.transfer.size,
             mtime_ms: Some(1_785_585_600_000),
             sha256: "a".repeat(64),
+            etag: Some(format!("\"etag-{}\"", u.transfer.rel.len())),
         })
         .collect();
     session
