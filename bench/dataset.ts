@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { LocalFile } from "../js/core.ts";
+import type { LocalFile } from "../js/core/mod.ts";
 
 /** Namespace every benchmark binds (namespaced mode is the one the seed bugs hit). */
 export const NAMESPACE = "prod";

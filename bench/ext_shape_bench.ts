@@ -29,8 +29,8 @@
  *
  * @module
  */
-import { S3Store } from "../js/s3.ts";
-import { S3SyncService } from "../js/service.ts";
+import { S3Store } from "../js/io/s3.ts";
+import { S3SyncService } from "../js/extension/service.ts";
 import { type S3Server, startServer } from "../tests/harness/servers.ts";
 import { type CountingProxy, startCountingProxy } from "./count_proxy.ts";
 import { flag, median, round } from "./util.ts";

@@ -13,10 +13,10 @@
  *
  * @module
  */
-import { DenoCacheFs } from "../js/cache_fs.ts";
-import { pull } from "../js/pull.ts";
-import { push } from "../js/push.ts";
-import { S3Store } from "../js/s3.ts";
+import { DenoCacheFs } from "../js/io/cache_fs.ts";
+import { pull } from "../js/ops/pull.ts";
+import { push } from "../js/ops/push.ts";
+import { S3Store } from "../js/io/s3.ts";
 import { startFaultProxy } from "../tests/harness/fault_proxy.ts";
 import { startServer } from "../tests/harness/servers.ts";
 

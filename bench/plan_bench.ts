@@ -109,7 +109,7 @@ function repsFor(n: number): number {
   return n <= 10_000 ? 21 : n <= 100_000 ? 9 : 5;
 }
 
-/** Runs one plan through the project's API, as `js/pull.ts` / `js/push.ts` call it. */
+/** Runs one plan through the project's API, as `js/ops/pull.ts` / `js/ops/push.ts` call it. */
 function runWasm(
   loaded: LoadedCore,
   op: Op,

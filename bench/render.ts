@@ -520,7 +520,7 @@ async function main(): Promise<void> {
     "",
     "Same index bytes, same cache walk. WASM: `new Planner` → `loadIndex(bytes)` → " +
     "`encodeLocalListing(walk)` → `planPull`/`planPush` (its JSON answer parsed) → `free`, through " +
-    "`js/core.ts`. TS: `bench/ts_baseline.ts`, the extension's way (`JSON.parse`, loops, `Map` " +
+    "`js/core/mod.ts`. TS: `bench/ts_baseline.ts`, the extension's way (`JSON.parse`, loops, `Map` " +
     "look-ups). Runs interleaved, order alternating; every run's two plans compared (downloads or " +
     "uploads with all names and sizes, mtime updates, missing, counts) and found identical.",
     "",

@@ -1,6 +1,6 @@
 /**
  * Whole-sync benchmark (issue 7, part 3) on a local s3s-fs server: this project (the library,
- * `js/pull.ts` / `js/push.ts`, and the CLI `bin/s3sync`) against `rclone copy` and against the
+ * `js/ops/pull.ts` / `js/ops/push.ts`, and the CLI `bin/s3sync`) against `rclone copy` and against the
  * ceiling, a bare loop of SDK requests at the same concurrency.
  *
  * Scenarios: pull 10,000 objects of 1 KiB and 200 of 1 MiB into an empty cache; push 10,000 new
@@ -19,10 +19,10 @@
  *
  * @module
  */
-import { DenoCacheFs } from "../js/cache_fs.ts";
-import { pull } from "../js/pull.ts";
-import { push } from "../js/push.ts";
-import { S3Store } from "../js/s3.ts";
+import { DenoCacheFs } from "../js/io/cache_fs.ts";
+import { pull } from "../js/ops/pull.ts";
+import { push } from "../js/ops/push.ts";
+import { S3Store } from "../js/io/s3.ts";
 import { runCli } from "../tests/harness/cli.ts";
 import { putAll } from "../tests/harness/seed.ts";
 import { type S3Server, startServer, TEST_CREDENTIALS } from "../tests/harness/servers.ts";
@@ -337,7 +337,7 @@ function pullRunners(server: S3Server, prefix: string, objects: number): Record<
   return {
     ours: {
       command: `pull({ store: new S3Store({ prefix: "${prefix}" }), namespace: "${NAMESPACE}", ` +
-        `concurrency: ${PULL_CONCURRENCY} }) (js/pull.ts, in process)`,
+        `concurrency: ${PULL_CONCURRENCY} }) (js/ops/pull.ts, in process)`,
       prepare: () => emptyDir(cache("ours")),
       async run() {
         const store = new S3Store(server.storeOptions(bucket, { prefix }));
@@ -434,7 +434,7 @@ function pushRunners(
   return {
     ours: {
       command: `push({ store: new S3Store({ bucket: "push-ours-N", prefix: "${PUSH_PREFIX}" }), ` +
-        `namespace: "${NAMESPACE}", concurrency: ${PUSH_CONCURRENCY} }) (js/push.ts, in process)`,
+        `namespace: "${NAMESPACE}", concurrency: ${PUSH_CONCURRENCY} }) (js/ops/push.ts, in process)`,
       prepare: fresh("ours"),
       async run(rep) {
         const store = new S3Store(

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { LocalFile, Transfer, Upload } from "../js/core.ts";
+import type { LocalFile, Transfer, Upload } from "../js/core/mod.ts";
 
 /** One entry of the remote index as `JSON.parse` gives it. */
 export interface IndexEntryJson {

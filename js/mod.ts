@@ -17,18 +17,18 @@
  *
  * @module
  */
-export type { SyncContext } from "./context.ts";
-export { LOCAL_INDEX, SIDECAR } from "./context.ts";
-export { type CacheStore, DenoCacheFs, type FileStat, type WalkResult } from "./cache_fs.ts";
-export { S3Store, type S3StoreOptions } from "./s3.ts";
-export type { HeadResult, ObjectStore, ObjectStoreClient } from "./store.ts";
-export { pull, type PullReport, type PullRequest } from "./pull.ts";
-export { push, type PushReport, type PushRequest, type SavedPlan } from "./push.ts";
-export { type Keep, resolve, type ResolveReport } from "./resolve.ts";
-export { doctor, repair, type RepairReport } from "./repair.ts";
-export { migrateRemote, type MigrateReport } from "./migrate.ts";
-export type { Progress, RetryPolicy } from "./engine.ts";
-export type { LockOptions } from "./lock.ts";
-export { progressPrinter } from "./progress.ts";
-export { SyncError, type SyncErrorCode } from "./errors.ts";
+export type { SyncContext } from "./exec/context.ts";
+export { LOCAL_INDEX, SIDECAR } from "./exec/context.ts";
+export { type CacheStore, DenoCacheFs, type FileStat, type WalkResult } from "./io/cache_fs.ts";
+export { S3Store, type S3StoreOptions } from "./io/s3.ts";
+export type { HeadResult, ObjectStore, ObjectStoreClient } from "./io/store.ts";
+export { pull, type PullReport, type PullRequest } from "./ops/pull.ts";
+export { push, type PushReport, type PushRequest, type SavedPlan } from "./ops/push.ts";
+export { type Keep, resolve, type ResolveReport } from "./ops/resolve.ts";
+export { doctor, repair, type RepairReport } from "./ops/repair.ts";
+export { migrateRemote, type MigrateReport } from "./ops/migrate.ts";
+export type { Progress, RetryPolicy } from "./io/engine.ts";
+export type { LockOptions } from "./exec/lock.ts";
+export { progressPrinter } from "./exec/progress.ts";
+export { SyncError, type SyncErrorCode } from "./core/errors.ts";
 export { VERSION } from "./version.ts";

@@ -10,7 +10,7 @@ newest=$(find src Cargo.toml Cargo.lock scripts/embed_wasm.ts -type f -newer "$s
 if [ -f "$stamp" ] && [ -z "$newest" ] && [ "${1:-}" != "--force" ]; then
   exit 0
 fi
-# `--target web`: its glue offers `initSync`, so js/wasm.ts instantiates the module from bytes
+# `--target web`: its glue offers `initSync`, so js/core/wasm.ts instantiates the module from bytes
 # embedded in pkg/s3sync_core_wasm.js instead of fetching a file beside the glue at run time.
 echo "[build] wasm-pack build --target web --release" >&2
 wasm-pack build --target web --release --out-dir pkg --no-pack 2>&1 | grep -v '^\s*$' >&2

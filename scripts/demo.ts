@@ -7,12 +7,12 @@
  *
  * @module
  */
-import { DenoCacheFs } from "../js/cache_fs.ts";
+import { DenoCacheFs } from "../js/io/cache_fs.ts";
 import { describePlan } from "../js/cli.ts";
-import { markDirty } from "../js/dirty.ts";
-import { pull } from "../js/pull.ts";
-import { push } from "../js/push.ts";
-import { doctor, repair } from "../js/repair.ts";
+import { markDirty } from "../js/ops/dirty.ts";
+import { pull } from "../js/ops/pull.ts";
+import { push } from "../js/ops/push.ts";
+import { doctor, repair } from "../js/ops/repair.ts";
 import { contentOf, datastoreRels, listTree, putAll } from "../tests/harness/seed.ts";
 import { startServer } from "../tests/harness/servers.ts";
 

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { bindUnnamed } from "../core.ts";
-import { describe, SyncError } from "../errors.ts";
+import { bindUnnamed } from "../core/mod.ts";
+import { describe, SyncError } from "../core/errors.ts";
 import { RUNNERS } from "./commands/index.ts";
 import { EXIT, exitCodeOfError } from "./exit_codes.ts";
 import { commandHelp, overview } from "./help.ts";

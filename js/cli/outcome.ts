@@ -4,14 +4,14 @@
  *
  * @module
  */
-import type { ItemFailure } from "../engine.ts";
-import type { ExistingIndex, Problem, RebuildReport, RebuildStep } from "../core.ts";
-import type { LockBody } from "../lock.ts";
-import type { MigrateReport } from "../migrate.ts";
-import type { PullReport } from "../pull.ts";
-import type { PushReport, ServerProbe } from "../push.ts";
-import type { Note, RepairReport } from "../repair.ts";
-import type { Keep, ResolveReport } from "../resolve.ts";
+import type { ItemFailure } from "../io/engine.ts";
+import type { ExistingIndex, Problem, RebuildReport, RebuildStep } from "../core/mod.ts";
+import type { LockBody } from "../exec/lock.ts";
+import type { MigrateReport } from "../ops/migrate.ts";
+import type { PullReport } from "../ops/pull.ts";
+import type { PushReport, ServerProbe } from "../ops/push.ts";
+import type { Note, RepairReport } from "../ops/repair.ts";
+import type { Keep, ResolveReport } from "../ops/resolve.ts";
 import type { ExitCode } from "./exit_codes.ts";
 
 /** Something withheld or refused that a person must see (exit 3), by stable code. */

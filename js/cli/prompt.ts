@@ -3,8 +3,8 @@
  *
  * @module
  */
-import type { PushPlan } from "../core.ts";
-import { printable } from "../printable.ts";
+import type { PushPlan } from "../core/mod.ts";
+import { printable } from "../core/printable.ts";
 import { count } from "./render/count.ts";
 import { describePlan } from "./render/push.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { printable } from "../printable.ts";
+import { printable } from "../core/printable.ts";
 import type { Outcome } from "./outcome.ts";
 import { doctorLines, repairLines } from "./render/layout.ts";
 import { lockReleaseLines, lockStatusLines } from "./render/lock.ts";

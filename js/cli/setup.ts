@@ -4,13 +4,13 @@
  *
  * @module
  */
-import { DenoCacheFs } from "../cache_fs.ts";
-import type { SyncContext } from "../context.ts";
-import { Planner } from "../core.ts";
-import { SyncError } from "../errors.ts";
-import { printable } from "../printable.ts";
-import { progressPrinter } from "../progress.ts";
-import { S3Store } from "../s3.ts";
+import { DenoCacheFs } from "../io/cache_fs.ts";
+import type { SyncContext } from "../exec/context.ts";
+import { Planner } from "../core/mod.ts";
+import { SyncError } from "../core/errors.ts";
+import { printable } from "../core/printable.ts";
+import { progressPrinter } from "../exec/progress.ts";
+import { S3Store } from "../io/s3.ts";
 import type { FlagValues } from "./spec.ts";
 import {
   bucketName,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { SyncError } from "../errors.ts";
+import { SyncError } from "../core/errors.ts";
 
 /** One flag: its type, the name of its value in help, and one line of help. */
 export interface FlagSpec {

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { SyncError } from "../errors.ts";
-import { BUCKET_NAME_RULE, bucketNameImpossible } from "../store_errors.ts";
+import { SyncError } from "../core/errors.ts";
+import { BUCKET_NAME_RULE, bucketNameImpossible } from "../core/store_errors.ts";
 import { type FlagValues, usageError } from "./spec.ts";
 
 /** The string flag `name`, if given. */

@@ -7,10 +7,10 @@
  *
  * @module
  */
-import { DenoCacheFs } from "../../js/cache_fs.ts";
-import { SyncError } from "../../js/errors.ts";
-import { S3SyncService } from "../../js/service.ts";
-import type { ObjectStoreClient } from "../../js/store.ts";
+import { DenoCacheFs } from "../../js/io/cache_fs.ts";
+import { SyncError } from "../../js/core/errors.ts";
+import { S3SyncService } from "../../js/extension/service.ts";
+import type { ObjectStoreClient } from "../../js/io/store.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";
 import { contentOf, datastoreRels, listTree } from "../harness/seed.ts";

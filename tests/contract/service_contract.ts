@@ -4,13 +4,13 @@
  *
  * @module
  */
-import { S3SyncService } from "../../js/service.ts";
-import type { ObjectStoreClient } from "../../js/s3.ts";
-import { SyncError } from "../../js/errors.ts";
+import { S3SyncService } from "../../js/extension/service.ts";
+import type { ObjectStoreClient } from "../../js/io/s3.ts";
+import { SyncError } from "../../js/core/errors.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 import { contentOf, datastoreRels, listTree } from "../harness/seed.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";
-import { JOURNAL, JOURNAL_TAKEN } from "../../js/context.ts";
+import { JOURNAL, JOURNAL_TAKEN } from "../../js/exec/context.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

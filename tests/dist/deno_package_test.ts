@@ -63,7 +63,9 @@ try {
 Deno.test("the published package, imported by name from another project, pulls from a server", async () => {
   const { files, output } = await publishedFiles();
   assert(!/warning/i.test(output), `the dry run warned:\n${output}`);
-  for (const needed of ["pkg/s3sync_core.js", "pkg/s3sync_core_wasm.js", "js/service.ts"]) {
+  for (
+    const needed of ["pkg/s3sync_core.js", "pkg/s3sync_core_wasm.js", "js/extension/service.ts"]
+  ) {
     assert(files.includes(needed), `${needed} is not published`);
   }
   for (const file of files) {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { S3Store } from "../../js/s3.ts";
+import type { S3Store } from "../../js/io/s3.ts";
 import { contentOf, putAll } from "./seed.ts";
 
 const encoder = new TextEncoder();
@@ -93,8 +93,8 @@ export async function bucketKeys(store: S3Store, subPrefix = ""): Promise<string
 }
 
 /** Lowercase hex SHA-256 (the shim's own). */
-export { sha256Hex } from "../../js/hash.ts";
-import { sha256Hex } from "../../js/hash.ts";
+export { sha256Hex } from "../../js/io/hash.ts";
+import { sha256Hex } from "../../js/io/hash.ts";
 
 /** Every file under `root` with its SHA-256, by relative path. */
 export async function treeHashes(root: string): Promise<Map<string, string>> {

@@ -8,9 +8,9 @@
  *
  * @module
  */
-import type { S3Store } from "../../js/s3.ts";
-import { isNotFound } from "../../js/s3.ts";
-import { withRetry } from "../../js/engine.ts";
+import type { S3Store } from "../../js/io/s3.ts";
+import { isNotFound } from "../../js/io/s3.ts";
+import { withRetry } from "../../js/io/engine.ts";
 import { contentOf } from "./seed.ts";
 
 /** The extension retries its requests too (3 attempts on timeouts, 5xx, 429, transport). */

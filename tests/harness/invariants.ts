@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { ObjectStoreClient } from "../../js/s3.ts";
-import { isNotFound } from "../../js/s3.ts";
+import type { ObjectStoreClient } from "../../js/io/s3.ts";
+import { isNotFound } from "../../js/io/s3.ts";
 import { listTree } from "./seed.ts";
 
 /** A broken invariant. */

@@ -10,8 +10,8 @@ import {
   checkCachePath,
   type FileStat,
   type WalkResult,
-} from "../../js/cache_fs.ts";
-import type { TopLevelEntry } from "../../js/core.ts";
+} from "../../js/io/cache_fs.ts";
+import type { TopLevelEntry } from "../../js/core/mod.ts";
 
 interface MemoryFile {
   data: Uint8Array;

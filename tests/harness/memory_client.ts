@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { HeadResult, ObjectStoreClient } from "../../js/s3.ts";
+import type { HeadResult, ObjectStoreClient } from "../../js/io/s3.ts";
 
 interface StoredObject {
   data: Uint8Array;

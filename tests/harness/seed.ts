@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ObjectStoreClient } from "../../js/s3.ts";
+import type { ObjectStoreClient } from "../../js/io/s3.ts";
 
 const encoder = new TextEncoder();
 

@@ -11,7 +11,7 @@
  * @module
  */
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import { S3Store, type S3StoreOptions } from "../../js/s3.ts";
+import { S3Store, type S3StoreOptions } from "../../js/io/s3.ts";
 
 /** Which server. */
 export type ServerKind = "moto" | "s3s-fs";

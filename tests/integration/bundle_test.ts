@@ -2,14 +2,14 @@
  * The service loads wherever swamp core loads an extension: core bundles the extension's
  * module with `deno bundle --no-lock --node-modules-dir=none` and no config (no import map),
  * then imports the bundle from `.swamp/datastore-bundles/<hash>/`. This test does the same
- * with a module that imports `js/service.ts`, runs the bundle from an unrelated folder, and
+ * with a module that imports `js/extension/service.ts`, runs the bundle from an unrelated folder, and
  * checks that the WASM core loaded and a push and a pull went through.
  *
  * @module
  */
 import { assert, assertEquals } from "../harness/assert.ts";
 
-const SERVICE = new URL("../../js/service.ts", import.meta.url).href;
+const SERVICE = new URL("../../js/extension/service.ts", import.meta.url).href;
 const MEMORY_CLIENT = new URL("../harness/memory_client.ts", import.meta.url).href;
 
 /** The extension-shaped module swamp would bundle: it drives the service once and reports. */

@@ -6,11 +6,11 @@
  */
 import { ListMultipartUploadsCommand } from "@aws-sdk/client-s3";
 import { createHash } from "node:crypto";
-import { DenoCacheFs } from "../../js/cache_fs.ts";
-import type { Progress } from "../../js/engine.ts";
-import { pull } from "../../js/pull.ts";
-import { push } from "../../js/push.ts";
-import { S3Store, type S3StoreOptions } from "../../js/s3.ts";
+import { DenoCacheFs } from "../../js/io/cache_fs.ts";
+import type { Progress } from "../../js/io/engine.ts";
+import { pull } from "../../js/ops/pull.ts";
+import { push } from "../../js/ops/push.ts";
+import { S3Store, type S3StoreOptions } from "../../js/io/s3.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { commonFlags, runCliJson } from "../harness/cli.ts";
 import { startFaultProxy, throughProxy } from "../harness/fault_proxy.ts";

@@ -13,10 +13,10 @@ import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
 import { bucketKeys, sha256Hex } from "../harness/datastore.ts";
 import { listTree } from "../harness/seed.ts";
 import { startServer } from "../harness/servers.ts";
-import type { S3Store } from "../../js/s3.ts";
-import { DenoCacheFs } from "../../js/cache_fs.ts";
-import { Planner } from "../../js/core.ts";
-import { migrateToShards } from "../../js/shards.ts";
+import type { S3Store } from "../../js/io/s3.ts";
+import { DenoCacheFs } from "../../js/io/cache_fs.ts";
+import { Planner } from "../../js/core/mod.ts";
+import { migrateToShards } from "../../js/ops/shards.ts";
 
 const encoder = new TextEncoder();
 

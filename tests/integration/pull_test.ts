@@ -3,9 +3,9 @@
  * path, a corrupt index, and an aborted pull.
  */
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
-import { DenoCacheFs } from "../../js/cache_fs.ts";
-import { SyncError } from "../../js/errors.ts";
-import { pull } from "../../js/pull.ts";
+import { DenoCacheFs } from "../../js/io/cache_fs.ts";
+import { SyncError } from "../../js/core/errors.ts";
+import { pull } from "../../js/ops/pull.ts";
 import { contentOf, datastoreRels, listTree, putAll } from "../harness/seed.ts";
 import { SERVER_KINDS, startServer } from "../harness/servers.ts";
 

@@ -4,13 +4,13 @@
  * refused before any shard is read; doctor reports both; rebuild-index on a v2 repo rebuilds
  * the shards and the meta, never a monolith that v2 readers ignore.
  */
-import { DenoCacheFs } from "../../js/cache_fs.ts";
-import { partitionKey } from "../../js/core.ts";
-import { SyncError } from "../../js/errors.ts";
-import { pull } from "../../js/pull.ts";
-import { push } from "../../js/push.ts";
-import type { S3Store } from "../../js/s3.ts";
-import type { ObjectStore } from "../../js/store.ts";
+import { DenoCacheFs } from "../../js/io/cache_fs.ts";
+import { partitionKey } from "../../js/core/mod.ts";
+import { SyncError } from "../../js/core/errors.ts";
+import { pull } from "../../js/ops/pull.ts";
+import { push } from "../../js/ops/push.ts";
+import type { S3Store } from "../../js/io/s3.ts";
+import type { ObjectStore } from "../../js/io/store.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { commonFlags, runCliJson } from "../harness/cli.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";

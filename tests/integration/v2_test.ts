@@ -3,11 +3,11 @@
  * the monolith is stale. Pull reads the shards; push writes only the shards it changed and bumps
  * `commitSeq`, conditionally; concurrent pushers lose nothing (the loser of the commit retries).
  */
-import { DenoCacheFs } from "../../js/cache_fs.ts";
-import { partitionKey } from "../../js/core.ts";
-import { pull } from "../../js/pull.ts";
-import { push } from "../../js/push.ts";
-import { S3Store } from "../../js/s3.ts";
+import { DenoCacheFs } from "../../js/io/cache_fs.ts";
+import { partitionKey } from "../../js/core/mod.ts";
+import { pull } from "../../js/ops/pull.ts";
+import { push } from "../../js/ops/push.ts";
+import { S3Store } from "../../js/io/s3.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";

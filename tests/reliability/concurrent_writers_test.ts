@@ -13,14 +13,14 @@
  * The printed table (race × server × rounds × versions lost) is the one in
  * `docs/reliability.md`.
  */
-import { DenoCacheFs } from "../../js/cache_fs.ts";
-import type { SyncContext } from "../../js/context.ts";
-import { markDirty } from "../../js/dirty.ts";
-import { sha256Hex } from "../../js/hash.ts";
-import { pull } from "../../js/pull.ts";
-import { push } from "../../js/push.ts";
-import type { S3Store } from "../../js/s3.ts";
-import type { ObjectStore, StreamingStore } from "../../js/store.ts";
+import { DenoCacheFs } from "../../js/io/cache_fs.ts";
+import type { SyncContext } from "../../js/exec/context.ts";
+import { markDirty } from "../../js/ops/dirty.ts";
+import { sha256Hex } from "../../js/io/hash.ts";
+import { pull } from "../../js/ops/pull.ts";
+import { push } from "../../js/ops/push.ts";
+import type { S3Store } from "../../js/io/s3.ts";
+import type { ObjectStore, StreamingStore } from "../../js/io/store.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { SCALE } from "../harness/scale.ts";
 import { SERVER_KINDS, type ServerKind, startServer } from "../harness/servers.ts";

@@ -3,14 +3,14 @@
  * with every invariant checked after every run; then the network heals and a re-run converges.
  * `RELIABILITY_SCALE=N` multiplies the runs; `RELIABILITY_SEED=S` replays one.
  */
-import { type CacheStore, DenoCacheFs } from "../../js/cache_fs.ts";
-import type { SyncContext } from "../../js/context.ts";
-import { markDirty } from "../../js/dirty.ts";
-import { SyncError } from "../../js/errors.ts";
-import { pull } from "../../js/pull.ts";
-import { push } from "../../js/push.ts";
-import { repair } from "../../js/repair.ts";
-import { S3Store } from "../../js/s3.ts";
+import { type CacheStore, DenoCacheFs } from "../../js/io/cache_fs.ts";
+import type { SyncContext } from "../../js/exec/context.ts";
+import { markDirty } from "../../js/ops/dirty.ts";
+import { SyncError } from "../../js/core/errors.ts";
+import { pull } from "../../js/ops/pull.ts";
+import { push } from "../../js/ops/push.ts";
+import { repair } from "../../js/ops/repair.ts";
+import { S3Store } from "../../js/io/s3.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 import { seedBucketWithIndex, writeCacheFiles } from "../harness/datastore.ts";
 import { type FaultPlan, startFaultProxy } from "../harness/fault_proxy.ts";

@@ -2,10 +2,10 @@
  * Each invariant check is shown to catch a planted bug: the same run with a broken adapter must
  * make the check fail. If one of these tests passes the check silently, the check is blind.
  */
-import { type CacheStore, DenoCacheFs } from "../../js/cache_fs.ts";
-import { pull } from "../../js/pull.ts";
-import { push } from "../../js/push.ts";
-import { type ObjectStoreClient, S3Store } from "../../js/s3.ts";
+import { type CacheStore, DenoCacheFs } from "../../js/io/cache_fs.ts";
+import { pull } from "../../js/ops/pull.ts";
+import { push } from "../../js/ops/push.ts";
+import { type ObjectStoreClient, S3Store } from "../../js/io/s3.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "../harness/assert.ts";
 import { bucketKeys, seedBucketWithIndex, writeCacheFiles } from "../harness/datastore.ts";
 import { startFaultProxy } from "../harness/fault_proxy.ts";

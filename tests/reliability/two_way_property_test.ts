@@ -9,11 +9,11 @@
  * is anywhere. Edits set a fresh, increasing mtime, so a change is always visible to stat (the
  * CLI's contract; the service's `markDirty` covers writers that cannot promise that).
  */
-import { DenoCacheFs } from "../../js/cache_fs.ts";
-import type { SyncContext } from "../../js/context.ts";
-import { pull } from "../../js/pull.ts";
-import { push } from "../../js/push.ts";
-import type { S3Store } from "../../js/s3.ts";
+import { DenoCacheFs } from "../../js/io/cache_fs.ts";
+import type { SyncContext } from "../../js/exec/context.ts";
+import { pull } from "../../js/ops/pull.ts";
+import { push } from "../../js/ops/push.ts";
+import type { S3Store } from "../../js/io/s3.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { prng } from "../harness/prng.ts";
 import { seeds } from "../harness/scale.ts";

@@ -78,7 +78,7 @@ struct Spec {
     expected: serde_json::Map<String, Value>,
 }
 
-/// The shim's push options (`js/core.ts` `PushOptions`).
+/// The shim's push options (`js/core/mod.ts` `PushOptions`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct SpecOptions {

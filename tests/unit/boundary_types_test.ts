@@ -23,9 +23,9 @@ import {
   RepairRun,
   ResolveRun,
   shardMeta,
-} from "../../js/core.ts";
-import { isSyncErrorCode } from "../../js/codes.ts";
-import * as wasm from "../../js/wasm.ts";
+} from "../../js/core/mod.ts";
+import { isSyncErrorCode } from "../../js/core/codes.ts";
+import * as wasm from "../../js/core/wasm.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 
 const encoder = new TextEncoder();
@@ -34,7 +34,7 @@ const JS = new URL("../../js/", import.meta.url);
 
 /** What wasm-bindgen itself declares beside the generated types (the module's loader). */
 const LOADER_TYPES = new Set(["InitInput", "InitOutput", "SyncInitInput"]);
-/** Code types the declarations import from `js/codes.ts` (checked by `codes_test.ts`). */
+/** Code types the declarations import from `js/core/codes.ts` (checked by `codes_test.ts`). */
 const CODE_TYPES = new Set(["GuardCode", "ProblemCode", "RefusalCode", "SyncErrorCode"]);
 
 type Field = { type: string; optional: boolean };
@@ -213,8 +213,8 @@ Deno.test("the boundary types are generated into pkg/, and js/ copies none of th
   assertEquals(copies, [], "boundary types declared by hand instead of re-exported");
 });
 
-Deno.test("js/core.ts declares only the encoders' own inputs", async () => {
-  const core = await Deno.readTextFile(new URL("core.ts", JS));
+Deno.test("js/core/mod.ts declares only the encoders' own inputs", async () => {
+  const core = await Deno.readTextFile(new URL("core/mod.ts", JS));
   // The wrapper classes over the WASM session and the run machines are the module's point.
   const own = declaredNames(core).filter((n) =>
     ![

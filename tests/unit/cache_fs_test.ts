@@ -1,9 +1,9 @@
 /** The cache adapter on a real temp folder: atomic writes, the walk, path checks. */
-import { checkCachePath, DenoCacheFs, TEMP_PREFIX } from "../../js/cache_fs.ts";
-import { SyncError } from "../../js/errors.ts";
+import { checkCachePath, DenoCacheFs, TEMP_PREFIX } from "../../js/io/cache_fs.ts";
+import { SyncError } from "../../js/core/errors.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "../harness/assert.ts";
-import { JOURNAL } from "../../js/context.ts";
-import { readSidecar } from "../../js/journal.ts";
+import { JOURNAL } from "../../js/exec/context.ts";
+import { readSidecar } from "../../js/ops/journal.ts";
 
 Deno.test("writeAtomic creates folders, replaces whole files and leaves no temp file", async () => {
   const root = await Deno.makeTempDir();
@@ -405,7 +405,7 @@ Deno.test("append refuses a link at the path; the journal behind a link is never
 });
 
 Deno.test("the walk reports our temporary files, and a sweep removes only those untouched for an hour", async () => {
-  const { sweepStaleTemps } = await import("../../js/temp_sweep.ts");
+  const { sweepStaleTemps } = await import("../../js/ops/temp_sweep.ts");
   const root = await Deno.makeTempDir();
   try {
     const cache = new DenoCacheFs(root);

@@ -1,5 +1,5 @@
 /**
- * The shim's code lists (`js/codes.ts`) are exactly the core's, kind by kind, and every code the
+ * The shim's code lists (`js/core/codes.ts`) are exactly the core's, kind by kind, and every code the
  * core can throw is one a `SyncError` may carry.
  */
 import {
@@ -9,9 +9,9 @@ import {
   PROBLEM_CODES,
   REFUSAL_CODES,
   SHIM_CODES,
-} from "../../js/codes.ts";
-import { coreCodeLists, Planner } from "../../js/core.ts";
-import { SyncError } from "../../js/errors.ts";
+} from "../../js/core/codes.ts";
+import { coreCodeLists, Planner } from "../../js/core/mod.ts";
+import { SyncError } from "../../js/core/errors.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 
 Deno.test("the shim's code lists are the core's, kind by kind", () => {

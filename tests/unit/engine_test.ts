@@ -1,6 +1,6 @@
 /** The engine's retry and pool, with fakes: what is retried, what is final, what an abort does. */
-import { BREAKER, isTransient, runPool, withRetry } from "../../js/engine.ts";
-import { SyncError } from "../../js/errors.ts";
+import { BREAKER, isTransient, runPool, withRetry } from "../../js/io/engine.ts";
+import { SyncError } from "../../js/core/errors.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 
 const FAST = { attempts: 3, baseDelayMs: 1, factor: 2, jitter: 0 };

@@ -66,6 +66,64 @@ Deno.test("js/ has no import cycles", async () => {
     );
   }
   // The graph was read: the check below is about real modules, not an empty folder.
-  assertEquals(graph.has("core.ts") && graph.has("pull.ts"), true);
+  assertEquals(graph.has("core/mod.ts") && graph.has("ops/pull.ts"), true);
   assertEquals(findCycles(graph).map((c) => c.join(" -> ")), []);
+});
+
+/**
+ * The folders of `js/`, lowest first: a module may import its own folder, a lower one, or a
+ * top-level leaf (`version.ts`), never a higher one. `core` wraps the WASM core and names
+ * errors; `io` holds the adapters (bucket, cache folder, hashing) and their execution policy;
+ * `exec` what every run executes with (the context, transfers, the lock); `ops` each
+ * operation's executor; `extension` and `cli` the two front ends, which never import each other.
+ */
+const LAYERS = ["core", "io", "exec", "ops", "extension", "cli"];
+
+/** The imports that break the folder order (`from -> to`, relative to `js/`). */
+function layerBreaks(graph: Map<string, string[]>): string[] {
+  const rank = (path: string) => {
+    const folder = path.includes("/") ? path.slice(0, path.indexOf("/")) : "";
+    return folder === "" ? -1 : LAYERS.indexOf(folder);
+  };
+  const breaks: string[] = [];
+  for (const [from, tos] of graph) {
+    for (const to of tos) {
+      const [a, b] = [rank(from), rank(to)];
+      const fronts = LAYERS.indexOf("extension");
+      const sideways = a >= fronts && b >= fronts && a !== b;
+      // A top-level module (mod.ts, cli.ts) may import anything; a folder may import a
+      // top-level leaf only (version.ts imports nothing).
+      const upward = a !== -1 && (b > a || (b === -1 && (graph.get(to) ?? []).length > 0));
+      if (sideways || upward) breaks.push(`${from} -> ${to}`);
+    }
+  }
+  return breaks.sort();
+}
+
+Deno.test("layerBreaks sees an upward import, a sideways one between front ends, and allows the rest", () => {
+  const graph = new Map([
+    ["io/s3.ts", ["core/errors.ts", "ops/pull.ts"]],
+    ["cli/main.ts", ["extension/service.ts", "ops/pull.ts", "version.ts"]],
+    ["ops/pull.ts", ["io/s3.ts", "ops/push.ts"]],
+    ["version.ts", []],
+  ]);
+  assertEquals(layerBreaks(graph), [
+    "cli/main.ts -> extension/service.ts",
+    "io/s3.ts -> ops/pull.ts",
+  ]);
+});
+
+Deno.test("js/ folders import only their own, a lower one, or a top-level leaf", async () => {
+  const graph = new Map<string, string[]>();
+  for (const file of await sources(JS)) {
+    graph.set(
+      relative(JS, file),
+      (await importsOf(file)).filter((f) => f.startsWith(JS + "/")).map((f) => relative(JS, f)),
+    );
+  }
+  const folders = new Set(
+    [...graph.keys()].map((p) => p.split("/")[0]).filter((f) => !f.endsWith(".ts")),
+  );
+  assertEquals([...folders].sort(), [...LAYERS].sort(), "every folder has its place in the order");
+  assertEquals(layerBreaks(graph), []);
 });

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { S3SyncService } from "../../js/service.ts";
+import { S3SyncService } from "../../js/extension/service.ts";
 import { MemoryClient } from "../harness/memory_client.ts";
 import { assertEquals } from "../harness/assert.ts";
 

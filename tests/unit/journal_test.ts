@@ -1,20 +1,20 @@
 /**
- * The tombstone journal (js/journal.ts) on the in-memory cache, through the real WASM build: what
+ * The tombstone journal (js/ops/journal.ts) on the in-memory cache, through the real WASM build: what
  * a reader sees, how a push or pull takes the journal, and what a crash can leave behind.
  */
-import { DirtyRecorder, journalLine, sidecarFoldJournal } from "../../js/core.ts";
-import { markDirty } from "../../js/dirty.ts";
+import { DirtyRecorder, journalLine, sidecarFoldJournal } from "../../js/core/mod.ts";
+import { markDirty } from "../../js/ops/dirty.ts";
 import {
   appendTombstone as appendNow,
   exclusive,
   readSidecar,
   rewriteSidecar,
-} from "../../js/journal.ts";
-import { JOURNAL, JOURNAL_TAKEN, LOCAL_INDEX, SIDECAR } from "../../js/context.ts";
-import type { SyncContext } from "../../js/context.ts";
-import { SyncError } from "../../js/errors.ts";
-import { pull } from "../../js/pull.ts";
-import { push } from "../../js/push.ts";
+} from "../../js/ops/journal.ts";
+import { JOURNAL, JOURNAL_TAKEN, LOCAL_INDEX, SIDECAR } from "../../js/exec/context.ts";
+import type { SyncContext } from "../../js/exec/context.ts";
+import { SyncError } from "../../js/core/errors.ts";
+import { pull } from "../../js/ops/pull.ts";
+import { push } from "../../js/ops/push.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
 import { MemoryClient } from "../harness/memory_client.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";

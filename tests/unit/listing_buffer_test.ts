@@ -4,8 +4,8 @@
  * result gave (the core's framing and its UTF-8 reading depend on it), whatever the text and
  * wherever the buffer grows.
  */
-import { encodeRemotePage } from "../../js/core.ts";
-import { ListingWriter } from "../../js/listing_buffer.ts";
+import { encodeRemotePage } from "../../js/core/mod.ts";
+import { ListingWriter } from "../../js/core/listing_buffer.ts";
 import { assertEquals } from "../harness/assert.ts";
 
 const encoder = new TextEncoder();

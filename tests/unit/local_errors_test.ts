@@ -4,8 +4,8 @@
  * runtime throws (the CLI test covers `ENOTDIR` end to end; a full disk and a read-only mount
  * cannot be made in a test running as root).
  */
-import { SyncError } from "../../js/errors.ts";
-import { localFailure } from "../../js/local_errors.ts";
+import { SyncError } from "../../js/core/errors.ts";
+import { localFailure } from "../../js/core/local_errors.ts";
 import { exitCodeOfError } from "../../js/cli/exit_codes.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 

@@ -3,8 +3,8 @@
  * `src/wire/listing.rs`) must be byte for byte what a plain statement of the layout gives, whatever
  * the text, wherever a batch of paths or the buffer ends, and the real core must read it back.
  */
-import { encodeLocalListing, type LocalFile, Planner } from "../../js/core.ts";
-import { LocalListingWriter } from "../../js/local_listing.ts";
+import { encodeLocalListing, type LocalFile, Planner } from "../../js/core/mod.ts";
+import { LocalListingWriter } from "../../js/core/local_listing.ts";
 import { assert, assertEquals, assertThrows } from "../harness/assert.ts";
 import { prng } from "../harness/prng.ts";
 

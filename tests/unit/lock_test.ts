@@ -1,8 +1,8 @@
 /**
  * The lock with a slowed clock: no sleeping, time advances only when the test says so.
  */
-import { acquireLock, forceRelease, inspectLock, LOCK_KEY } from "../../js/lock.ts";
-import { SyncError } from "../../js/errors.ts";
+import { acquireLock, forceRelease, inspectLock, LOCK_KEY } from "../../js/exec/lock.ts";
+import { SyncError } from "../../js/core/errors.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 import { MemoryClient } from "../harness/memory_client.ts";
 

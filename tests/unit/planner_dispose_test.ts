@@ -1,5 +1,5 @@
 /** A `Planner` owns WASM memory; `using` frees it when its block ends, on every exit path. */
-import { Planner } from "../../js/core.ts";
+import { Planner } from "../../js/core/mod.ts";
 import { assertEquals, assertThrows } from "../harness/assert.ts";
 
 Deno.test("a Planner held with `using` is freed when its block ends, also when it throws", () => {

@@ -1,5 +1,5 @@
 /** Text from the bucket shown to a person: nothing in it can drive the terminal or forge a line. */
-import { printable } from "../../js/printable.ts";
+import { printable } from "../../js/core/printable.ts";
 import { assertEquals } from "../harness/assert.ts";
 
 Deno.test("control characters, DEL, C1 and bidi overrides are escaped; the rest is kept", () => {

@@ -2,7 +2,7 @@
  * The progress line: on a terminal it is redrawn at most about ten times a second (a redraw per
  * file wrote ~300 KB for 6,000 files), the last state always shows, and failures are counted.
  */
-import { progressPrinter } from "../../js/progress.ts";
+import { progressPrinter } from "../../js/exec/progress.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 
 /** A terminal that records what was written. */

@@ -4,9 +4,9 @@
  * for lost. On an in-memory cache whose writes of the local index fail (the tests run as root,
  * where no file mode stops a write).
  */
-import type { SyncContext } from "../../js/context.ts";
-import { SyncError } from "../../js/errors.ts";
-import { push } from "../../js/push.ts";
+import type { SyncContext } from "../../js/exec/context.ts";
+import { SyncError } from "../../js/core/errors.ts";
+import { push } from "../../js/ops/push.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
 import { MemoryClient } from "../harness/memory_client.ts";

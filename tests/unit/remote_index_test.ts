@@ -2,9 +2,13 @@
  * The remote index's publish helpers on an in-memory bucket: the conditions, the lock around
  * each publish, the retry policy a caller picks, and the re-merge loop's bounds.
  */
-import type { SyncContext } from "../../js/context.ts";
-import { LOCK_KEY } from "../../js/lock.ts";
-import { PUBLISH_ATTEMPTS, publishUnderLock, publishWithRemerge } from "../../js/remote_index.ts";
+import type { SyncContext } from "../../js/exec/context.ts";
+import { LOCK_KEY } from "../../js/exec/lock.ts";
+import {
+  PUBLISH_ATTEMPTS,
+  publishUnderLock,
+  publishWithRemerge,
+} from "../../js/ops/remote_index.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
 import { MemoryClient } from "../harness/memory_client.ts";

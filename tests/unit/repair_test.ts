@@ -3,9 +3,9 @@
  * `CacheStore` interface (none reaches the disk behind it), with the first seed's mixed layout
  * fixed and nothing lost.
  */
-import type { SyncContext } from "../../js/context.ts";
-import { sha256Hex } from "../../js/hash.ts";
-import { repair } from "../../js/repair.ts";
+import type { SyncContext } from "../../js/exec/context.ts";
+import { sha256Hex } from "../../js/io/hash.ts";
+import { repair } from "../../js/ops/repair.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
 import { MemoryClient } from "../harness/memory_client.ts";

@@ -2,8 +2,8 @@
  * The sidecar functions through the real WASM build: what the push reads from a sidecar it
  * cannot parse, what it writes back, and what `markDirty` reports of each rewrite.
  */
-import { DirtyRecorder, sidecarLazyPullActive, sidecarUnreadable } from "../../js/core.ts";
-import { markDirty } from "../../js/dirty.ts";
+import { DirtyRecorder, sidecarLazyPullActive, sidecarUnreadable } from "../../js/core/mod.ts";
+import { markDirty } from "../../js/ops/dirty.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
 

@@ -1,6 +1,6 @@
 /** The time slice behind long synchronous walks: its yield is a real turn of the event loop. */
 import { get } from "node:http";
-import { TimeSlice } from "../../js/time_slice.ts";
+import { TimeSlice } from "../../js/io/time_slice.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 
 /** Spins for `ms` without yielding. */

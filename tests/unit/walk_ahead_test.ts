@@ -1,15 +1,15 @@
 /**
  * Push and pull start the cache walk when they ask for the remote index, so a big cache's walk
- * runs while the index is on the network (js/walk_ahead.ts). On the in-memory cache and client:
+ * runs while the index is on the network (js/io/walk_ahead.ts). On the in-memory cache and client:
  * the index read waits for the walk to have begun (it would time out if the walk only started
  * after it), a run that ends before taking its walk stops it without an unhandled rejection, and
  * a no-op pull still walks nothing.
  */
-import type { WalkResult } from "../../js/cache_fs.ts";
-import type { SyncContext } from "../../js/context.ts";
-import { SyncError } from "../../js/errors.ts";
-import { pull } from "../../js/pull.ts";
-import { push } from "../../js/push.ts";
+import type { WalkResult } from "../../js/io/cache_fs.ts";
+import type { SyncContext } from "../../js/exec/context.ts";
+import { SyncError } from "../../js/core/errors.ts";
+import { pull } from "../../js/ops/pull.ts";
+import { push } from "../../js/ops/push.ts";
 import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
 import { MemoryClient } from "../harness/memory_client.ts";

@@ -4,7 +4,7 @@
  * `WebAssembly.RuntimeError: unreachable` and poisons the instance). A new export without a case
  * here fails the coverage test, so none is added untested.
  */
-import * as wasm from "../../js/wasm.ts";
+import * as wasm from "../../js/core/wasm.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 
 const encoder = new TextEncoder();

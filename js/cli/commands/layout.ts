@@ -3,9 +3,9 @@
  *
  * @module
  */
-import { isSymlinkRefusal } from "../../cache_fs.ts";
-import { probeServer } from "../../push.ts";
-import { doctor, repair } from "../../repair.ts";
+import { isSymlinkRefusal } from "../../io/cache_fs.ts";
+import { probeServer } from "../../ops/push.ts";
+import { doctor, repair } from "../../ops/repair.ts";
 import { EXIT, exitCodeOfRun } from "../exit_codes.ts";
 import type { DoctorOutcome, RepairOutcome } from "../outcome.ts";
 import { flag } from "../values.ts";

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { lockKeyFor } from "../../core.ts";
-import { describeLock, forceRelease, inspectLock, lockReadable } from "../../lock.ts";
+import { lockKeyFor } from "../../core/mod.ts";
+import { describeLock, forceRelease, inspectLock, lockReadable } from "../../exec/lock.ts";
 import { EXIT } from "../exit_codes.ts";
 import type { LockReleaseOutcome, LockStatusOutcome } from "../outcome.ts";
 import type { CommandInput } from "./run.ts";

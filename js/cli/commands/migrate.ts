@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { migrateRemote } from "../../migrate.ts";
+import { migrateRemote } from "../../ops/migrate.ts";
 import { exitCodeOfRun } from "../exit_codes.ts";
 import type { MigrateOutcome } from "../outcome.ts";
 import { flag } from "../values.ts";

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { isSymlinkRefusal } from "../../cache_fs.ts";
-import { pull, type PullReport } from "../../pull.ts";
+import { isSymlinkRefusal } from "../../io/cache_fs.ts";
+import { pull, type PullReport } from "../../ops/pull.ts";
 import { exitCodeOfRun } from "../exit_codes.ts";
 import type { Blocked, PullOutcome } from "../outcome.ts";
 import { flag } from "../values.ts";

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { describe } from "../../errors.ts";
-import { push, type SavedPlan } from "../../push.ts";
+import { describe } from "../../core/errors.ts";
+import { push, type SavedPlan } from "../../ops/push.ts";
 import { exitCodeOfRun } from "../exit_codes.ts";
 import type { PushOutcome } from "../outcome.ts";
 import { usageError } from "../spec.ts";

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { Planner } from "../../core.ts";
-import { runRebuild } from "../../remote_index.ts";
-import { findShardIndex, publishRebuiltShards } from "../../shards.ts";
+import { Planner } from "../../core/mod.ts";
+import { runRebuild } from "../../ops/remote_index.ts";
+import { findShardIndex, publishRebuiltShards } from "../../ops/shards.ts";
 import { EXIT } from "../exit_codes.ts";
 import type { RebuildOutcome } from "../outcome.ts";
 import { flag } from "../values.ts";

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { isSymlinkRefusal } from "../../cache_fs.ts";
-import type { ItemFailure } from "../../engine.ts";
+import { isSymlinkRefusal } from "../../io/cache_fs.ts";
+import type { ItemFailure } from "../../io/engine.ts";
 import type { Blocked } from "../outcome.ts";
 
 /** The blocked entry for writes refused because a folder in their path is a symlink. */

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { markDirty } from "../../dirty.ts";
-import { SyncError } from "../../errors.ts";
-import { type Keep, resolve } from "../../resolve.ts";
+import { markDirty } from "../../ops/dirty.ts";
+import { SyncError } from "../../core/errors.ts";
+import { type Keep, resolve } from "../../ops/resolve.ts";
 import { EXIT, exitCodeOfRun } from "../exit_codes.ts";
 import type { Blocked, MarkDeletedOutcome, ResolveOutcome } from "../outcome.ts";
 import { text } from "../values.ts";

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { PushPlan } from "../../core.ts";
-import type { SyncContext } from "../../context.ts";
+import type { PushPlan } from "../../core/mod.ts";
+import type { SyncContext } from "../../exec/context.ts";
 import type { FlagValues } from "../spec.ts";
 import type { Outcome } from "../outcome.ts";
 

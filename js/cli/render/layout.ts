@@ -5,7 +5,7 @@
  */
 import { EXIT } from "../exit_codes.ts";
 import type { DoctorOutcome, RepairOutcome } from "../outcome.ts";
-import type { ServerProbe } from "../../push.ts";
+import type { ServerProbe } from "../../ops/push.ts";
 import { count } from "./count.ts";
 
 /** `healthy`, or each problem with its code; then what the server honours, when probed. */

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { printable } from "../../printable.ts";
+import { printable } from "../../core/printable.ts";
 import type { LockReleaseOutcome, LockStatusOutcome } from "../outcome.ts";
 
 /** Who holds the lock and since when, and whether it is live or stale. */

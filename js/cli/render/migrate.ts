@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { MigrateConflict } from "../../core.ts";
+import type { MigrateConflict } from "../../core/mod.ts";
 import type { MigrateOutcome } from "../outcome.ts";
 import { count } from "./count.ts";
 

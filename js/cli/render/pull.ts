@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { isSymlinkRefusal } from "../../cache_fs.ts";
+import { isSymlinkRefusal } from "../../io/cache_fs.ts";
 import type { PullOutcome } from "../outcome.ts";
 
 /** ` (N of them not attempted)` when the downloads stopped after failures in a row. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { PushPlan } from "../../core.ts";
+import type { PushPlan } from "../../core/mod.ts";
 import type { PushOutcome } from "../outcome.ts";
 import { count } from "./count.ts";
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { RebuildReport, RebuildStep } from "../../core.ts";
+import type { RebuildReport, RebuildStep } from "../../core/mod.ts";
 import type { RebuildOutcome } from "../outcome.ts";
 
 /** Lines describing a rebuild's report: counts, then each unsafe key and collision. */

@@ -15,7 +15,7 @@ import {
   type FileStat,
   isSymlinkRefusal,
   sameStat,
-} from "./cache_fs.ts";
+} from "../io/cache_fs.ts";
 import {
   bindUnnamed,
   DirtyRecorder,
@@ -26,20 +26,20 @@ import {
   scopeForModels,
   sidecarCatalogHash,
   sidecarWithCatalogHash,
-} from "./core.ts";
-import { sha256Hex } from "./hash.ts";
-import { SIDECAR, type SyncContext } from "./context.ts";
-import { markDirty as recordDirty } from "./dirty.ts";
-import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "./engine.ts";
-import { abortError, isAbort, SyncError } from "./errors.ts";
-import { pull } from "./pull.ts";
+} from "../core/mod.ts";
+import { sha256Hex } from "../io/hash.ts";
+import { SIDECAR, type SyncContext } from "../exec/context.ts";
+import { markDirty as recordDirty } from "../ops/dirty.ts";
+import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "../io/engine.ts";
+import { abortError, isAbort, SyncError } from "../core/errors.ts";
+import { pull } from "../ops/pull.ts";
 import {
   commitPreparedPush,
   type PreparedPush,
   preparePush,
   push,
   type PushReport,
-} from "./push.ts";
+} from "../ops/push.ts";
 import {
   CATALOG_EXPORT,
   type CatalogExportEntry,
@@ -47,11 +47,11 @@ import {
   fetchForeignContent,
   pullForeignCatalogs,
 } from "./catalog.ts";
-import { type ContaminationSummary, repairContamination } from "./contamination.ts";
+import { type ContaminationSummary, repairContamination } from "../ops/contamination.ts";
 import { type ControlPlaneStore, controlPlaneStore } from "./control_plane.ts";
-import { type MigrateIndexResult, migrateToShards } from "./shards.ts";
-import type { LockOptions } from "./lock.ts";
-import { isNotFound, type ObjectStoreClient } from "./store.ts";
+import { type MigrateIndexResult, migrateToShards } from "../ops/shards.ts";
+import type { LockOptions } from "../exec/lock.ts";
+import { isNotFound, type ObjectStoreClient } from "../io/store.ts";
 
 /** The extension's per-call options. */
 export interface DatastoreSyncOptions {

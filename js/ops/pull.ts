@@ -23,11 +23,11 @@ import {
   sidecarToWrite,
   type Transfer,
   type Verdict,
-} from "./core.ts";
-import { LOCAL_INDEX, SIDECAR, type SyncContext } from "./context.ts";
-import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
-import { asSyncError, describe, SyncError } from "./errors.ts";
-import { isSymlinkRefusal, type StagedFile } from "./cache_fs.ts";
+} from "../core/mod.ts";
+import { LOCAL_INDEX, SIDECAR, type SyncContext } from "../exec/context.ts";
+import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
+import { asSyncError, describe, SyncError } from "../core/errors.ts";
+import { isSymlinkRefusal, type StagedFile } from "../io/cache_fs.ts";
 import {
   type LoadedIndex,
   loadRemoteIndex,
@@ -35,13 +35,13 @@ import {
   type RebuiltIndex,
 } from "./remote_index.ts";
 import { readSidecar, rewriteSidecar } from "./journal.ts";
-import { canStream, isNotFound } from "./store.ts";
-import { sha256Hex } from "./hash.ts";
-import { downloadToStage, hashFile, readChunks, stageFile } from "./transfer.ts";
-import { RunWalk } from "./walk_ahead.ts";
+import { canStream, isNotFound } from "../io/store.ts";
+import { sha256Hex } from "../io/hash.ts";
+import { downloadToStage, hashFile, readChunks, stageFile } from "../exec/transfer.ts";
+import { RunWalk } from "../io/walk_ahead.ts";
 
 /** Options of a pull (the core's `PullRequest`; every field optional). */
-export type { PullRequest } from "./core.ts";
+export type { PullRequest } from "../core/mod.ts";
 
 /** What a pull did. */
 export interface PullReport {

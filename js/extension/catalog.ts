@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { catalogShrinks, mapRel } from "./core.ts";
-import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "./engine.ts";
-import { describe, SyncError } from "./errors.ts";
-import { isNotFound, type ObjectStoreClient } from "./store.ts";
+import { catalogShrinks, mapRel } from "../core/mod.ts";
+import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "../io/engine.ts";
+import { describe, SyncError } from "../core/errors.ts";
+import { isNotFound, type ObjectStoreClient } from "../io/store.ts";
 
 /** The catalog export's rel inside a namespace. */
 export const CATALOG_EXPORT = ".catalog-export.json";

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { initSync } from "../pkg/s3sync_core.js";
-import { wasmBytes } from "../pkg/s3sync_core_wasm.js";
+import { initSync } from "../../pkg/s3sync_core.js";
+import { wasmBytes } from "../../pkg/s3sync_core_wasm.js";
 
 const instance = initSync({ module: wasmBytes() });
 
@@ -15,4 +15,4 @@ export function wasmMemoryBytes(): number {
   return instance.memory.buffer.byteLength;
 }
 
-export * from "../pkg/s3sync_core.js";
+export * from "../../pkg/s3sync_core.js";

@@ -3,11 +3,11 @@
  *
  * @module
  */
-import type { CacheStore } from "./cache_fs.ts";
-import { BOOKKEEPING } from "./core.ts";
-import type { Progress, RetryPolicy } from "./engine.ts";
+import type { CacheStore } from "../io/cache_fs.ts";
+import { BOOKKEEPING } from "../core/mod.ts";
+import type { Progress, RetryPolicy } from "../io/engine.ts";
 import type { LockOptions } from "./lock.ts";
-import type { ObjectStore, ObjectStoreClient } from "./store.ts";
+import type { ObjectStore, ObjectStoreClient } from "../io/store.ts";
 
 /** The inputs of one sync operation. */
 export interface SyncContext {

@@ -225,7 +225,7 @@ function packShards(shards: Map<string, Uint8Array>): [string[], Uint8Array, Uin
 
 /**
  * Encodes a cache walk as the core's local listing buffer: the paths, then every file's size
- * and mtime as numbers, then a trailer (see `js/local_listing.ts`). The bytes are the core's
+ * and mtime as numbers, then a trailer (see `js/core/local_listing.ts`). The bytes are the core's
  * business; hand them to the planner's methods as they are.
  *
  * @param files the walk

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { ListedObject } from "./core.ts";
-import { SyncError } from "./errors.ts";
+import type { ListedObject } from "../core/mod.ts";
+import { SyncError } from "../core/errors.ts";
 
 /** Result of a HEAD. */
 export interface HeadResult {

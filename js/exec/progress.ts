@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Progress } from "./engine.ts";
+import type { Progress } from "../io/engine.ts";
 
 /** Fewest milliseconds between two redraws of the live line (about ten a second). */
 const REDRAW_MS = 100;

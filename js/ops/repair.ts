@@ -22,11 +22,11 @@ import {
   RepairRun,
   type RepairStep,
   type StepResult,
-} from "./core.ts";
-import type { SyncContext } from "./context.ts";
-import { sha256Hex } from "./hash.ts";
-import { describe, SyncError } from "./errors.ts";
-import { type CacheStore, isSymlinkRefusal } from "./cache_fs.ts";
+} from "../core/mod.ts";
+import type { SyncContext } from "../exec/context.ts";
+import { sha256Hex } from "../io/hash.ts";
+import { describe, SyncError } from "../core/errors.ts";
+import { type CacheStore, isSymlinkRefusal } from "../io/cache_fs.ts";
 import { readSidecar } from "./journal.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { loadRemoteIndex } from "./remote_index.ts";

@@ -6,13 +6,13 @@
  *
  * @module
  */
-import { Planner, shardMeta } from "./core.ts";
-import { isSyncErrorCode } from "./codes.ts";
-import type { SyncContext } from "./context.ts";
-import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
-import { asStoreError, describe, storeFailure, SyncError } from "./errors.ts";
+import { Planner, shardMeta } from "../core/mod.ts";
+import { isSyncErrorCode } from "../core/codes.ts";
+import type { SyncContext } from "../exec/context.ts";
+import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
+import { asStoreError, describe, storeFailure, SyncError } from "../core/errors.ts";
 import { loadRemoteIndex, publishConditionally, readShardSet } from "./remote_index.ts";
-import { isNotFound } from "./store.ts";
+import { isNotFound } from "../io/store.ts";
 
 /** swamp core's `MigrateIndexResult`. */
 export interface MigrateIndexResult {

@@ -8,10 +8,10 @@
  *
  * @module
  */
-import { Planner } from "./core.ts";
-import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "./engine.ts";
-import { SyncError } from "./errors.ts";
-import { isNotFound, type ObjectStoreClient } from "./store.ts";
+import { Planner } from "../core/mod.ts";
+import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "../io/engine.ts";
+import { SyncError } from "../core/errors.ts";
+import { isNotFound, type ObjectStoreClient } from "../io/store.ts";
 
 /** swamp core's `ControlPlaneStore`. */
 export interface ControlPlaneStore {

@@ -11,10 +11,10 @@
  *
  * @module
  */
-import type { CacheStore } from "./cache_fs.ts";
-import { journalLine, sidecarFoldJournal } from "./core.ts";
-import { JOURNAL, JOURNAL_TAKEN, SIDECAR } from "./context.ts";
-import { SyncError } from "./errors.ts";
+import type { CacheStore } from "../io/cache_fs.ts";
+import { journalLine, sidecarFoldJournal } from "../core/mod.ts";
+import { JOURNAL, JOURNAL_TAKEN, SIDECAR } from "../exec/context.ts";
+import { SyncError } from "../core/errors.ts";
 
 /**
  * Appends, `markDirty` rewrites and a sync's closing rewrite of one cache, in this process, one at

@@ -8,13 +8,13 @@
  *
  * @module
  */
-import { type HeadFound, type MigrateResult, MigrateRun } from "./core.ts";
-import type { SyncErrorCode } from "./codes.ts";
-import type { SyncContext } from "./context.ts";
-import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
-import { asSyncError, SyncError } from "./errors.ts";
+import { type HeadFound, type MigrateResult, MigrateRun } from "../core/mod.ts";
+import type { SyncErrorCode } from "../core/codes.ts";
+import type { SyncContext } from "../exec/context.ts";
+import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
+import { asSyncError, SyncError } from "../core/errors.ts";
 import { publishUnderLock, readIndexObject } from "./remote_index.ts";
-import { listAll } from "./store.ts";
+import { listAll } from "../io/store.ts";
 
 /** What a migrate did (or, dry, would do), with the per-object failures of its requests. */
 export type MigrateReport = MigrateResult & {

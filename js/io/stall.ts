@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { SyncError } from "./errors.ts";
+import { SyncError } from "../core/errors.ts";
 
 /** The stall timeout when none is given: 30 s without a byte. */
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;

@@ -7,9 +7,9 @@
  */
 import { createHash } from "node:crypto";
 import { dirname, join, sep } from "node:path";
-import type { LocalFile, TopLevelEntry } from "./core.ts";
-import { describe, SyncError } from "./errors.ts";
-import { localFailure } from "./local_errors.ts";
+import type { LocalFile, TopLevelEntry } from "../core/mod.ts";
+import { describe, SyncError } from "../core/errors.ts";
+import { localFailure } from "../core/local_errors.ts";
 import { TimeSlice } from "./time_slice.ts";
 
 /** Prefix of this project's temporary files; the walk never reports them as payload. */

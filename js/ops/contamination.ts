@@ -7,14 +7,14 @@
  *
  * @module
  */
-import { ContaminationRun, type ContaminationSummary, type HeadFound } from "./core.ts";
-import type { SyncContext } from "./context.ts";
+import { ContaminationRun, type ContaminationSummary, type HeadFound } from "../core/mod.ts";
+import type { SyncContext } from "../exec/context.ts";
 import { publishConditionally, readIndexObject } from "./remote_index.ts";
-import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
-import { SyncError } from "./errors.ts";
-import { listAll } from "./store.ts";
+import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
+import { SyncError } from "../core/errors.ts";
+import { listAll } from "../io/store.ts";
 
-export type { ContaminationSummary, KeptForeignObject } from "./core.ts";
+export type { ContaminationSummary, KeptForeignObject } from "../core/mod.ts";
 
 /**
  * Finds, and unless `dryRun` removes, objects of other namespaces under `ctx.namespace`.

@@ -22,10 +22,10 @@ import {
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { Readable } from "node:stream";
-import type { ListedObject } from "./core.ts";
+import type { ListedObject } from "../core/mod.ts";
 import { collectChunks } from "./chunks.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
-import { storeFailure } from "./errors.ts";
+import { storeFailure } from "../core/errors.ts";
 import { DEFAULT_STALL_TIMEOUT_MS, StallTimer, watchedChunks } from "./stall.ts";
 import {
   type HeadResult,

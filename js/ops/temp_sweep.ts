@@ -7,9 +7,9 @@
  *
  * @module
  */
-import type { CacheStore } from "./cache_fs.ts";
-import { core } from "./errors.ts";
-import * as wasm from "./wasm.ts";
+import type { CacheStore } from "../io/cache_fs.ts";
+import { core } from "../core/errors.ts";
+import * as wasm from "../core/wasm.ts";
 
 /** What a sweep found and did. */
 export interface TempSweep {

@@ -16,11 +16,11 @@ import {
   type RebuildResult,
   RebuildRun,
   shardMeta,
-} from "./core.ts";
-import type { SyncContext } from "./context.ts";
-import { DEFAULT_RETRY, runPool, withRetry } from "./engine.ts";
-import { asStoreError, describe, storeFailure, SyncError } from "./errors.ts";
-import { withLock } from "./lock.ts";
+} from "../core/mod.ts";
+import type { SyncContext } from "../exec/context.ts";
+import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
+import { asStoreError, describe, storeFailure, SyncError } from "../core/errors.ts";
+import { withLock } from "../exec/lock.ts";
 import {
   createOnly,
   hasExtras,
@@ -28,7 +28,7 @@ import {
   listPages,
   type ObjectStore,
   type ObjectStoreClient,
-} from "./store.ts";
+} from "../io/store.ts";
 
 /** How many times a lost publish race is re-read and re-merged before giving up. */
 export const PUBLISH_ATTEMPTS = 10;

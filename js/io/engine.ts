@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { abortError, describe, SyncError } from "./errors.ts";
+import { abortError, describe, SyncError } from "../core/errors.ts";
 import { httpStatusOf } from "./store.ts";
 
 /** Retry policy (the extension's: 3 attempts, 500 ms base, ×3 per attempt, ±25 % jitter). */

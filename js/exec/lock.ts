@@ -10,11 +10,11 @@
  *
  * @module
  */
-import * as wasm from "./wasm.ts";
-import { DEFAULT_RETRY, withRetry } from "./engine.ts";
-import { core, describe, SyncError } from "./errors.ts";
-import { printable } from "./printable.ts";
-import { hasExtras, isNotFound, type ObjectStore, type ObjectStoreClient } from "./store.ts";
+import * as wasm from "../core/wasm.ts";
+import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
+import { core, describe, SyncError } from "../core/errors.ts";
+import { printable } from "../core/printable.ts";
+import { hasExtras, isNotFound, type ObjectStore, type ObjectStoreClient } from "../io/store.ts";
 
 /** The solo lock's key, relative to the prefix (the core's name, as in the extension). */
 export const LOCK_KEY: string = core(() => wasm.bookkeepingNames()).soloLockKey;
@@ -34,8 +34,8 @@ function isOurs(current: { raw: Uint8Array } | null, nonce: string): boolean {
  * The body of a lock object, and how the core reads the current one: generated from the Rust
  * types (`src/state/lock.rs`) into `pkg/s3sync_core.d.ts`, never copied here.
  */
-export type { LockBody, LockState } from "./wasm.ts";
-import type { LockBody, LockState } from "./wasm.ts";
+export type { LockBody, LockState } from "../core/wasm.ts";
+import type { LockBody, LockState } from "../core/wasm.ts";
 
 /** Settings of the lock. */
 export interface LockOptions {

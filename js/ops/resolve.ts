@@ -9,8 +9,8 @@
  *
  * @module
  */
-import { Planner, type ResolveResult, ResolveRun } from "./core.ts";
-import type { SyncContext } from "./context.ts";
+import { Planner, type ResolveResult, ResolveRun } from "../core/mod.ts";
+import type { SyncContext } from "../exec/context.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { push, type PushReport } from "./push.ts";
 

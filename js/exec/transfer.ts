@@ -6,19 +6,19 @@
  *
  * @module
  */
-import { type CacheStore, cacheStreams, type FileStat, type StagedFile } from "./cache_fs.ts";
+import { type CacheStore, cacheStreams, type FileStat, type StagedFile } from "../io/cache_fs.ts";
 import type { SyncContext } from "./context.ts";
-import { DEFAULT_RETRY, withRetry } from "./engine.ts";
-import { SyncError } from "./errors.ts";
-import { collectChunks } from "./chunks.ts";
-import { sha256Hex, sha256OfChunks } from "./hash.ts";
+import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
+import { SyncError } from "../core/errors.ts";
+import { collectChunks } from "../io/chunks.ts";
+import { sha256Hex, sha256OfChunks } from "../io/hash.ts";
 import {
   canStream,
   createOnly,
   hasExtras,
   type UploadSource,
   type WriteCondition,
-} from "./store.ts";
+} from "../io/store.ts";
 
 /** Progress of one file: called with the bytes moved since the last call (negative: taken back). */
 export type OnBytes = (bytes: number) => void;

@@ -13,7 +13,7 @@
  * @module
  */
 import { sweepLine, sweepStaleTemps } from "./temp_sweep.ts";
-import { sha256Hex } from "./hash.ts";
+import { sha256Hex } from "../io/hash.ts";
 import {
   type Delete,
   encodeLocalListing,
@@ -29,11 +29,11 @@ import {
   type Upload,
   type Uploaded,
   walkChanges,
-} from "./core.ts";
-import type { WalkResult } from "./cache_fs.ts";
-import { SIDECAR, type SyncContext } from "./context.ts";
-import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "./engine.ts";
-import { asSyncError, describe, SyncError } from "./errors.ts";
+} from "../core/mod.ts";
+import type { WalkResult } from "../io/cache_fs.ts";
+import { SIDECAR, type SyncContext } from "../exec/context.ts";
+import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
+import { asSyncError, describe, SyncError } from "../core/errors.ts";
 import { readSidecar, rewriteSidecar } from "./journal.ts";
 import { shardWriteFailure, writeV1Mirror } from "./shards.ts";
 import { logBase } from "./pull.ts";
@@ -47,9 +47,9 @@ import {
   readShardSet,
   type ShardIndexState,
 } from "./remote_index.ts";
-import { hasExtras, type HeadResult, type ObjectStore, type WriteCondition } from "./store.ts";
-import { RunWalk } from "./walk_ahead.ts";
-import { hashFile, uploadFile } from "./transfer.ts";
+import { hasExtras, type HeadResult, type ObjectStore, type WriteCondition } from "../io/store.ts";
+import { RunWalk } from "../io/walk_ahead.ts";
+import { hashFile, uploadFile } from "../exec/transfer.ts";
 
 /** Options of a push. */
 export interface PushRequest extends

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { type CacheStore, type FileStat, sameStat } from "./cache_fs.ts";
-import { DirtyRecorder, Planner } from "./core.ts";
-import { SIDECAR } from "./context.ts";
+import { type CacheStore, type FileStat, sameStat } from "../io/cache_fs.ts";
+import { DirtyRecorder, Planner } from "../core/mod.ts";
+import { SIDECAR } from "../exec/context.ts";
 import { appendTombstone, exclusive } from "./journal.ts";
 
 /**
