@@ -247,6 +247,13 @@ Deno.test("hostile index documents fail with index-corrupt or refuse their unsaf
       assertEquals(await Deno.readTextFile(`${cache}/ns/${control}`), "ok!");
       figures.controlsArrived++;
       assertEquals(await outside(), []);
+      // Said again on every pull until fixed: the first pull vouched for nothing, so the next
+      // one plans again instead of taking the one-HEAD fast path and exiting 0 in silence.
+      const again = await pullJson(server, "hostile-index", cache);
+      assertEquals(again.exit, 3, JSON.stringify(again));
+      assert(again.summary!.blocked.some((b) => b.code === "refused-entries"));
+      assertEquals(again.report!.plan!.refused.length, unsafe.length);
+      assertEquals(await outside(), []);
       figures.fencedRuns++;
     } finally {
       await Deno.remove(parent, { recursive: true });

@@ -119,7 +119,11 @@ fn index_changed(applied: &PullApplied) -> bool {
 /// published). On a v2 repo the ETag recorded is `_index/_meta.json`'s, which every commit
 /// rewrites; a v2 pull never publishes, so one that pruned entries records none (no fast path
 /// then: the bucket's shards still name what this cache dropped).
-/// `lazy_left` records that a metadata-only pull left files remote.
+/// `lazy_left` records that a metadata-only pull left files remote. A pull that refused index
+/// entries vouches for nothing either: the cache does not hold what the index names, so the next
+/// pull plans again and reports them again, until they are fixed (a fast path would report them
+/// once, then exit 0 in silence). Unsafe keys a rebuild skipped are not in the index it
+/// published, and a mixed layout leaves the bound tree as the index says: those still vouch.
 pub fn sidecar_after_pull(
     sidecar: Option<&[u8]>,
     applied: &PullApplied,
@@ -129,6 +133,10 @@ pub fn sidecar_after_pull(
 ) -> Option<Vec<u8>> {
     let complete = end.failures == 0
         && applied.unsettled_conflicts.is_empty()
+        && !applied
+            .attention
+            .iter()
+            .any(|verdict| verdict.code == GuardCode::RefusedEntries)
         && (!index_changed(applied) || end.index_published || v2)
         && !end.scoped;
     // A pointer kept over the bucket's version waits for the next push, which the seal of the
@@ -341,5 +349,35 @@ mod tests {
         let full =
             sidecar_after_pull(Some(&lazy), &PullApplied::default(), false, false, &end()).unwrap();
         assert!(!SyncState::parse(&full).unwrap().lazy_pull_active);
+    }
+
+    #[test]
+    fn a_pull_that_refused_entries_does_not_vouch_so_the_next_one_says_so_again() {
+        let refused = PullApplied {
+            attention: vec![Verdict {
+                code: GuardCode::RefusedEntries,
+                message: "1 index entries were not downloaded".into(),
+            }],
+            ..PullApplied::default()
+        };
+        assert_eq!(
+            sidecar_after_pull(None, &refused, false, false, &end()),
+            None
+        );
+        let synced = sidecar_after_pull(None, &PullApplied::default(), false, false, &end())
+            .expect("a clean pull vouches");
+        let mixed = PullApplied {
+            attention: vec![Verdict {
+                code: GuardCode::MixedLayout,
+                message: "root-level data trees".into(),
+            }],
+            ..PullApplied::default()
+        };
+        assert!(
+            sidecar_after_pull(None, &mixed, false, false, &end()).is_some(),
+            "the bound tree matches the index: it vouches"
+        );
+        let again = sidecar_after_pull(Some(&synced), &refused, false, false, &end());
+        assert_eq!(again, None, "left as it was: no new vouching");
     }
 }
