@@ -30,8 +30,7 @@ use crate::wire::listing::decode_local;
 // types; the shim spells those once, in `js/core/codes.ts` (checked against `codeLists` by
 // `tests/unit/codes_test.ts`), so the declarations import them from there.
 #[wasm_bindgen(typescript_custom_section)]
-const CODE_TYPES: &str =
-    r#"import type { GuardCode, ProblemCode, RefusalCode, SyncErrorCode } from "../js/core/codes.ts";"#;
+const CODE_TYPES: &str = r#"import type { GuardCode, ProblemCode, RefusalCode, SyncErrorCode } from "../js/core/codes.ts";"#;
 
 /// Turns a core error into a JS `Error` with a `code` property.
 fn to_js_error(error: CoreError) -> JsValue {
