@@ -89,6 +89,10 @@ codes! {
         UnsafeKeys => "unsafe-keys",
         /// Index entries a pull did not download (path rules, case or file/folder clashes).
         RefusedEntries => "refused-entries",
+        /// Indexed files absent here, kept in the bucket for want of evidence (a warning).
+        MissingNotDeleted => "missing-not-deleted",
+        /// Index entries whose objects are gone, removed from the index by a pull (a warning).
+        EntriesPruned => "entries-pruned",
     }
 }
 

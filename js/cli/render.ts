@@ -54,7 +54,7 @@ export function jsonFields(outcome: Outcome): Record<string, unknown> {
         missing: report.notFound.length,
         blocked,
       };
-      return { summary, report };
+      return { summary, warnings: report.warnings ?? [], report };
     }
     case "push": {
       const { report } = outcome;
@@ -66,7 +66,12 @@ export function jsonFields(outcome: Outcome): Record<string, unknown> {
         missing: plan.summary.missing,
         blocked: plan.blocked,
       };
-      return { summary, report: { ...report, plan: undefined }, plan };
+      return {
+        summary,
+        warnings: report.warnings ?? [],
+        report: { ...report, plan: undefined },
+        plan,
+      };
     }
     case "rebuild-index": {
       const { report, layout, existing, step } = outcome;

@@ -164,6 +164,7 @@ import type {
   TopLevelEntry,
   UnnamedCaller,
   Uploaded,
+  Verdict,
 } from "./wasm.ts";
 
 /*
@@ -373,6 +374,19 @@ export class Planner {
   /** The local index to write after a push: the published one, with base entries of files behind. */
   localIndexAfterPush(): Uint8Array {
     return core(() => this.#inner.localIndexAfterPush());
+  }
+
+  /**
+   * What a person must know about the last push plan: a mixed layout, files missing but not
+   * deleted, refused entries (the guards that withheld something are in its `blocked`).
+   */
+  pushWarnings(): Verdict[] {
+    return JSON.parse(core(() => this.#inner.pushWarnings()));
+  }
+
+  /** What a person must know about the pull just applied: conflicts, attention, pruned entries. */
+  pullWarnings(): Verdict[] {
+    return JSON.parse(core(() => this.#inner.pullWarnings()));
   }
 
   /** Marks the loaded monolith as superseded by shards, so that rewriting it moves its ETag. */

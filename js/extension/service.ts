@@ -248,6 +248,11 @@ export class S3SyncService {
         scope,
       },
     );
+    // What a person must know, told even when the call succeeds (a conflict also throws below,
+    // after the rest of the work: it is told there, not twice).
+    for (const warning of report.warnings) {
+      if (warning.code !== "conflict") this.#warn(`${warning.message} [${warning.code}]`);
+    }
     if (report.failures.length > 0) {
       // Files refused at a symlinked folder carry that code, so callers can tell them apart.
       throw new SyncError(
@@ -535,9 +540,12 @@ export class S3SyncService {
 
 /**
  * A push's outcome for swamp core: failures and withheld work throw, after the rest is done;
- * a held-back catalog export is told through `warn`.
+ * the plan's warnings and a held-back catalog export are told through `warn`.
  */
 function finishPush(report: PushReport, warn: (line: string) => void): number {
+  // Told first, whatever follows: a mixed layout or files missing without evidence are what a
+  // person must know even when the push succeeds.
+  for (const warning of report.warnings) warn(`${warning.message} [${warning.code}]`);
   if (report.failures.length > 0) {
     throw new SyncError(
       "upload-failed",

@@ -75,6 +75,11 @@ export interface PullReport {
   conflict?: Verdict;
   /** What else needs a person: a mixed layout, keys a rebuild left out, refused entries. */
   attention: Verdict[];
+  /**
+   * What a person must know (the core's `pullWarnings`): the conflict, the attention verdicts,
+   * entries pruned. Told through the service's logger and printed by the CLI as warnings.
+   */
+  warnings: Verdict[];
 }
 
 /** Says why a local index is no base (every file is then compared with the remote index). */
@@ -254,6 +259,7 @@ async function pullWith(
             failures: [],
             indexPublished: false,
             attention: [],
+            warnings: [],
           };
         }
         return finished(ctx, planner, must(loaded), must(plan), must(moved), must(applied), {
@@ -328,6 +334,7 @@ function finished(
     keptAside: moved.keptAside,
     conflict: applied.conflict ?? undefined,
     attention: applied.attention,
+    warnings: planner.pullWarnings(),
   };
 }
 

@@ -28,6 +28,7 @@ import {
   sidecarToWrite,
   type Upload,
   type Uploaded,
+  type Verdict,
   walkChanges,
 } from "../core/mod.ts";
 import type { WalkResult } from "../io/cache_fs.ts";
@@ -113,6 +114,12 @@ export interface PushReport {
   remoteIndexEtag: string | null;
   /** Digest of the cache walk (for saving a plan). */
   listingDigest: string;
+  /**
+   * What a person must know even when nothing was withheld (the core's `pushWarnings`): a mixed
+   * layout, files missing but not deleted, refused entries. Told through the service's logger
+   * and printed by the CLI as warnings; never a failure.
+   */
+  warnings: Verdict[];
 }
 
 /** What a server honours of conditional requests (see {@link objectConditions}). */
@@ -396,8 +403,15 @@ function started(planner: Planner, run: PushRun, request: PushRequest): Prepared
       shardsWritten: 0,
       remoteIndexEtag: null,
       listingDigest: "",
+      warnings: [],
     },
   };
+}
+
+/** The run paused or ended with a plan: what a person must know about it. */
+function withWarnings(push: PreparedPush): PreparedPush {
+  if (push.report.plan) push.report.warnings = push.planner.pushWarnings();
+  return push;
 }
 
 /** Removes the temporary files a killed run left (see `temp_sweep.ts`); returns the walk. */
@@ -565,7 +579,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         break;
       }
       case "prepared":
-        return push;
+        return withWarnings(push);
       case "rebase":
         run.onRebased(await rebaseOnCurrent(ctx, planner, must(push.loaded)));
         break;
@@ -635,7 +649,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         // write here, apart from the sidecar it was decided from, could drop tombstones.
         throw new SyncError("core-error", "push run: writeSidecar asked for out of sequence");
       case "done":
-        return push;
+        return withWarnings(push);
     }
   }
 }

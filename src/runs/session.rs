@@ -34,6 +34,7 @@ use crate::safety::conflicts::{files_in_conflict, CONFLICTS_DIR};
 use crate::safety::deletions::{
     adopt_shard_records, recorded_rels, shard_records, DELETIONS_FIELD,
 };
+use crate::safety::Verdict;
 use crate::wire::listing::{decode_local, decode_remote};
 
 /// The field of a monolith superseded by shards, with when it was (see
@@ -752,6 +753,17 @@ impl Session {
             self.meta.is_some(),
             end,
         ))
+    }
+
+    /// What a person must know about the pull just applied (see
+    /// [`pull_run::pull_warnings`]).
+    pub fn pull_warnings(&self) -> CoreResult<Vec<Verdict>> {
+        Ok(pull_run::pull_warnings(&self.last_pull()?.0))
+    }
+
+    /// What a person must know about the last push plan (see [`push_run::push_warnings`]).
+    pub fn push_warnings(&self) -> CoreResult<Vec<Verdict>> {
+        Ok(push_run::push_warnings(self.push_plan()?))
     }
 
     fn last_pull(&self) -> CoreResult<&(PullApplied, bool)> {

@@ -566,6 +566,21 @@ impl Planner {
         self.inner.local_index_after_push().map_err(to_js_error)
     }
 
+    /// What a person must know about the last push plan, as JSON `Verdict[]`: a mixed layout,
+    /// files missing but not deleted, refused entries (the guards that withheld something are
+    /// in the plan's `blocked`).
+    #[wasm_bindgen(js_name = pushWarnings)]
+    pub fn push_warnings(&self) -> Result<String, JsValue> {
+        to_json(&self.inner.push_warnings().map_err(to_js_error)?)
+    }
+
+    /// What a person must know about the pull just applied, as JSON `Verdict[]`: conflicts set
+    /// aside, what needs a person, entries pruned.
+    #[wasm_bindgen(js_name = pullWarnings)]
+    pub fn pull_warnings(&self) -> Result<String, JsValue> {
+        to_json(&self.inner.pull_warnings().map_err(to_js_error)?)
+    }
+
     /// Entries in the loaded index.
     #[wasm_bindgen(js_name = indexLength)]
     pub fn index_length(&self) -> Result<usize, JsValue> {

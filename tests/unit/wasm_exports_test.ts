@@ -100,6 +100,8 @@ const METHODS: Record<string, () => unknown> = {
     new wasm.Planner("ns", "p").loadShards(JUNK, [EVIL, "a"], JUNK, new Uint32Array([99, 1])),
   localIndexAfterPull: () => new wasm.Planner("ns", "p").localIndexAfterPull(),
   localIndexAfterPush: () => new wasm.Planner("ns", "p").localIndexAfterPush(),
+  pushWarnings: () => new wasm.Planner("ns", "p").pushWarnings(),
+  pullWarnings: () => new wasm.Planner("ns", "p").pullWarnings(),
   lockKey: () => new wasm.Planner("ns", "p").lockKey(),
   markMovedToShards: () => new wasm.Planner("ns", "p").markMovedToShards(EVIL),
   normalizeTombstone: () => loaded().normalizeTombstone(EVIL),

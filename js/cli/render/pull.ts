@@ -52,5 +52,10 @@ export function pullLines({ report, blocked }: PullOutcome): string[] {
     lines.push(`  ... and ${report.failures.length - 20} more failures`);
   }
   for (const b of blocked) lines.push(`attention [${b.code}]: ${b.message}`);
+  // The rest of what a person must know (entries pruned); what needs a person is said above.
+  const said = new Set(blocked.map((b) => b.code));
+  for (const w of report.warnings ?? []) {
+    if (!said.has(w.code)) lines.push(`warning [${w.code}]: ${w.message}`);
+  }
   return lines;
 }

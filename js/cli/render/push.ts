@@ -76,5 +76,9 @@ export function pushLines({ report, savedTo }: PushOutcome): string[] {
     );
   }
   for (const f of report.failures.slice(0, 20)) lines.push(`  failed ${f.item}: ${f.message}`);
+  // What a person must know even when nothing was withheld; refused entries are in the plan.
+  for (const w of report.warnings ?? []) {
+    if (w.code !== "refused-entries") lines.push(`warning [${w.code}]: ${w.message}`);
+  }
   return lines;
 }

@@ -76,6 +76,26 @@ pub fn pull_attention(plan: &PullPlan, rebuilt: Option<&RebuildReport>) -> Vec<V
     verdicts
 }
 
+/// What a person must know about a pull that was applied: the conflicts it set aside (their
+/// copies), what needs a person (`attention`: refused entries, unsafe keys, a mixed layout),
+/// and the index entries it removed because their objects are gone (`entries-pruned`). The
+/// service tells each through its logger; the CLI prints them as warnings.
+pub fn pull_warnings(applied: &PullApplied) -> Vec<Verdict> {
+    let mut warnings: Vec<Verdict> = applied.conflict.iter().cloned().collect();
+    warnings.extend(applied.attention.iter().cloned());
+    if applied.removed > 0 {
+        warnings.push(Verdict {
+            code: GuardCode::EntriesPruned,
+            message: format!(
+                "{} index entries named objects that are gone (read twice) or bookkeeping; \
+                 removed from the index, which goes back to the bucket when it is a v1 monolith",
+                applied.removed
+            ),
+        });
+    }
+    warnings
+}
+
 /// A name as a JSON string, so control characters and quotes in it stay visible.
 fn quoted(name: &str) -> String {
     serde_json::to_string(name).unwrap_or_else(|_| format!("{name:?}"))
@@ -379,5 +399,24 @@ mod tests {
         );
         let again = sidecar_after_pull(Some(&synced), &refused, false, false, &end());
         assert_eq!(again, None, "left as it was: no new vouching");
+    }
+
+    #[test]
+    fn a_pull_tells_its_conflict_what_needs_a_person_and_the_entries_it_pruned() {
+        assert!(pull_warnings(&PullApplied::default()).is_empty());
+        let verdict = |code: GuardCode| Verdict {
+            code,
+            message: code.as_str().into(),
+        };
+        let applied = PullApplied {
+            conflict: Some(verdict(GuardCode::Conflict)),
+            attention: vec![verdict(GuardCode::RefusedEntries)],
+            removed: 3,
+            ..PullApplied::default()
+        };
+        let warnings = pull_warnings(&applied);
+        let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+        assert_eq!(codes, ["conflict", "refused-entries", "entries-pruned"]);
+        assert!(warnings[2].message.starts_with("3 index entries"));
     }
 }

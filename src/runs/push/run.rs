@@ -164,6 +164,95 @@ pub fn sidecar_after_push(
     Some(state.to_json())
 }
 
+/// How many paths a warning names (the plan lists them all).
+const WARNING_EXAMPLES: usize = 5;
+
+/// What a person must know about a push plan even when nothing was withheld (the guards that
+/// withheld something are in `blocked` already): root-level data trees beside the namespace
+/// folder, which is where files "missing" here usually are (`mixed-layout`); indexed files
+/// absent here and kept in the bucket for want of evidence (`missing-not-deleted`); index
+/// entries skipped as unsafe (`refused-entries`). Each says what to run next. A quiet guard
+/// left the first seed's user with "200 missing (not deleted)" and nothing else.
+pub fn push_warnings(plan: &PushPlan) -> Vec<Verdict> {
+    let mut warnings = Vec::new();
+    let layout = &plan.layout;
+    let mixed = !layout.root_layout_trees.is_empty();
+    let said = |code: GuardCode| plan.blocked.iter().any(|v| v.code == code);
+    if mixed {
+        // The guard that withheld deletes for it says so already.
+        if said(GuardCode::MixedLayout) {
+            return refused_warning(plan, warnings);
+        }
+        warnings.push(Verdict {
+            code: GuardCode::MixedLayout,
+            message: format!(
+                "{} files sit in root-level data trees ({}) beside the namespace folder{}; \
+                 `s3sync doctor` shows them and `s3sync repair --apply` moves them into the \
+                 namespace folder",
+                layout.root_layout_files,
+                layout.root_layout_trees.join(", "),
+                if plan.missing.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", which is likely where the {} files missing from it are",
+                        plan.missing.len()
+                    )
+                }
+            ),
+        });
+    } else if !plan.missing.is_empty() {
+        warnings.push(Verdict {
+            code: GuardCode::MissingNotDeleted,
+            message: format!(
+                "{} indexed files are absent here and were not deleted in the bucket (absence is \
+                 not deletion): {}; `s3sync pull` brings them back; to delete them, \
+                 `s3sync mark-deleted <path>` records the evidence a push needs",
+                plan.missing.len(),
+                examples(&plan.missing)
+            ),
+        });
+    }
+    refused_warning(plan, warnings)
+}
+
+/// `warnings` with the refused entries' warning added, unless a verdict says so already.
+fn refused_warning(plan: &PushPlan, mut warnings: Vec<Verdict>) -> Vec<Verdict> {
+    let said = plan
+        .blocked
+        .iter()
+        .any(|v| v.code == GuardCode::RefusedEntries);
+    if !plan.refused.is_empty() && !said {
+        let rels: Vec<String> = plan.refused.iter().map(|r| r.rel.clone()).collect();
+        warnings.push(Verdict {
+            code: GuardCode::RefusedEntries,
+            message: format!(
+                "{} index entries have keys that cannot be safe cache paths; skipped and kept in \
+                 the index: {}; `s3sync doctor` names the fix",
+                rels.len(),
+                examples(&rels)
+            ),
+        });
+    }
+    warnings
+}
+
+/// The first few of `paths`, each as a JSON string (control characters stay visible), and how
+/// many more.
+fn examples(paths: &[String]) -> String {
+    let named: Vec<String> = paths
+        .iter()
+        .take(WARNING_EXAMPLES)
+        .map(|p| serde_json::to_string(p).unwrap_or_else(|_| format!("{p:?}")))
+        .collect();
+    let more = paths.len().saturating_sub(WARNING_EXAMPLES);
+    if more == 0 {
+        named.join(", ")
+    } else {
+        format!("{} and {more} more", named.join(", "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,5 +447,63 @@ mod tests {
         };
         let after = state(&sidecar_after_push(None, &PushPlan::default(), &[], &with_seq).unwrap());
         assert_eq!(after.commit_seq, Some(7));
+    }
+
+    fn codes(warnings: &[Verdict]) -> Vec<&'static str> {
+        warnings.iter().map(|w| w.code.as_str()).collect()
+    }
+
+    #[test]
+    fn a_mixed_layout_is_told_with_the_missing_files_even_when_nothing_was_withheld() {
+        let mut plan = PushPlan::default();
+        plan.layout.root_layout_trees = vec!["data".into(), "outputs".into()];
+        plan.layout.root_layout_files = 200;
+        plan.missing = (0..200).map(|i| format!("data/m{i}.yaml")).collect();
+        let warnings = push_warnings(&plan);
+        assert_eq!(codes(&warnings), ["mixed-layout"]);
+        let message = &warnings[0].message;
+        assert!(message.contains("200 files sit in root-level data trees (data, outputs)"));
+        assert!(message.contains("the 200 files missing"), "{message}");
+        assert!(message.contains("s3sync repair --apply"), "{message}");
+        // Said once: a guard that withheld deletes for it already says so.
+        plan.blocked.push(Verdict {
+            code: GuardCode::MixedLayout,
+            message: "deletes withheld".into(),
+        });
+        assert!(push_warnings(&plan).is_empty());
+    }
+
+    #[test]
+    fn files_missing_without_evidence_are_told_with_examples_and_the_way_to_delete_them() {
+        let mut plan = PushPlan::default();
+        assert!(push_warnings(&plan).is_empty(), "a clean plan says nothing");
+        plan.missing = (0..7).map(|i| format!("data/m{i}.yaml")).collect();
+        let warnings = push_warnings(&plan);
+        assert_eq!(codes(&warnings), ["missing-not-deleted"]);
+        let message = &warnings[0].message;
+        assert!(
+            message.starts_with("7 indexed files are absent here"),
+            "{message}"
+        );
+        assert!(message.contains("\"data/m0.yaml\"") && message.contains("and 2 more"));
+        assert!(message.contains("s3sync mark-deleted"), "{message}");
+    }
+
+    #[test]
+    fn refused_entries_are_told_with_their_keys_quoted() {
+        let plan = PushPlan {
+            refused: vec![crate::runs::pull::plan::RefusedEntry {
+                rel: "evil/\u{1b}[2J".into(),
+                code: crate::codes::RefusalCode::Path(crate::error::PathRefusal::ControlCharacter),
+            }],
+            ..PushPlan::default()
+        };
+        let warnings = push_warnings(&plan);
+        assert_eq!(codes(&warnings), ["refused-entries"]);
+        assert!(
+            warnings[0].message.contains("\\u001b[2J"),
+            "{}",
+            warnings[0].message
+        );
     }
 }

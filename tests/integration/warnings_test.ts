@@ -1,0 +1,108 @@
+/**
+ * What a person must know is said even when nothing was withheld: a mixed layout and files
+ * missing without evidence on push, entries pruned on pull. The CLI prints each as
+ * `warning [code]` and `--json` carries them under `warnings`; the service tells them through
+ * its logger. Exit codes and return values do not change.
+ */
+import { assert, assertEquals } from "../harness/assert.ts";
+import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
+import { seedBucketWithIndex, writeCacheFiles } from "../harness/datastore.ts";
+import { contentOf, datastoreRels } from "../harness/seed.ts";
+import { startServer } from "../harness/servers.ts";
+import { S3SyncService } from "../../js/extension/service.ts";
+
+type Warning = { code: string; message: string };
+
+const codesOf = (json: Record<string, unknown>) => (json.warnings as Warning[]).map((w) => w.code);
+
+Deno.test("on s3s-fs, the first seed's cache: push says where the missing files are and which command fixes it", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("warn-mixed");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-warn-mixed-" });
+  try {
+    const live = datastoreRels(30);
+    await seedBucketWithIndex(store, live, "ns");
+    // The bug's layout, with nothing marked dirty: no delete to withhold, so no guard fires.
+    await writeCacheFiles(cache, live.map((rel) => [rel, contentOf(rel)]));
+    await writeCacheFiles(cache, [["ns/logs/new.log", new TextEncoder().encode("new")]]);
+    const flags = commonFlags(server, "warn-mixed", cache, { namespace: "ns" });
+
+    const planned = await runCliJson(["plan", ...flags]);
+    assertEquals(planned.code, 0, planned.stderr);
+    assertEquals(codesOf(planned.json), ["mixed-layout"]);
+    const warning = (planned.json.warnings as Warning[])[0].message;
+    assert(warning.includes("30 files sit in root-level data trees"), warning);
+    assert(warning.includes(`the ${live.length} files missing`), warning);
+    assert(warning.includes("s3sync repair --apply"), warning);
+
+    const pushed = await runCli(["push", ...flags, "--yes"]);
+    assertEquals(pushed.code, 0, pushed.stderr);
+    assert(pushed.stdout.includes("warning [mixed-layout]: 30 files sit"), pushed.stdout);
+    // Nothing of the bucket was deleted; the new work went up.
+    for (const rel of live) assert((await store.headObject(`ns/${rel}`)).exists, rel);
+    assertEquals(
+      new TextDecoder().decode((await store.getObject("ns/logs/new.log")).data),
+      "new",
+    );
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("on moto, a file missing without evidence is named with the way to delete it; the object stays", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("warn-missing");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-warn-missing-" });
+  try {
+    const rels = datastoreRels(6);
+    await seedBucketWithIndex(store, rels, "ns");
+    const flags = commonFlags(server, "warn-missing", cache, { namespace: "ns" });
+    assertEquals((await runCli(["pull", ...flags])).code, 0);
+    await Deno.remove(`${cache}/ns/${rels[2]}`);
+
+    const pushed = await runCliJson(["push", ...flags, "--yes"]);
+    assertEquals(pushed.code, 0, pushed.stderr);
+    assertEquals(codesOf(pushed.json), ["missing-not-deleted"]);
+    const message = (pushed.json.warnings as Warning[])[0].message;
+    assert(message.includes(JSON.stringify(rels[2])), message);
+    assert(message.includes("s3sync mark-deleted"), message);
+    assert((await store.headObject(`ns/${rels[2]}`)).exists, "absence is not deletion");
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("on moto, the service tells its logger what a person must know, and the calls still succeed", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("warn-service");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-warn-service-" });
+  try {
+    const rels = datastoreRels(6);
+    await seedBucketWithIndex(store, rels, "ns");
+    // An entry whose object is gone: the pull reads it twice, prunes it and says so.
+    await store.deleteObject(`ns/${rels[0]}`);
+    const lines: string[] = [];
+    const service = new S3SyncService(store, cache, { log: (line) => lines.push(line) });
+    assertEquals(await service.pullChanged({ namespace: "ns" }), rels.length - 1);
+    const pruned = lines.filter((l) => l.endsWith("[entries-pruned]"));
+    assertEquals(pruned.length, 1, lines.join("\n"));
+    assert(pruned[0].startsWith("1 index entries"), pruned[0]);
+
+    lines.length = 0;
+    await Deno.remove(`${cache}/ns/${rels[3]}`);
+    await writeCacheFiles(cache, [["ns/logs/new.log", new TextEncoder().encode("new")]]);
+    assertEquals(await service.pushChanged({ namespace: "ns" }), 1);
+    const missing = lines.filter((l) => l.endsWith("[missing-not-deleted]"));
+    assertEquals(missing.length, 1, lines.join("\n"));
+    assert(missing[0].includes(JSON.stringify(rels[3])), missing[0]);
+    assert((await store.headObject(`ns/${rels[3]}`)).exists, "absence is not deletion");
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
