@@ -131,6 +131,12 @@ export const COMMANDS: readonly CommandSpec[] = [
         type: "boolean",
         help: "skip the fast path: walk and compare every file (brings back files deleted here)",
       },
+      "max-missing": {
+        type: "string",
+        value: "N",
+        help:
+          "stop after N objects the index names are missing in a row (default 100; 0 reads every entry)",
+      },
     },
     maxArgs: 0,
     needsCache: true,

@@ -115,6 +115,7 @@ export const SHIM_CODES = [
   "no-such-bucket",
   "not-attempted",
   "not-evidence",
+  "objects-missing",
   "repair-failed",
   "s3-error",
   "timeout",

@@ -40,6 +40,11 @@ export interface SyncContext {
   /** The clock (tests pass a fixed one). */
   now?: () => Date;
   /**
+   * Confirmed-missing objects in a row after which a pull stops reading (`objects-missing`);
+   * default the core's (100), 0 never stops.
+   */
+  maxMissingInARow?: number;
+  /**
    * The datastore lock held around every publish (default: on, the extension's settings).
    * `false` turns it off: only for buckets with a single writer.
    */

@@ -26,7 +26,8 @@ import {
 } from "../core/mod.ts";
 import { LOCAL_INDEX, SIDECAR, type SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
-import { asSyncError, describe, SyncError } from "../core/errors.ts";
+import { asSyncError, core, describe, SyncError } from "../core/errors.ts";
+import * as wasm from "../core/wasm.ts";
 import { isSymlinkRefusal, type StagedFile } from "../io/cache_fs.ts";
 import {
   type LoadedIndex,
@@ -389,6 +390,9 @@ async function transfer(
   };
   const setAside = new Set(plan.setAside);
   const pointers = new Set(plan.pointers);
+  // Confirmed-missing objects since the last download that arrived: past the core's limit the
+  // index is taken not to describe this bucket, and the pull stops reading it.
+  let missingInARow = 0;
   const failures = await runPool(plan.downloads, {
     concurrency: ctx.concurrency ?? 50,
     signal: ctx.signal,
@@ -428,6 +432,18 @@ async function transfer(
         // read must say so too (a flaky proxy or a replica behind answered the first).
         const again = await getIfExists(() => get(t.remoteKey));
         if (again === undefined) {
+          missingInARow++;
+          if (core(() => wasm.missingBreakerOpen(missingInARow, ctx.maxMissingInARow))) {
+            // Not pruned: a run that stopped on doubt removes nothing more from the index. The
+            // pool stops after a few of these in a row; the rest are "not attempted".
+            throw new SyncError(
+              "objects-missing",
+              `${missingInARow - 1} objects the index names were missing in a row (each read ` +
+                "twice), so the index does not describe this bucket: check --endpoint, " +
+                "--bucket and --prefix; `s3sync rebuild-index --apply` indexes what the bucket " +
+                "holds; --max-missing 0 reads every entry",
+            );
+          }
           moved.notFound.push(t.rel);
           return;
         }
@@ -442,6 +458,7 @@ async function transfer(
         if (kept) moved.keptAside.push({ rel: t.rel, copy: kept });
       }
       const stat = await staged.commit();
+      missingInARow = 0;
       if (staged.sha256 !== undefined) moved.hashes.set(t.rel, staged.sha256);
       moved.bytes += staged.size;
       moved.downloaded.push({ path: t.rel, size: stat.size, mtimeMs: stat.mtimeMs });

@@ -1268,6 +1268,18 @@ pub fn lock_defaults() -> Result<JsValue, JsValue> {
     })
 }
 
+/// True when `missingInARow` confirmed-missing objects stop a pull: past `limit` (the core's
+/// default when undefined; 0 never stops).
+#[wasm_bindgen(js_name = missingBreakerOpen)]
+pub fn missing_breaker_open(missing_in_a_row: f64, limit: Option<f64>) -> Result<bool, JsValue> {
+    let missing_in_a_row = count(missing_in_a_row, "missingInARow")?;
+    let limit = limit.map(|l| count(l, "limit")).transpose()?;
+    Ok(crate::runs::pull::run::missing_breaker_open(
+        missing_in_a_row,
+        limit,
+    ))
+}
+
 /// A rebuild of the remote index from a listing as a state machine (see
 /// `runs/rebuild/machine.rs`): a sync's rebuild of a missing index, or `rebuild-index`'s.
 #[wasm_bindgen]

@@ -4,7 +4,7 @@
  */
 import { assert, assertEquals } from "../harness/assert.ts";
 import { commonFlags, runCli, runCliJson, spawnCli } from "../harness/cli.ts";
-import { remoteIndexKeys } from "../harness/datastore.ts";
+import { remoteIndexKeys, seedBucketWithIndex } from "../harness/datastore.ts";
 import { contentOf, datastoreRels, listTree, putAll } from "../harness/seed.ts";
 import { startServer } from "../harness/servers.ts";
 
@@ -220,6 +220,55 @@ Deno.test("temporary files a killed run left are reported by doctor (a problem o
     assertEquals(text.code, 0, text.stdout);
     assert(text.stdout.includes("Doctor: healthy."), text.stdout);
     assert(text.stdout.includes("note [recent-temp-files]"), text.stdout);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("on moto, an index whose objects are not there stops the pull past --max-missing, prunes only what it confirmed, and 0 reads every entry", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("missing-breaker");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-missing-breaker-" });
+  try {
+    const rels = datastoreRels(80);
+    // The index names 80 objects; the bucket holds none of them (a hostile index, a wrong
+    // prefix, a lifecycle rule that removed them).
+    await seedBucketWithIndex(store, rels, "ns");
+    for (const rel of rels) await store.deleteObject(`ns/${rel}`);
+    const flags = commonFlags(server, "missing-breaker", cache, { namespace: "ns" });
+
+    const stopped = await runCliJson([
+      "pull",
+      ...flags,
+      "--max-missing",
+      "5",
+      "--concurrency",
+      "1",
+    ]);
+    assertEquals(stopped.code, 1, stopped.stdout + stopped.stderr);
+    const report = stopped.json.report as {
+      notFound: string[];
+      failures: { item: string; code: string; message: string }[];
+    };
+    // Five confirmed and pruned; the sixth trips the breaker, and the pool stops after the
+    // failures in a row that follow: the rest is never read.
+    assertEquals(report.notFound.length, 5, JSON.stringify(report.notFound));
+    const codes = new Set(report.failures.map((f) => f.code));
+    assertEquals([...codes].sort(), ["not-attempted", "objects-missing"]);
+    const tripped = report.failures.find((f) => f.code === "objects-missing")!;
+    assert(tripped.message.includes("--max-missing 0"), tripped.message);
+    assertEquals(report.notFound.length + report.failures.length, rels.length);
+    assertEquals((await remoteIndexKeys(store, "ns")).length, rels.length - 5, "only those pruned");
+
+    const all = await runCliJson(["pull", ...flags, "--max-missing", "0"]);
+    assertEquals(all.code, 0, all.stdout + all.stderr);
+    assertEquals((all.json.report as { notFound: string[] }).notFound.length, rels.length - 5);
+    assertEquals(await remoteIndexKeys(store, "ns"), []);
+
+    const usage = await runCli(["pull", ...flags, "--max-missing", "-1"]);
+    assertEquals(usage.code, 2, usage.stderr);
   } finally {
     store.destroy();
     await server.stop();

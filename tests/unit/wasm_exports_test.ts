@@ -55,6 +55,7 @@ const FUNCTIONS: Record<string, () => unknown> = {
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
   lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
   lockDefaults: () => wasm.lockDefaults(),
+  missingBreakerOpen: () => wasm.missingBreakerOpen(-1, NaN),
   lockReadable: () => wasm.lockReadable(DEEP),
   isStaleTemp: () => wasm.isStaleTemp(NaN, Infinity),
   lockHeartbeatMs: () => wasm.lockHeartbeatMs(NaN),

@@ -7,13 +7,14 @@ import { isSymlinkRefusal } from "../../io/cache_fs.ts";
 import { pull, type PullReport } from "../../ops/pull.ts";
 import { exitCodeOfRun } from "../exit_codes.ts";
 import type { Blocked, PullOutcome } from "../outcome.ts";
-import { flag } from "../values.ts";
+import { flag, nonNegative } from "../values.ts";
 import type { CommandInput } from "./run.ts";
 import { realFailures, symlinkRefusals } from "./refusals.ts";
 
 /** Runs `pull`. */
 export async function runPull({ ctx, values }: CommandInput): Promise<PullOutcome> {
-  const report = await pull(ctx, {
+  const maxMissingInARow = nonNegative(values, "max-missing");
+  const report = await pull({ ...ctx, maxMissingInARow }, {
     metadataOnly: flag(values, "metadata-only"),
     verify: flag(values, "verify"),
   });

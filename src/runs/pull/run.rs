@@ -96,6 +96,21 @@ pub fn pull_warnings(applied: &PullApplied) -> Vec<Verdict> {
     warnings
 }
 
+/// Confirmed-missing objects in a row (each read twice, no download between them) after which a
+/// pull stops reading: an index whose objects are not there does not describe this bucket (a
+/// wrong prefix or endpoint, a lifecycle rule that removed the objects, a hostile index of
+/// 300,000 entries that cost 900,000 GETs). A datastore that lost a few objects stays far below.
+pub const MISSING_IN_A_ROW_LIMIT: u64 = 100;
+
+/// True when `missing_in_a_row` confirmed-missing objects stop the pull: past `limit` (default
+/// [`MISSING_IN_A_ROW_LIMIT`]; 0 never stops). The entry that trips it, and every one after it,
+/// is a failure (`objects-missing`), not pruned: a run that stopped on doubt removes nothing more
+/// from the shared index.
+pub fn missing_breaker_open(missing_in_a_row: u64, limit: Option<u64>) -> bool {
+    let limit = limit.unwrap_or(MISSING_IN_A_ROW_LIMIT);
+    limit > 0 && missing_in_a_row > limit
+}
+
 /// A name as a JSON string, so control characters and quotes in it stay visible.
 fn quoted(name: &str) -> String {
     serde_json::to_string(name).unwrap_or_else(|_| format!("{name:?}"))
@@ -418,5 +433,17 @@ mod tests {
         let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
         assert_eq!(codes, ["conflict", "refused-entries", "entries-pruned"]);
         assert!(warnings[2].message.starts_with("3 index entries"));
+    }
+
+    #[test]
+    fn the_missing_breaker_opens_past_its_limit_and_never_at_zero() {
+        assert!(!missing_breaker_open(MISSING_IN_A_ROW_LIMIT, None));
+        assert!(missing_breaker_open(MISSING_IN_A_ROW_LIMIT + 1, None));
+        assert!(!missing_breaker_open(3, Some(3)));
+        assert!(missing_breaker_open(4, Some(3)));
+        assert!(
+            !missing_breaker_open(u64::MAX, Some(0)),
+            "0: read every entry"
+        );
     }
 }
