@@ -104,8 +104,13 @@ export interface SyncServiceOptions {
   timeoutMs?: number;
   /** A cache adapter (tests); defaults to the real folder at `cachePath`. */
   cache?: CacheStore;
-  /** Narration. */
+  /** Narration, and what a person must know (warnings); default for warnings: `console.warn`. */
   log?: (line: string) => void;
+  /**
+   * Confirmed-missing objects in a row after which a pull stops reading the index
+   * (`objects-missing`); default the core's (100), 0 never stops.
+   */
+  maxMissingInARow?: number;
   /**
    * The global lock around publishing. Default `false`: swamp core, the service's caller,
    * already holds it around `pushChanged`, `commitPush` and structural commands, so waiting
@@ -214,6 +219,7 @@ export class S3SyncService {
       signal,
       log: this.#options.log,
       lock: this.#options.lock ?? false,
+      maxMissingInARow: this.#options.maxMissingInARow,
     };
   }
 
@@ -254,9 +260,15 @@ export class S3SyncService {
       if (warning.code !== "conflict") this.#warn(`${warning.message} [${warning.code}]`);
     }
     if (report.failures.length > 0) {
-      // Files refused at a symlinked folder carry that code, so callers can tell them apart.
+      // Files refused at a symlinked folder carry that code, and a pull stopped on an index
+      // whose objects are not there carries its own, so callers can tell them apart.
+      const stopped = report.failures.some((f) => f.code === "objects-missing");
       throw new SyncError(
-        report.failures.every(isSymlinkRefusal) ? "symlink-in-path" : "download-failed",
+        report.failures.every(isSymlinkRefusal)
+          ? "symlink-in-path"
+          : stopped
+          ? "objects-missing"
+          : "download-failed",
         `Failed to pull ${report.failures.length} file(s) from S3: ${
           report.failures.slice(0, 3).map((f) => `${f.item}: ${f.message}`).join("; ")
         }`,

@@ -106,3 +106,30 @@ Deno.test("on moto, the service tells its logger what a person must know, and th
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("on moto, the service stops a pull past maxMissingInARow with objects-missing, after pruning what it confirmed", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("missing-service");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-missing-service-" });
+  try {
+    const rels = datastoreRels(12);
+    await seedBucketWithIndex(store, rels, "ns");
+    for (const rel of rels) await store.deleteObject(`ns/${rel}`);
+    const service = new S3SyncService(store, cache, {
+      maxMissingInARow: 2,
+      pullConcurrency: 1,
+      log: () => {},
+    });
+    let code: string | undefined;
+    try {
+      await service.pullChanged({ namespace: "ns" });
+    } catch (error) {
+      code = (error as { code?: string }).code;
+    }
+    assertEquals(code, "objects-missing");
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
