@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm run bench` (not part of `npm test`): the benchmark suite of issue 7. Sets up and builds
 # like the other scripts, installs rclone (the peer it is compared with) if missing, then runs
-# the four stages and renders bench/results.json, bench/RESULTS.md and bench/plan-time.svg.
+# the five stages and renders bench/results.json, bench/RESULTS.md and bench/plan-time.svg.
 # Scratch data goes to bench/work/ (gitignored). Takes roughly 20-30 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +44,14 @@ S3SYNC_BIN="$S3SYNC_BIN" deno run --allow-all --quiet bench/sync_bench.ts
 
 say "4. extension-shaped scenarios (this project's service; the extension's beside it is a local run)"
 deno run --allow-all --quiet bench/ext_shape_bench.ts
+
+say "5. tracing overhead: this tree with tracing off and on vs the code before tracing"
+# The reference is the last commit without tracing (ca4d99c), in a worktree with its own pkg/.
+rm -rf bench/work/base && git worktree prune
+git worktree add --detach -f bench/work/base ca4d99c >/dev/null
+(cd bench/work/base && bash scripts/build.sh >/dev/null)
+deno run --allow-all --quiet bench/trace_overhead.ts --base bench/work/base
+git worktree remove --force bench/work/base
 
 say "render"
 deno run --allow-all --quiet bench/render.ts

@@ -11,6 +11,7 @@ import { SyncError } from "../core/errors.ts";
 import { printable } from "../core/printable.ts";
 import { progressPrinter } from "../exec/progress.ts";
 import { S3Store } from "../io/s3.ts";
+import { requestTimeout } from "../io/trace.ts";
 import type { FlagValues } from "./spec.ts";
 import {
   bucketName,
@@ -57,7 +58,10 @@ export function setUp(values: FlagValues): Setup {
     region: text(values, "region"),
     endpoint,
     forcePathStyle: flag(values, "force-path-style"),
-    timeoutMs: timeout === undefined ? undefined : timeout * 1000,
+    // The flag wins; without it, SWAMP_S3_REQUEST_TIMEOUT_MS as the extension reads it.
+    timeoutMs: timeout === undefined
+      ? requestTimeout(undefined, (line) => console.error(`s3sync: warning: ${printable(line)}`))
+      : timeout * 1000,
   });
   const controller = new AbortController();
   const onSignal = () =>
@@ -80,6 +84,8 @@ export function setUp(values: FlagValues): Setup {
     signal: controller.signal,
     onProgress: json ? undefined : progressPrinter(),
     log: json ? undefined : (line) => console.error(`s3sync: ${printable(line)}`),
+    // SWAMP_S3_SYNC_TRACE timings go to stderr: stdout may carry --json.
+    traceSink: (line) => console.error(line),
     lock: lockWait === undefined ? false : { maxWaitMs: lockWait * 1000 },
   };
   return {

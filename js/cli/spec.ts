@@ -71,7 +71,7 @@ export const COMMON_FLAGS: Readonly<Record<string, FlagSpec>> = {
     type: "string",
     value: "S",
     help:
-      "give up a request after S seconds without data (default 30; a slow link may take longer)",
+      "give up a request after S seconds without data (default 30, or SWAMP_S3_REQUEST_TIMEOUT_MS in ms; a slow link may take longer)",
   },
   json: { type: "boolean", help: "print one JSON object on stdout" },
   "no-lock": {

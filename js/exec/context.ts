@@ -37,6 +37,11 @@ export interface SyncContext {
   onProgress?: (progress: Progress) => void;
   /** Narration for people (one line at a time). */
   log?: (line: string) => void;
+  /**
+   * Where `SWAMP_S3_SYNC_TRACE` phase timings go, one line each (default `console.debug`, as
+   * the extension's); unused while that variable is off.
+   */
+  traceSink?: (line: string) => void;
   /** The clock (tests pass a fixed one). */
   now?: () => Date;
   /**

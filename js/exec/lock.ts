@@ -15,6 +15,8 @@ import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { core, describe, SyncError } from "../core/errors.ts";
 import { printable } from "../core/printable.ts";
 import { hasExtras, isNotFound, type ObjectStore, type ObjectStoreClient } from "../io/store.ts";
+import { annotate, ATTR, inSpan } from "../io/trace.ts";
+import type { Span } from "@opentelemetry/api";
 
 /** The solo lock's key, relative to the prefix (the core's name, as in the extension). */
 export const LOCK_KEY: string = core(() => wasm.bookkeepingNames()).soloLockKey;
@@ -130,6 +132,21 @@ export async function acquireLock(
 ): Promise<LockHandle> {
   const key = options.key ?? LOCK_KEY;
   const ttlMs = options.ttlMs ?? DEFAULTS.ttlMs;
+  return await inSpan("s3-datastore lock acquire", {
+    [ATTR.lockKey]: key,
+    [ATTR.lockTtlMs]: ttlMs,
+    [ATTR.lockTimeoutMs]: options.maxWaitMs ?? DEFAULTS.maxWaitMs,
+  }, (span) => acquireTraced(store, options, key, ttlMs, span));
+}
+
+/** {@link acquireLock}, reporting the wait on `span`. */
+async function acquireTraced(
+  store: ObjectStore | ObjectStoreClient,
+  options: LockOptions,
+  key: string,
+  ttlMs: number,
+  span: Span,
+): Promise<LockHandle> {
   const clock = options.clock ?? Date.now;
   const sleep = options.sleep ?? defaultSleep;
   const nonce = crypto.randomUUID();
@@ -216,6 +233,11 @@ export async function acquireLock(
     await sleep(decision.delayMs, options.signal);
   }
   if (tookOverFrom) options.log?.(`took over a stale datastore lock held by ${tookOverFrom}`);
+  annotate(span, () => ({
+    [ATTR.lockWaitMs]: clock() - started,
+    [ATTR.lockContended]: toldWaiting || tookOverFrom !== undefined,
+    [ATTR.lockHolder]: me.holder,
+  }));
 
   const lost = new AbortController();
   const beat = async () => {
@@ -252,24 +274,25 @@ export async function acquireLock(
     lost: lost.signal,
     tookOverFrom,
     beat,
-    async release() {
-      if (timer !== undefined) clearInterval(timer);
-      try {
-        const current = await withRetry(() => inspectLock(store, key));
-        // One attempt, never retried: a DELETE that reached the server but whose answer was
-        // lost would, retried, delete the lock the next writer took meanwhile, and two writers
-        // would then hold it at once (an extension writer publishes unconditionally under it).
-        // A delete that failed leaves our lock to turn stale after its lease.
-        if (isOurs(current, nonce)) await store.deleteObject(key);
-        else options.log?.(`the datastore lock was no longer ours at release; left it alone`);
-      } catch (error) {
-        options.log?.(
-          `releasing the datastore lock failed: ${
-            describe(error)
-          }; it turns stale after ${ttlMs} ms`,
-        );
-      }
-    },
+    release: () =>
+      inSpan("s3-datastore lock release", { [ATTR.lockKey]: key }, async () => {
+        if (timer !== undefined) clearInterval(timer);
+        try {
+          const current = await withRetry(() => inspectLock(store, key));
+          // One attempt, never retried: a DELETE that reached the server but whose answer was
+          // lost would, retried, delete the lock the next writer took meanwhile, and two writers
+          // would then hold it at once (an extension writer publishes unconditionally under it).
+          // A delete that failed leaves our lock to turn stale after its lease.
+          if (isOurs(current, nonce)) await store.deleteObject(key);
+          else options.log?.(`the datastore lock was no longer ours at release; left it alone`);
+        } catch (error) {
+          options.log?.(
+            `releasing the datastore lock failed: ${
+              describe(error)
+            }; it turns stale after ${ttlMs} ms`,
+          );
+        }
+      }),
   };
 }
 
@@ -283,12 +306,18 @@ export async function withLock<T>(
   options: LockOptions,
   fn: (lost: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const handle = await acquireLock(store, options);
-  try {
-    return await fn(handle.lost);
-  } finally {
-    await handle.release();
-  }
+  return await inSpan(
+    "s3-datastore lock withLock",
+    { [ATTR.lockKey]: options.key ?? LOCK_KEY },
+    async () => {
+      const handle = await acquireLock(store, options);
+      try {
+        return await fn(handle.lost);
+      } finally {
+        await handle.release();
+      }
+    },
+  );
 }
 
 /**

@@ -52,6 +52,8 @@ import { type ControlPlaneStore, controlPlaneStore } from "./control_plane.ts";
 import { type MigrateIndexResult, migrateToShards } from "../ops/shards.ts";
 import type { LockOptions } from "../exec/lock.ts";
 import { isNotFound, type ObjectStoreClient } from "../io/store.ts";
+import { annotate, ATTR, inSpan, requestTimeout } from "../io/trace.ts";
+import type { Attributes, Span } from "@opentelemetry/api";
 
 /** The extension's per-call options. */
 export interface DatastoreSyncOptions {
@@ -215,7 +217,7 @@ export class S3SyncService {
       prefix: this.#options.prefix,
       concurrency,
       retry: this.#options.retry,
-      timeoutMs: this.#options.timeoutMs,
+      timeoutMs: requestTimeout(this.#options.timeoutMs, this.#warn),
       signal,
       log: this.#options.log,
       lock: this.#options.lock ?? false,
@@ -241,10 +243,14 @@ export class S3SyncService {
    * @returns the number of files downloaded (0 when nothing changed)
    */
   async pullChanged(opts: DatastoreSyncOptions = {}): Promise<number> {
-    return await this.#cancellable(opts.signal, () => this.#pull(opts));
+    return await traced(
+      "pull",
+      {},
+      (span) => this.#cancellable(opts.signal, () => this.#pull(opts, span)),
+    );
   }
 
-  async #pull(opts: DatastoreSyncOptions): Promise<number> {
+  async #pull(opts: DatastoreSyncOptions, span: Span): Promise<number> {
     const namespace = await this.#bind(opts.namespace);
     const scope = scopeForModels(opts.context?.models ?? []);
     const report = await pull(
@@ -254,6 +260,11 @@ export class S3SyncService {
         scope,
       },
     );
+    annotate(span, () => ({
+      ...namespaceAttr(namespace),
+      [ATTR.filesPulled]: report.downloaded,
+      [ATTR.fastPathHit]: report.noop,
+    }));
     // What a person must know, told even when the call succeeds (a conflict also throws below,
     // after the rest of the work: it is told there, not twice).
     for (const warning of report.warnings) {
@@ -292,10 +303,11 @@ export class S3SyncService {
    */
   async previewPush(opts: DatastoreSyncOptions = {}): Promise<PushPreview> {
     const namespace = await this.#bind(opts.namespace);
-    const report = await this.#cancellable(
-      opts.signal,
-      () => push(this.#context(namespace, opts.signal), { dryRun: true, ...this.#pushPolicy() }),
-    );
+    const report = await traced("previewPush", namespaceAttr(namespace), () =>
+      this.#cancellable(
+        opts.signal,
+        () => push(this.#context(namespace, opts.signal), { dryRun: true, ...this.#pushPolicy() }),
+      ));
     const plan = report.plan;
     const created = plan.uploads.filter((u) => u.reason === "new").length;
     const changed = plan.uploads.length - created;
@@ -311,15 +323,17 @@ export class S3SyncService {
    * @returns files uploaded plus objects deleted
    */
   async pushChanged(opts: DatastoreSyncOptions = {}): Promise<number> {
-    return await this.#cancellable(opts.signal, async () => {
-      const namespace = await this.#bind(opts.namespace);
-      const report = await push(
-        this.#context(namespace, opts.signal, this.#options.pushConcurrency),
-        this.#pushPolicy(),
-      );
-      this.#dirtyMemo.clear();
-      return finishPush(report, this.#warn);
-    });
+    return await traced("push", {}, (span) =>
+      this.#cancellable(opts.signal, async () => {
+        const namespace = await this.#bind(opts.namespace);
+        const report = await push(
+          this.#context(namespace, opts.signal, this.#options.pushConcurrency),
+          this.#pushPolicy(),
+        );
+        annotatePush(span, namespace, report);
+        this.#dirtyMemo.clear();
+        return finishPush(report, this.#warn);
+      }));
   }
 
   /**
@@ -329,18 +343,20 @@ export class S3SyncService {
    * @returns an opaque manifest for {@link S3SyncService.commitPush}
    */
   async preparePush<Manifest = PushManifest>(opts: DatastoreSyncOptions = {}): Promise<Manifest> {
-    return await this.#cancellable(opts.signal, async () => {
-      const namespace = await this.#bind(opts.namespace);
-      const prepared = await preparePush(
-        this.#context(namespace, opts.signal, this.#options.pushConcurrency),
-        this.#pushPolicy(),
-      );
-      // `pushed` is informational (core passes the manifest through): the uploads done, and
-      // those left for the commit (replacements wait for its lock with the extension's client).
-      const manifest = Object.freeze({ pushed: prepared.report.uploaded + prepared.deferred });
-      preparedPushes.set(manifest, prepared);
-      return manifest as unknown as Manifest;
-    });
+    return await traced("preparePush", {}, (span) =>
+      this.#cancellable(opts.signal, async () => {
+        const namespace = await this.#bind(opts.namespace);
+        const prepared = await preparePush(
+          this.#context(namespace, opts.signal, this.#options.pushConcurrency),
+          this.#pushPolicy(),
+        );
+        annotatePush(span, namespace, prepared.report);
+        // `pushed` is informational (core passes the manifest through): the uploads done, and
+        // those left for the commit (replacements wait for its lock with the extension's client).
+        const manifest = Object.freeze({ pushed: prepared.report.uploaded + prepared.deferred });
+        preparedPushes.set(manifest, prepared);
+        return manifest as unknown as Manifest;
+      }));
   }
 
   /**
@@ -364,15 +380,17 @@ export class S3SyncService {
       );
     }
     preparedPushes.delete(manifest as object);
-    return await this.#cancellable(opts.signal, async () => {
-      const namespace = await this.#bind(opts.namespace);
-      const report = await commitPreparedPush(
-        this.#context(namespace, opts.signal, this.#options.pushConcurrency),
-        prepared,
-      );
-      this.#dirtyMemo.clear();
-      return finishPush(report, this.#warn);
-    });
+    return await traced("commitPush", {}, (span) =>
+      this.#cancellable(opts.signal, async () => {
+        const namespace = await this.#bind(opts.namespace);
+        const report = await commitPreparedPush(
+          this.#context(namespace, opts.signal, this.#options.pushConcurrency),
+          prepared,
+        );
+        annotatePush(span, namespace, report);
+        this.#dirtyMemo.clear();
+        return finishPush(report, this.#warn);
+      }));
   }
 
   #pushPolicy(): { maxDeletes?: number; maxDeletePercent?: number } {
@@ -415,19 +433,27 @@ export class S3SyncService {
     rows?: readonly object[],
     signal?: AbortSignal,
   ): Promise<void> {
-    await this.#cancellable(signal, async () => {
-      const body = rows !== undefined
-        ? new TextEncoder().encode(JSON.stringify(rows))
-        : await this.#cache.readFile(mapRel(CATALOG_EXPORT, namespace).cachePath);
-      if (body === null) return;
-      // The sidecar remembers the last export's hash across processes, as the extension's does.
-      const hash = await sha256Hex(body);
-      const sidecar = (await this.#cache.readFile(SIDECAR)) ?? undefined;
-      if (sidecarCatalogHash(sidecar) === hash) return;
-      await exportCatalog(this.#client, namespace, body, { retry: this.#options.retry, signal });
-      const fresh = (await this.#cache.readFile(SIDECAR)) ?? undefined;
-      await this.#cache.writeAtomic(SIDECAR, sidecarWithCatalogHash(fresh, hash));
-    });
+    await traced(
+      "exportCatalog",
+      namespaceAttr(namespace),
+      () =>
+        this.#cancellable(signal, async () => {
+          const body = rows !== undefined
+            ? new TextEncoder().encode(JSON.stringify(rows))
+            : await this.#cache.readFile(mapRel(CATALOG_EXPORT, namespace).cachePath);
+          if (body === null) return;
+          // The sidecar remembers the last export's hash across processes, as the extension's does.
+          const hash = await sha256Hex(body);
+          const sidecar = (await this.#cache.readFile(SIDECAR)) ?? undefined;
+          if (sidecarCatalogHash(sidecar) === hash) return;
+          await exportCatalog(this.#client, namespace, body, {
+            retry: this.#options.retry,
+            signal,
+          });
+          const fresh = (await this.#cache.readFile(SIDECAR)) ?? undefined;
+          await this.#cache.writeAtomic(SIDECAR, sidecarWithCatalogHash(fresh, hash));
+        }),
+    );
   }
 
   /** Reads other namespaces' catalog exports; a namespace with none yet is skipped. */
@@ -435,14 +461,19 @@ export class S3SyncService {
     namespaces: readonly string[],
     signal?: AbortSignal,
   ): Promise<CatalogExportEntry<Row>[]> {
-    return await this.#cancellable(
-      signal,
+    return await traced(
+      "pullForeignCatalogs",
+      { [ATTR.namespaces]: namespaces.length },
       () =>
-        pullForeignCatalogs<Row>(this.#client, namespaces, {
-          retry: this.#options.retry,
+        this.#cancellable(
           signal,
-          log: this.#options.log,
-        }),
+          () =>
+            pullForeignCatalogs<Row>(this.#client, namespaces, {
+              retry: this.#options.retry,
+              signal,
+              log: this.#options.log,
+            }),
+        ),
     );
   }
 
@@ -456,9 +487,15 @@ export class S3SyncService {
     relPath: string,
     signal?: AbortSignal,
   ): Promise<Uint8Array | null> {
-    return await this.#cancellable(
-      signal,
-      () => fetchForeignContent(this.#client, namespace, relPath, { retry: this.#options.retry }),
+    return await traced(
+      "fetchForeignContent",
+      { ...namespaceAttr(namespace), [ATTR.file]: relPath },
+      () =>
+        this.#cancellable(
+          signal,
+          () =>
+            fetchForeignContent(this.#client, namespace, relPath, { retry: this.#options.retry }),
+        ),
     );
   }
 
@@ -467,11 +504,13 @@ export class S3SyncService {
    * Idempotent: a repo already on v2 is reported as it is.
    */
   async migrateMonolithToShards(opts: DatastoreSyncOptions = {}): Promise<MigrateIndexResult> {
-    return await this.#cancellable(opts.signal, async () => {
-      const namespace = await this.#bind(opts.namespace);
-      using planner = new Planner(namespace, this.#options.prefix);
-      return await migrateToShards(this.#context(namespace, opts.signal), planner);
-    });
+    return await traced("migrateIndex", {}, (span) =>
+      this.#cancellable(opts.signal, async () => {
+        const namespace = await this.#bind(opts.namespace);
+        annotate(span, () => namespaceAttr(namespace));
+        using planner = new Planner(namespace, this.#options.prefix);
+        return await migrateToShards(this.#context(namespace, opts.signal), planner);
+      }));
   }
 
   /**
@@ -482,10 +521,19 @@ export class S3SyncService {
   async repairNamespaceContamination(
     opts: { signal?: AbortSignal; namespace?: string; dryRun?: boolean } = {},
   ): Promise<ContaminationSummary> {
-    return await this.#cancellable(opts.signal, async () => {
-      const namespace = await this.#bind(opts.namespace);
-      return await repairContamination(this.#context(namespace, opts.signal), opts.dryRun ?? true);
-    });
+    return await traced(
+      "repairContamination",
+      { [ATTR.dryRun]: opts.dryRun ?? true },
+      (span) =>
+        this.#cancellable(opts.signal, async () => {
+          const namespace = await this.#bind(opts.namespace);
+          annotate(span, () => namespaceAttr(namespace));
+          return await repairContamination(
+            this.#context(namespace, opts.signal),
+            opts.dryRun ?? true,
+          );
+        }),
+    );
   }
 
   /**
@@ -532,6 +580,18 @@ export class S3SyncService {
    */
   async hydrateFile(relPath: string, opts: DatastoreSyncOptions = {}): Promise<boolean> {
     const namespace = this.#bound === UNBOUND ? opts.namespace : this.#bound;
+    return await traced(
+      "hydrateFile",
+      { ...namespaceAttr(namespace), [ATTR.file]: relPath },
+      () => this.#hydrate(relPath, namespace, opts),
+    );
+  }
+
+  async #hydrate(
+    relPath: string,
+    namespace: string | undefined,
+    opts: DatastoreSyncOptions,
+  ): Promise<boolean> {
     const names = mapCallerPath(relPath, namespace, this.#options.prefix);
     const retry = this.#options.retry ?? DEFAULT_RETRY;
     let data: Uint8Array;
@@ -548,6 +608,26 @@ export class S3SyncService {
     await this.#cache.writeAtomic(names.cachePath, data);
     return true;
   }
+}
+
+/** Runs `work` in the span `s3-datastore <name>` (the extension's span names). */
+function traced<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>) {
+  return inSpan(`s3-datastore ${name}`, attributes, work);
+}
+
+/** The namespace attribute, when bound to one. */
+function namespaceAttr(namespace: string | undefined): Attributes {
+  return namespace === undefined ? {} : { [ATTR.namespace]: namespace };
+}
+
+/** What a push did, on its span. */
+function annotatePush(span: Span, namespace: string | undefined, report: PushReport): void {
+  annotate(span, () => ({
+    ...namespaceAttr(namespace),
+    [ATTR.filesPushed]: report.uploaded,
+    [ATTR.filesDeleted]: report.deleted,
+    [ATTR.shardsWritten]: report.shardsWritten,
+  }));
 }
 
 /**

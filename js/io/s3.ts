@@ -27,6 +27,7 @@ import { collectChunks } from "./chunks.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { storeFailure } from "../core/errors.ts";
 import { DEFAULT_STALL_TIMEOUT_MS, StallTimer, watchedChunks } from "./stall.ts";
+import { ATTR, recordFailure, tracer, tracingActive } from "./trace.ts";
 import {
   type HeadResult,
   isNotFound,
@@ -154,6 +155,7 @@ export class S3Store implements ObjectStore, StreamingStore {
       this.requests++;
       return next(args);
     }, { step: "finalizeRequest", name: "s3syncRequestCounter" });
+    traceRequests(this.client, this.bucket, this.prefix);
   }
 
   /** The full bucket key of a prefix-relative key. */
@@ -597,4 +599,67 @@ function conditionHeaders(condition: WriteCondition): { IfNoneMatch?: string; If
 function lostCondition(error: unknown, condition: WriteCondition): boolean {
   if (condition === undefined) return false;
   return isPreconditionFailed(error) || (condition !== null && isNotFound(error));
+}
+
+/**
+ * One span per S3 request (`S3 getObject`, `S3 putObject`, ...; each attempt is its own, since
+ * the engine, not the SDK, retries), with the extension's attributes: the system, the method, the
+ * bucket, the key as the datastore names it (without the prefix), the HTTP status and the request
+ * id, and on failure the error's name. A no-op when no tracer provider is registered.
+ */
+function traceRequests(client: S3Client, bucket: string, prefix: string): void {
+  client.middlewareStack.add((next, handlerContext) => (args) => {
+    // Tracing off: the request goes straight on, with no span and no extra await.
+    return tracingActive() ? traced(next, handlerContext, args) : next(args);
+  }, { step: "initialize", name: "s3syncTrace" });
+
+  async function traced<Out extends { output: unknown }>(
+    next: (args: never) => Promise<Out>,
+    handlerContext: unknown,
+    args: { input: unknown },
+  ): Promise<Out> {
+    const command = String((handlerContext as { commandName?: string }).commandName ?? "");
+    const method = command.replace(/Command$/, "").replace(/^./, (c) => c.toLowerCase());
+    const span = tracer().startSpan(`S3 ${method}`);
+    if (span.isRecording()) {
+      const key = (args.input as { Key?: unknown }).Key;
+      span.setAttributes({
+        [ATTR.rpcSystem]: "aws-api",
+        [ATTR.rpcService]: "S3",
+        [ATTR.rpcMethod]: method,
+        [ATTR.bucket]: bucket,
+      });
+      if (typeof key === "string") {
+        span.setAttribute(
+          ATTR.key,
+          prefix && key.startsWith(`${prefix}/`) ? key.slice(prefix.length + 1) : key,
+        );
+      }
+    }
+    try {
+      const out = await next(args as never);
+      if (span.isRecording()) {
+        const meta = (out.output as { $metadata?: { httpStatusCode?: number; requestId?: string } })
+          .$metadata;
+        if (meta?.httpStatusCode !== undefined) {
+          span.setAttribute(ATTR.httpStatus, meta.httpStatusCode);
+        }
+        if (meta?.requestId) span.setAttribute(ATTR.requestId, meta.requestId);
+      }
+      return out;
+    } catch (error) {
+      if (span.isRecording()) {
+        const meta = (error as { $metadata?: { httpStatusCode?: number; requestId?: string } })
+          .$metadata;
+        if (meta?.httpStatusCode !== undefined) {
+          span.setAttribute(ATTR.httpStatus, meta.httpStatusCode);
+        }
+        if (meta?.requestId) span.setAttribute(ATTR.requestId, meta.requestId);
+      }
+      recordFailure(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
 }

@@ -40,6 +40,7 @@ import { canStream, isNotFound } from "../io/store.ts";
 import { sha256Hex } from "../io/hash.ts";
 import { downloadToStage, hashFile, readChunks, stageFile } from "../exec/transfer.ts";
 import { RunWalk } from "../io/walk_ahead.ts";
+import { PhaseClock } from "../io/trace.ts";
 
 /** Options of a pull (the core's `PullRequest`; every field optional). */
 export type { PullRequest } from "../core/mod.ts";
@@ -110,9 +111,11 @@ export function defaultCaseInsensitive(): boolean {
  */
 export async function pull(ctx: SyncContext, request: PullRequest = {}): Promise<PullReport> {
   using planner = new Planner(ctx.namespace, ctx.prefix);
+  using phases = new PhaseClock("pull", ctx.traceSink);
   try {
-    return await pullWith(ctx, planner, request);
+    return await pullWith(ctx, planner, request, phases);
   } catch (error) {
+    phases.fail(error);
     throw asSyncError(error, "pull");
   }
 }
@@ -126,6 +129,7 @@ async function pullWith(
   ctx: SyncContext,
   planner: Planner,
   request: PullRequest,
+  phases: PhaseClock,
 ): Promise<PullReport> {
   // Started at `loadIndex`, taken at `walk`, stopped on the way out if never taken.
   using walks = new RunWalk(ctx.cache, ctx.signal);
@@ -145,6 +149,7 @@ async function pullWith(
   let indexPublished = false;
   for (;;) {
     const action = run.poll();
+    if (action.action !== "done") phases.enter(action.action);
     switch (action.action) {
       case "readLocalState": {
         const sidecar = await readSidecar(ctx.cache, action.sidecar);
@@ -179,6 +184,7 @@ async function pullWith(
         const swept = sweepLine(await sweepStaleTemps(ctx.cache, walk.tempFiles, Date.now()));
         if (swept) ctx.log?.(swept);
         plan = run.onWalk(walk.files);
+        phases.note(`toPull=${plan.summary.download}`);
         ctx.log?.(
           `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
             `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +
@@ -188,6 +194,7 @@ async function pullWith(
       }
       case "transfer": {
         moved = await transfer(ctx, planner, must(plan), action.folders);
+        phases.note(`pulled=${moved.downloaded.length}`);
         applied = run.onTransfers({
           downloaded: moved.downloaded,
           notFound: moved.notFound,

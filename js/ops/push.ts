@@ -50,6 +50,7 @@ import {
 } from "./remote_index.ts";
 import { hasExtras, type HeadResult, type ObjectStore, type WriteCondition } from "../io/store.ts";
 import { RunWalk } from "../io/walk_ahead.ts";
+import { PhaseClock } from "../io/trace.ts";
 import { hashFile, uploadFile } from "../exec/transfer.ts";
 
 /** Options of a push. */
@@ -294,7 +295,7 @@ export async function push(ctx: SyncContext, request: PushRequest = {}): Promise
   using planner = new Planner(ctx.namespace, ctx.prefix);
   try {
     using run = new PushRun(planner, runRequest(ctx, request, false));
-    return (await drive(ctx, started(planner, run, request))).report;
+    return (await drive(ctx, started(planner, run, request), "push")).report;
   } catch (error) {
     throw asSyncError(error, "push");
   }
@@ -336,7 +337,7 @@ export async function preparePush(
   let run: PushRun | undefined;
   try {
     run = new PushRun(planner, runRequest(ctx, request, true));
-    return await drive(ctx, started(planner, run, request));
+    return await drive(ctx, started(planner, run, request), "preparePush");
   } catch (error) {
     run?.[Symbol.dispose]();
     planner.free();
@@ -356,7 +357,7 @@ export async function commitPreparedPush(
   using run = prepared.run;
   try {
     run.commit();
-    return (await drive(ctx, prepared)).report;
+    return (await drive(ctx, prepared, "commitPush")).report;
   } catch (error) {
     throw asSyncError(error, "push");
   }
@@ -450,7 +451,22 @@ const HASH_CONCURRENCY = 8;
  * each action it asks for is done here and its result handed back. The decisions are the
  * machine's; this loop does I/O (with concurrency, retries and abort) and narrates.
  */
-async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush> {
+async function drive(ctx: SyncContext, push: PreparedPush, name: string): Promise<PreparedPush> {
+  using phases = new PhaseClock(name, ctx.traceSink);
+  try {
+    return await driveSteps(ctx, push, phases);
+  } catch (error) {
+    phases.fail(error);
+    throw error;
+  }
+}
+
+/** {@link drive}'s loop: each step of the machine is a phase of `phases`. */
+async function driveSteps(
+  ctx: SyncContext,
+  push: PreparedPush,
+  phases: PhaseClock,
+): Promise<PreparedPush> {
   // Started at `loadIndex`, taken at `walk`, stopped on the way out if never taken.
   using walks = new RunWalk(ctx.cache, ctx.signal);
   const { planner, run, report, request } = push;
@@ -460,6 +476,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
   let walkedAt = now();
   for (;;) {
     const action = run.poll();
+    if (action.action !== "done" && action.action !== "prepared") phases.enter(action.action);
     switch (action.action) {
       case "readLocalState":
         run.onLocalState(await readSidecar(ctx.cache, action.sidecar));
@@ -570,6 +587,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
           ? null
           : await objectConditions(ctx, planner, request, false);
         const { uploaded, lost } = await upload(ctx, report, batch, conditions);
+        phases.note(`pushed=${uploaded.length}`);
         for (const rel of lost.slice(0, 5)) {
           ctx.log?.(
             `conflict: ${rel} changed in the bucket since this cache read it; not uploaded`,
@@ -619,6 +637,7 @@ async function drive(ctx: SyncContext, push: PreparedPush): Promise<PreparedPush
         for (const rel of lost.slice(0, 5)) {
           ctx.log?.(`conflict: ${rel} changed in the bucket since this cache read it; not deleted`);
         }
+        phases.note(`deleted=${report.deleted}`);
         report.plan = run.onDeleted(report.deleted, failures.length, lost);
         break;
       }
