@@ -33,6 +33,11 @@ export interface SyncContext {
   timeoutMs?: number;
   /** Aborts the operation. */
   signal?: AbortSignal;
+  /**
+   * How long a push's first walk runs before the credentials are checked beside it (default
+   * 250 ms; see `credentials.ts`).
+   */
+  credentialCheckAfterMs?: number;
   /** Progress of transfers. */
   onProgress?: (progress: Progress) => void;
   /** Narration for people (one line at a time). */

@@ -19,6 +19,7 @@ export class RunWalk implements Disposable {
   readonly #cache: CacheStore;
   readonly #signal?: AbortSignal;
   #ahead?: { walk: Promise<WalkResult>; stop: AbortController };
+  #taken?: AbortController;
 
   /**
    * @param cache the cache to walk
@@ -51,12 +52,18 @@ export class RunWalk implements Disposable {
   take(): Promise<WalkResult> {
     const ahead = this.#ahead;
     this.#ahead = undefined;
+    this.#taken = ahead?.stop;
     return ahead?.walk ?? this.#cache.walk(this.#signal);
   }
 
-  /** Stops a walk started ahead that nobody took. */
+  /**
+   * Stops a walk started ahead that nobody took, and one taken but still running (a run that
+   * failed while it walked, say on a bad credential, leaves no walk behind).
+   */
   [Symbol.dispose](): void {
     this.#ahead?.stop.abort();
     this.#ahead = undefined;
+    this.#taken?.abort();
+    this.#taken = undefined;
   }
 }

@@ -51,6 +51,7 @@ import {
 import { hasExtras, type HeadResult, type ObjectStore, type WriteCondition } from "../io/store.ts";
 import { RunWalk } from "../io/walk_ahead.ts";
 import { PhaseClock } from "../io/trace.ts";
+import { whileCheckingCredentials } from "../exec/credentials.ts";
 import { hashFile, uploadFile } from "../exec/transfer.ts";
 
 /** Options of a push. */
@@ -504,7 +505,10 @@ async function driveSteps(
       case "walkFirst": {
         // Before any request: the sidecar's seal may show there is nothing to push.
         walkedAt = now();
-        firstWalk = await walks.take();
+        walks.start();
+        // A bad credential fails now, not after a long walk (the check is sent only if the walk
+        // is still running after a moment; a small sealed cache still sends nothing).
+        firstWalk = await whileCheckingCredentials(ctx, planner.remoteIndexKey, walks.take());
         await sweep(ctx, firstWalk);
         // A symlinked file keeps the push off the seal, so its walk says so each time.
         const sealed = run.onWalkFirst(
