@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 use s3sync_core::model::paths::PathModel;
 use s3sync_core::safety::{
-    catalog_shrinks, covering_tombstone, delete_verdicts, normalize_tombstone, DeletePolicy,
-    GuardInput, RunFacts, Verdict, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
-    PERCENT_CAP_FLOOR,
+    catalog_shrinks, covering_tombstone, delete_verdicts, normalize_tombstone, stored_tombstone,
+    tombstones_in_sidecar, DeletePolicy, GuardInput, RunFacts, Verdict, DEFAULT_MAX_DELETES,
+    DEFAULT_MAX_DELETE_PERCENT, PERCENT_CAP_FLOOR,
 };
 
 fn solo() -> PathModel {
@@ -453,6 +453,59 @@ fn namespaced_tombstones() {
             "normalize_tombstone({input:?})"
         );
     }
+}
+
+/// A tombstone read back from the sidecar is cache-relative: namespaced, a bare rel is the cache
+/// root's path (a solo-bound `mark-deleted` recorded it), never the namespace's. Read the way a
+/// caller's path is read, `mark-deleted data/new.yaml` without `--namespace` then deleted
+/// `ns/data/new.yaml` at the next `push --namespace ns`.
+#[test]
+fn stored_tombstones_are_cache_relative() {
+    let namespaced = namespaced();
+    let solo = solo();
+    let cases: &[(&str, Option<&str>)] = &[
+        // (stored, read namespaced)
+        ("ns/data/new.yaml", Some("ns/data/new.yaml")),
+        ("ns/data/x/", Some("ns/data/x")),
+        ("data/new.yaml", None),
+        ("data", None),
+        ("ns", None),
+        ("ns/.datastore-index.json", None),
+        (".datastore-sync-state.json", None),
+        ("../ns/data/x", None),
+    ];
+    for &(stored, want) in cases {
+        assert_eq!(
+            stored_tombstone(&namespaced, stored).as_deref(),
+            want,
+            "namespaced {stored:?}"
+        );
+        // Solo, the bound tree is the cache root: both readings agree.
+        assert_eq!(
+            stored_tombstone(&solo, stored),
+            normalize_tombstone(&solo, stored),
+            "solo {stored:?}"
+        );
+    }
+    assert_eq!(
+        stored_tombstone(&solo, "data/new.yaml").as_deref(),
+        Some("data/new.yaml")
+    );
+    // Through a sidecar as the extension writes it (`dirtyPaths`): only the namespace's path.
+    let sidecar = br#"{"version":2,"remoteIndexETag":"e1","lastVerifiedAt":"2026-12-01T00:00:00.000Z","localDirty":true,
+        "dirtyPaths":["data/new.yaml","ns/data/old.yaml"],"bulkInvalidated":false,
+        "lazyPullActive":false}"#;
+    assert_eq!(
+        tombstones_in_sidecar(&namespaced, sidecar),
+        vec!["ns/data/old.yaml".to_string()]
+    );
+    // What a namespaced caller records is always prefixed, so it reads back the same.
+    let recorded = normalize_tombstone(&namespaced, "data/new.yaml").unwrap();
+    assert_eq!(recorded, "ns/data/new.yaml");
+    assert_eq!(
+        stored_tombstone(&namespaced, &recorded).as_deref(),
+        Some("ns/data/new.yaml")
+    );
 }
 
 /// A path under another namespace's folder is not a tombstone in that folder: at most it reads

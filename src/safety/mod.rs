@@ -103,13 +103,28 @@ pub struct RunFacts {
     pub symlinked_folders: u64,
 }
 
-/// The tombstones a sidecar file records (with the extension's `dirtyPaths`), normalised to the
-/// bound tree; those that cannot be evidence are dropped (see [`normalize_tombstone`]).
+/// The tombstones a sidecar file records (with the extension's `dirtyPaths`) that lie in the
+/// bound tree; the rest are dropped (see [`stored_tombstone`]).
 pub fn tombstones_in_sidecar(model: &PathModel, sidecar: &[u8]) -> Vec<String> {
     crate::state::sync_state::SyncState::tombstones_of(sidecar)
         .iter()
-        .filter_map(|t| normalize_tombstone(model, t))
+        .filter_map(|t| stored_tombstone(model, t))
         .collect()
+}
+
+/// A tombstone as the sidecar stores it, read strictly: a cache-relative path, evidence only
+/// when it lies in the bound tree. Unlike [`normalize_tombstone`], which reads what a caller of
+/// this binding passes, a bare rel is never taken as inside the namespace here: stored paths are
+/// cache-relative (the extension derives them from the cache root; ours are normalised before
+/// they are written), so a namespaced run reads `data/x` as the cache root's `data/x`, which a
+/// solo-bound `mark-deleted` recorded. Read the lenient way, that root-level tombstone deleted
+/// the namespace's `data/x`.
+pub fn stored_tombstone(model: &PathModel, path: &str) -> Option<String> {
+    let path = path.trim_end_matches('/');
+    match model.classify_cache_path(path, &ForeignNamespaces::new()) {
+        CachePlace::Payload(rel) => Some(model.cache_path(&rel)),
+        _ => None,
+    }
 }
 
 /// Normalises a `markDirty` path to a cache-relative path inside the bound tree, or `None` when

@@ -133,3 +133,41 @@ Deno.test("on moto, the service stops a pull past maxMissingInARow with objects-
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("on moto, a tombstone recorded without --namespace is the cache root's: a namespaced push does not delete the namespace's file", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("warn-root-tombstone");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-root-tombstone-" });
+  try {
+    const rels = datastoreRels(4);
+    await seedBucketWithIndex(store, rels, "prod");
+    const flags = commonFlags(server, "warn-root-tombstone", cache, { namespace: "prod" });
+    assertEquals((await runCli(["pull", ...flags])).code, 0);
+    // The namespace's copy is gone here; the tombstone names the root-level path (the folder has
+    // no `.namespace.json` marker, so the CLI binds to the cache root without --namespace).
+    await Deno.remove(`${cache}/prod/${rels[1]}`);
+    const marked = await runCliJson([
+      "mark-deleted",
+      rels[1],
+      ...commonFlags(server, "warn-root-tombstone", cache),
+    ]);
+    assertEquals(marked.code, 0, marked.stderr);
+    assertEquals(marked.json.recorded, [rels[1]]);
+
+    const pushed = await runCliJson(["push", ...flags, "--yes"]);
+    assertEquals(pushed.code, 0, pushed.stderr);
+    assertEquals(codesOf(pushed.json), ["missing-not-deleted"], JSON.stringify(pushed.json));
+    assert((await store.headObject(`prod/${rels[1]}`)).exists, "the root's tombstone deleted it");
+
+    // Marked for the namespace, the same delete goes.
+    const bound = await runCliJson(["mark-deleted", rels[1], ...flags]);
+    assertEquals(bound.json.recorded, [`prod/${rels[1]}`]);
+    const deleted = await runCliJson(["push", ...flags, "--yes"]);
+    assertEquals(deleted.code, 0, deleted.stderr);
+    assert(!(await store.headObject(`prod/${rels[1]}`)).exists, "the namespace's tombstone");
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
