@@ -15,8 +15,7 @@ import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { core, describe, SyncError } from "../core/errors.ts";
 import { printable } from "../core/printable.ts";
 import { hasExtras, isNotFound, type ObjectStore, type ObjectStoreClient } from "../io/store.ts";
-import { annotate, ATTR, inSpan } from "../io/trace.ts";
-import type { Span } from "@opentelemetry/api";
+import { annotate, ATTR, inSpan, type Span } from "../io/trace.ts";
 
 /** The solo lock's key, relative to the prefix (the core's name, as in the extension). */
 export const LOCK_KEY: string = core(() => wasm.bookkeepingNames()).soloLockKey;

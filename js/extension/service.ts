@@ -52,8 +52,7 @@ import { type ControlPlaneStore, controlPlaneStore } from "./control_plane.ts";
 import { type MigrateIndexResult, migrateToShards } from "../ops/shards.ts";
 import type { LockOptions } from "../exec/lock.ts";
 import { isNotFound, type ObjectStoreClient } from "../io/store.ts";
-import { annotate, ATTR, inSpan, requestTimeout } from "../io/trace.ts";
-import type { Attributes, Span } from "@opentelemetry/api";
+import { annotate, ATTR, type Attributes, inSpan, requestTimeout, type Span } from "../io/trace.ts";
 
 /** The extension's per-call options. */
 export interface DatastoreSyncOptions {

@@ -14,6 +14,9 @@
  *
  * @module
  */
+// Swamp core bundles the extension with no config (`deno bundle --no-config`), so a bare
+// specifier mapped in deno.json would not resolve there: this one import names the package
+// inline, and the rest of js/ takes the API's types from here.
 import {
   type Attributes,
   type Context,
@@ -23,8 +26,11 @@ import {
   SpanStatusCode,
   trace,
   type Tracer,
-} from "@opentelemetry/api";
+  // deno-lint-ignore no-import-prefix
+} from "npm:@opentelemetry/api@1.9.0";
 import { VERSION } from "../version.ts";
+
+export type { Attributes, Span };
 
 /** The tracer name: the extension's, so dashboards that group by it see both services alike. */
 export const TRACER_NAME = "@swamp/s3-datastore";
