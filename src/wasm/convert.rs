@@ -1,0 +1,164 @@
+//! Conversions at the boundary: core errors to JS errors with their code, results to JS
+//! values or JSON, JS values to Rust shapes, and the checks on numbers that cross as `f64`.
+
+use serde::Serialize;
+use tsify_next::Tsify;
+use wasm_bindgen::prelude::*;
+
+use crate::error::CoreError;
+use crate::runs::session::BaseLoad;
+
+/// Turns a core error into a JS `Error` with a `code` property.
+pub(super) fn to_js_error(error: CoreError) -> JsValue {
+    let js_error = js_sys::Error::new(&error.to_string());
+    // Setting a property on a fresh Error object cannot fail; if it somehow did, the message
+    // still carries the meaning.
+    let _ = js_sys::Reflect::set(&js_error, &"code".into(), &error.code().into());
+    js_error.into()
+}
+
+/// Serializes a small result into a plain JS object.
+pub(super) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| to_js_error(CoreError::input(e.to_string())))
+}
+
+/// Serializes a large result (a plan) as one JSON string, which `JSON.parse` reads faster than
+/// thousands of objects built one by one across the boundary.
+pub(super) fn to_json<T: Serialize>(value: &T) -> Result<String, JsValue> {
+    serde_json::to_string(value).map_err(|e| to_js_error(CoreError::input(e.to_string())))
+}
+
+pub(super) fn options<T: Default + serde::de::DeserializeOwned>(
+    value: JsValue,
+) -> Result<T, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(T::default());
+    }
+    from_js(value, "options")
+}
+
+/// A value from JS in the shape `T` declares; a wrong shape is `invalid-input` naming `what`.
+pub(super) fn from_js<T: serde::de::DeserializeOwned>(
+    value: JsValue,
+    what: &str,
+) -> Result<T, JsValue> {
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|e| to_js_error(CoreError::input(format!("{what}: {e}"))))
+}
+
+/// Cuts one buffer into named shards.
+pub(super) fn cut_shards(
+    partitions: Vec<String>,
+    blob: &[u8],
+    lengths: &[u32],
+) -> Result<Vec<(String, Vec<u8>)>, JsValue> {
+    if partitions.len() != lengths.len() {
+        return Err(to_js_error(CoreError::input(
+            "partitions and lengths differ in length",
+        )));
+    }
+    let mut at = 0usize;
+    let mut out = Vec::with_capacity(partitions.len());
+    for (partition, length) in partitions.into_iter().zip(lengths) {
+        let end = at
+            .checked_add(*length as usize)
+            .filter(|end| *end <= blob.len())
+            .ok_or_else(|| to_js_error(CoreError::input("shard lengths overrun the buffer")))?;
+        out.push((partition, blob[at..end].to_vec()));
+        at = end;
+    }
+    Ok(out)
+}
+
+/// Epoch milliseconds from JS (a number) as an integer; NaN and infinities are refused.
+pub(super) fn millis(value: f64, what: &str) -> Result<i64, JsValue> {
+    if value.is_finite() && value.abs() < 9.0e15 {
+        Ok(value.trunc() as i64)
+    } else {
+        Err(to_js_error(CoreError::input(format!(
+            "{what} is not a time in epoch milliseconds"
+        ))))
+    }
+}
+
+/// A duration in ms from JS as an integer.
+/// A count from JS (a whole number of things, not negative).
+pub(super) fn count(value: f64, what: &str) -> Result<u64, JsValue> {
+    if value.is_finite() && (0.0..9.0e15).contains(&value) && value.fract() == 0.0 {
+        Ok(value as u64)
+    } else {
+        Err(to_js_error(CoreError::input(format!(
+            "{what}: {value} is not a count"
+        ))))
+    }
+}
+
+pub(super) fn duration(value: f64, what: &str) -> Result<u64, JsValue> {
+    if value.is_finite() && (0.0..9.0e15).contains(&value) {
+        Ok(value.trunc() as u64)
+    } else {
+        Err(to_js_error(CoreError::input(format!(
+            "{what} is not a duration in milliseconds"
+        ))))
+    }
+}
+
+/// Refuses a time that is not an ISO-8601 instant, naming the argument.
+pub(super) fn iso_time(text: &str, what: &str) -> Result<(), JsValue> {
+    crate::model::time::parse_iso_millis(text)
+        .map(|_| ())
+        .ok_or_else(|| to_js_error(CoreError::input(format!("{what}: {text:?} is not a time"))))
+}
+
+/// How a run's base loaded, or `undefined` when there was no local index to load.
+pub(super) fn base_load_js(loaded: Option<BaseLoad>) -> Result<JsValue, JsValue> {
+    match loaded {
+        Some(outcome) => to_js(&outcome),
+        None => Ok(JsValue::UNDEFINED),
+    }
+}
+
+/// Options of a push plan: the user's delete policy and the run's facts (flat for JS).
+#[derive(Default, serde::Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", default)]
+// Every field is an Option: JS callers pass `{flag: undefined}`, which serde-wasm-bindgen reads
+// as a present unit value, not as a missing field.
+pub(super) struct PushOptions {
+    /// Delete entries absent locally even without a tombstone (still through every guard).
+    pub(super) delete_missing: Option<bool>,
+    /// Cap on deletes (default 500).
+    pub(super) max_deletes: Option<u64>,
+    /// Cap on deletes as a percentage of the index, above 10 deletes (default 25).
+    pub(super) max_delete_percent: Option<f64>,
+    /// Let the catalog export shrink.
+    pub(super) allow_catalog_shrink: Option<bool>,
+    /// Errors met walking the cache.
+    pub(super) walk_errors: Option<u64>,
+    /// Errors met listing the bucket.
+    pub(super) listing_errors: Option<u64>,
+    /// A metadata-only pull left files remote.
+    pub(super) lazy_pull_active: Option<bool>,
+    /// The sidecar exists but cannot be read (deletes are then withheld).
+    pub(super) sidecar_unreadable: Option<bool>,
+    /// Folders of the cache that are symlinks, never walked (deletes are then withheld).
+    pub(super) symlinked_folders: Option<u64>,
+}
+
+/// Options of a pull plan, flat for JS (see `PushOptions` on why every field is optional).
+#[derive(Default, serde::Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", default)]
+pub(super) struct PullOptions {
+    /// Lazy hydration: skip the bytes of `raw` files of the data trees, create their folders.
+    // (No `**/` here: this comment becomes a TypeScript doc comment, which `*/` would close.)
+    pub(super) metadata_only: Option<bool>,
+    /// The cache is on a case-insensitive file system.
+    pub(super) case_insensitive: Option<bool>,
+    /// Download only absent files; keep local files that differ.
+    pub(super) keep_existing: Option<bool>,
+    /// Scoped pull: only rels under these folders (empty: everything).
+    pub(super) scope: Option<Vec<String>>,
+    /// Normalised tombstones: files deleted here and not yet pushed are not brought back.
+    pub(super) tombstones: Option<Vec<String>>,
+}

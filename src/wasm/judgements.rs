@@ -1,0 +1,112 @@
+//! Single decisions the shim asks for between steps: object conditions, guards, breakers, the
+//! migration plan.
+
+use wasm_bindgen::prelude::*;
+
+use crate::error::CoreError;
+use crate::model::paths::PathModel;
+use crate::safety::object_condition::{self, ExpectedVersion, ObjectFacts, OurBytes};
+
+use super::convert::*;
+
+/// Plans the remote side of a solo → namespaced migrate from one listing of the whole bucket
+/// (`key\0size\0etag\0lastModified\0` records), the solo index and the namespace's index (raw
+/// bytes, when they exist); returns the plan as JSON. An index that does not parse is
+/// `index-corrupt`, never read as empty.
+#[wasm_bindgen(js_name = planMigrate)]
+pub fn plan_migrate(
+    namespace: String,
+    prefix: Option<String>,
+    listing: &[u8],
+    solo_index: Option<Vec<u8>>,
+    ns_index: Option<Vec<u8>>,
+    now_iso: String,
+) -> Result<String, JsValue> {
+    let model =
+        PathModel::new(Some(&namespace), prefix.as_deref().unwrap_or("")).map_err(to_js_error)?;
+    if model.namespace().is_none() {
+        return Err(to_js_error(CoreError::input("migrate needs a namespace")));
+    }
+    let listed = crate::wire::listing::decode_remote(listing).map_err(to_js_error)?;
+    let parse = |bytes: Option<Vec<u8>>| {
+        bytes
+            .as_deref()
+            .map(crate::index::Index::parse)
+            .transpose()
+            .map_err(to_js_error)
+    };
+    let solo = parse(solo_index)?;
+    let ns = parse(ns_index)?;
+    to_json(&crate::runs::migrate::plan::plan_migrate(
+        &model,
+        crate::runs::migrate::plan::MigrateInputs {
+            listing: &listed,
+            solo_index: solo.as_ref(),
+            ns_index: ns.as_ref(),
+            now_iso: &now_iso,
+        },
+    ))
+}
+
+/// Judges a replacement by `ours` (`{sha256, size}`; `undefined`: a delete) of an object
+/// expected to hold `expected`, from a HEAD's answer (see `object_condition::judge_existing`):
+/// `{verdict: "proceed", ifMatch}`, `"create"`, `"conflict"`, `"settled"` or `"readContent"`.
+#[wasm_bindgen(js_name = judgeExisting, unchecked_return_type = "ObjectVerdict")]
+pub fn judge_existing(expected: JsValue, ours: JsValue, head: JsValue) -> Result<JsValue, JsValue> {
+    let expected: ExpectedVersion = from_js(expected, "expected")?;
+    let ours: Option<OurBytes> = if ours.is_undefined() || ours.is_null() {
+        None
+    } else {
+        Some(from_js(ours, "ours")?)
+    };
+    let head: ObjectFacts = from_js(head, "head")?;
+    to_js(&object_condition::judge_existing(
+        &expected,
+        ours.as_ref(),
+        &head,
+    ))
+}
+
+/// Judges a write whose precondition failed, from a HEAD taken right after (see
+/// `object_condition::judge_lost_condition`): settled over our own bytes, else a conflict.
+#[wasm_bindgen(js_name = judgeLostCondition, unchecked_return_type = "ObjectVerdict")]
+pub fn judge_lost_condition(
+    ours_sha256: &str,
+    ours_size: f64,
+    head: JsValue,
+) -> Result<JsValue, JsValue> {
+    let head: ObjectFacts = from_js(head, "head")?;
+    let size = count(ours_size, "size")?;
+    to_js(&object_condition::judge_lost_condition(
+        ours_sha256,
+        size,
+        &head,
+    ))
+}
+
+/// True when uploading a catalog export of `localSize` bytes over a remote one of
+/// `remoteSize` bytes looks like a truncation (the `catalog-shrink` guard).
+#[wasm_bindgen(js_name = catalogShrinks)]
+pub fn catalog_shrinks_js(local_size: f64, remote_size: f64) -> bool {
+    // Sizes arrive as JS numbers; anything negative or fractional is clamped, never trusted up.
+    let bytes = |n: f64| {
+        if n.is_finite() && n > 0.0 {
+            n as u64
+        } else {
+            0
+        }
+    };
+    crate::safety::catalog_shrinks(bytes(local_size), bytes(remote_size))
+}
+
+/// True when `missingInARow` confirmed-missing objects stop a pull: past `limit` (the core's
+/// default when undefined; 0 never stops).
+#[wasm_bindgen(js_name = missingBreakerOpen)]
+pub fn missing_breaker_open(missing_in_a_row: f64, limit: Option<f64>) -> Result<bool, JsValue> {
+    let missing_in_a_row = count(missing_in_a_row, "missingInARow")?;
+    let limit = limit.map(|l| count(l, "limit")).transpose()?;
+    Ok(crate::runs::pull::run::missing_breaker_open(
+        missing_in_a_row,
+        limit,
+    ))
+}

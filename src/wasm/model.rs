@@ -1,0 +1,283 @@
+//! Paths, names and bindings: what a datastore is, for the shim.
+
+use serde::Serialize;
+use tsify_next::Tsify;
+use wasm_bindgen::prelude::*;
+
+use crate::codes::{EntryRefusal, GuardCode, ProblemCode};
+use crate::error::{CoreError, PathRefusal};
+use crate::model::paths::{
+    find_collisions, is_internal, partition_key, Namespace, PathModel, INDEX_FILE,
+};
+
+use super::convert::*;
+
+/// Every stable code the core uses, by kind: `{guard, problem, refusal, error}` (sorted). The
+/// shim's own lists are checked against these, so the two sides cannot drift.
+#[wasm_bindgen(js_name = codeLists, unchecked_return_type = "CodeLists")]
+pub fn code_lists() -> Result<JsValue, JsValue> {
+    /// Every stable code the core uses, by kind (sorted).
+    #[derive(Serialize, Tsify)]
+    #[tsify(missing_as_null, hashmap_as_object)]
+    struct CodeLists {
+        /// Guard (verdict) codes.
+        guard: Vec<&'static str>,
+        /// Doctor problem codes.
+        problem: Vec<&'static str>,
+        /// Refusal codes (path rules and entry-level reasons).
+        refusal: Vec<&'static str>,
+        /// Core error codes.
+        error: Vec<&'static str>,
+    }
+    let sorted = |mut list: Vec<&'static str>| {
+        list.sort_unstable();
+        list
+    };
+    to_js(&CodeLists {
+        guard: sorted(GuardCode::ALL.iter().map(|c| c.as_str()).collect()),
+        problem: sorted(ProblemCode::ALL.iter().map(|c| c.as_str()).collect()),
+        refusal: sorted(
+            PathRefusal::ALL
+                .iter()
+                .map(|r| r.code())
+                .chain(EntryRefusal::ALL.iter().map(|r| r.as_str()))
+                .collect(),
+        ),
+        error: sorted(
+            CoreError::CODES
+                .iter()
+                .copied()
+                .chain(PathRefusal::ALL.iter().map(|r| r.code()))
+                .collect(),
+        ),
+    })
+}
+
+/// The namespace a run given none acts on, from the cache's top level (`[{name, marker}]`):
+/// null for solo, the one namespace a service's cache proves, or a `namespace-required` error
+/// (see `binding::bind_unnamed`).
+#[wasm_bindgen(js_name = bindUnnamed)]
+pub fn bind_unnamed(entries: JsValue, caller: JsValue) -> Result<Option<String>, JsValue> {
+    let entries: Vec<crate::model::binding::TopLevelEntry> = from_js(entries, "entries")?;
+    let caller: crate::model::binding::UnnamedCaller = from_js(caller, "caller")?;
+    crate::model::binding::bind_unnamed(&entries, caller).map_err(to_js_error)
+}
+
+/// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.
+#[wasm_bindgen(js_name = mapRel, unchecked_return_type = "FileNames")]
+pub fn map_rel(
+    namespace: Option<String>,
+    prefix: Option<String>,
+    rel: &str,
+) -> Result<JsValue, JsValue> {
+    let model = PathModel::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
+        .map_err(to_js_error)?;
+    let rel = model.rel(rel).map_err(to_js_error)?;
+    names_of(&model, &rel)
+}
+
+/// The three names of a file a caller (swamp core) names by its cache path (`<ns>/<rel>`) or
+/// its bare rel: `{rel, indexKey, remoteKey, cachePath}`.
+#[wasm_bindgen(js_name = mapCallerPath, unchecked_return_type = "FileNames")]
+pub fn map_caller_path(
+    namespace: Option<String>,
+    prefix: Option<String>,
+    path: &str,
+) -> Result<JsValue, JsValue> {
+    let model = PathModel::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
+        .map_err(to_js_error)?;
+    let rel = model.rel_from_caller_path(path).map_err(to_js_error)?;
+    names_of(&model, &rel)
+}
+
+fn names_of(model: &PathModel, rel: &crate::model::paths::RelPath) -> Result<JsValue, JsValue> {
+    /// The three names of one datastore file.
+    #[derive(Serialize, Tsify)]
+    #[serde(rename_all = "camelCase")]
+    #[tsify(missing_as_null, hashmap_as_object)]
+    struct FileNames<'a> {
+        /// Relative path, the index key.
+        rel: &'a str,
+        /// Index key (always the bare rel).
+        index_key: &'a str,
+        /// Remote key, relative to the bucket prefix.
+        remote_key: String,
+        /// Path relative to the cache folder.
+        cache_path: String,
+    }
+    to_js(&FileNames {
+        rel: rel.as_str(),
+        index_key: model.index_key(rel),
+        remote_key: model.remote_key(rel),
+        cache_path: model.cache_path(rel),
+    })
+}
+
+/// The folders a scoped sync of `models` (`[{modelType, modelId}]`) covers.
+#[wasm_bindgen(js_name = scopeForModels)]
+pub fn scope_for_models(models: JsValue) -> Result<Vec<String>, JsValue> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Model {
+        model_type: String,
+        model_id: String,
+    }
+    let models: Vec<Model> = from_js(models, "models")?;
+    Ok(crate::model::paths::model_scope(
+        models
+            .iter()
+            .map(|m| (m.model_type.as_str(), m.model_id.as_str())),
+    ))
+}
+
+/// The rel of a remote key (relative to the prefix); throws `key-outside-namespace` or a path
+/// code.
+#[wasm_bindgen(js_name = relFromRemoteKey)]
+pub fn rel_from_remote_key(namespace: Option<String>, key: &str) -> Result<String, JsValue> {
+    let model = PathModel::new(namespace.as_deref(), "").map_err(to_js_error)?;
+    Ok(model
+        .rel_from_remote_key(key)
+        .map_err(to_js_error)?
+        .into_string())
+}
+
+/// Classifies a cache-relative path: `{place, rel?, detail?}` with `place` one of `payload`,
+/// `internal`, `root-layout`, `foreign-namespace`, `other`, `unsafe`.
+#[wasm_bindgen(js_name = classifyCachePath, unchecked_return_type = "CachePlace")]
+pub fn classify_cache_path(
+    namespace: Option<String>,
+    path: &str,
+    foreign: Vec<String>,
+) -> Result<JsValue, JsValue> {
+    let model = PathModel::new(namespace.as_deref(), "").map_err(to_js_error)?;
+    let foreign = foreign.into_iter().collect();
+    use crate::model::paths::CachePlace as Found;
+    /// Which part of the layout a path belongs to.
+    #[derive(Serialize, Tsify)]
+    #[serde(rename_all = "kebab-case")]
+    #[tsify(missing_as_null, hashmap_as_object)]
+    enum Place {
+        /// A file of the bound tree.
+        Payload,
+        /// Bookkeeping that never syncs.
+        Internal,
+        /// A data tree at the cache root in namespaced mode.
+        RootLayout,
+        /// A folder of another namespace.
+        ForeignNamespace,
+        /// Anything else.
+        Other,
+        /// A path that breaks the path rules.
+        Unsafe,
+    }
+    /// Where a cache-relative path sits relative to the bound layout.
+    #[derive(Serialize, Tsify)]
+    #[tsify(missing_as_null, hashmap_as_object)]
+    struct CachePlace {
+        /// The part of the layout.
+        place: Place,
+        /// The rel, for payload, internal and root-layout paths.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rel: Option<String>,
+        /// The foreign namespace, or the refusal code of an unsafe path.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    }
+    let at = |place, rel, detail| CachePlace { place, rel, detail };
+    let place = match model.classify_cache_path(path, &foreign) {
+        Found::Payload(rel) => at(Place::Payload, Some(rel.into_string()), None),
+        Found::Internal(rel) => at(Place::Internal, Some(rel), None),
+        Found::RootLayout(rel) => at(Place::RootLayout, Some(rel.into_string()), None),
+        Found::ForeignNamespace(ns) => at(Place::ForeignNamespace, None, Some(ns)),
+        Found::Other => at(Place::Other, None, None),
+        Found::Unsafe(reason) => at(Place::Unsafe, None, Some(reason.code().to_string())),
+    };
+    to_js(&place)
+}
+
+/// Scans a listing of the whole bucket (the `encodeRemotePage` buffer) for objects of other
+/// namespaces under `namespace`, with a verdict per object (only `redundant` ones may go).
+#[wasm_bindgen(js_name = findContamination, unchecked_return_type = "ContaminationReport")]
+pub fn find_contamination_js(namespace: &str, listing: &[u8]) -> Result<JsValue, JsValue> {
+    let own = Namespace::parse(namespace).map_err(to_js_error)?;
+    let objects = crate::wire::listing::decode_remote(listing)
+        .and_then(|records| {
+            records
+                .iter()
+                .map(|r| r.checked())
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(to_js_error)?;
+    to_js(&crate::runs::contamination::plan::find_contamination(
+        &own, &objects,
+    ))
+}
+
+/// True when a rel (namespace stripped) is an internal file that never syncs.
+#[wasm_bindgen(js_name = isInternal)]
+pub fn is_internal_rel(rel: &str) -> bool {
+    is_internal(rel)
+}
+
+/// The v2 shard partition of a rel, or `undefined`.
+#[wasm_bindgen(js_name = partitionKey)]
+pub fn partition_key_of(rel: &str) -> Option<String> {
+    partition_key(rel)
+}
+
+/// Groups of paths that cannot coexist in one cache: `[{kind, paths}]`.
+#[wasm_bindgen(js_name = findCollisions, unchecked_return_type = "Collision[]")]
+pub fn find_collisions_of(paths: Vec<String>) -> Result<JsValue, JsValue> {
+    to_js(&find_collisions(paths.iter().map(String::as_str)))
+}
+
+/// What `_index/_meta.json` says about the layout: `undefined` when it does not say version 2
+/// (the monolith is the index), else `{partitions, commitSeq}`. With `refuseUnsafe`, a meta
+/// listing a partition that is not a safe single segment throws `partition-name-unsafe`, so
+/// the shim reads no shard of it; without, it is returned as listed (a rebuild replacing it
+/// needs only its `commitSeq`).
+#[wasm_bindgen(js_name = shardMeta, unchecked_return_type = "ShardMeta | undefined")]
+pub fn shard_meta(bytes: &[u8], refuse_unsafe: bool) -> Result<JsValue, JsValue> {
+    let Some(meta) = crate::index::ShardMeta::shard_first(bytes).map_err(to_js_error)? else {
+        return Ok(JsValue::UNDEFINED);
+    };
+    if refuse_unsafe {
+        meta.check_partitions().map_err(to_js_error)?;
+    }
+    /// What a v2 `_index/_meta.json` lists.
+    #[derive(Serialize, Tsify)]
+    #[serde(rename_all = "camelCase")]
+    #[tsify(missing_as_null, hashmap_as_object)]
+    struct ShardMeta {
+        /// The partitions (shards) it lists.
+        partitions: Vec<String>,
+        /// Its commit sequence.
+        commit_seq: u64,
+    }
+    to_js(&ShardMeta {
+        partitions: meta.partitions,
+        commit_seq: meta.commit_seq.unwrap_or(0),
+    })
+}
+
+/// The names of the bookkeeping files at the cache root and of the solo lock key:
+/// `{localIndex, sidecar, journal, journalTaken, soloLockKey}`, so the shim copies none of them.
+#[wasm_bindgen(js_name = bookkeepingNames)]
+pub fn bookkeeping_names() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Names {
+        local_index: &'static str,
+        sidecar: &'static str,
+        journal: &'static str,
+        journal_taken: &'static str,
+        solo_lock_key: &'static str,
+    }
+    to_js(&Names {
+        local_index: INDEX_FILE,
+        sidecar: crate::model::paths::SYNC_STATE_FILE,
+        journal: crate::model::paths::TOMBSTONE_JOURNAL_FILE,
+        journal_taken: crate::model::paths::TOMBSTONE_JOURNAL_TAKEN,
+        solo_lock_key: crate::model::paths::SOLO_LOCK_KEY,
+    })
+}

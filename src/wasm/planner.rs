@@ -1,0 +1,569 @@
+//! `Planner`: a planning session (see `runs/session.rs`) as one JS class.
+
+use serde::Serialize;
+use tsify_next::Tsify;
+use wasm_bindgen::prelude::*;
+
+use crate::error::CoreError;
+use crate::model::paths::INDEX_FILE;
+use crate::runs::push::plan::{PushInput, Uploaded};
+use crate::runs::repair::plan::DoctorFacts;
+use crate::runs::session::{BaseLoad, Session, ShardFormat};
+use crate::safety::conflicts::{self, Keep};
+use crate::safety::{
+    self, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
+};
+use crate::wire::listing::decode_local;
+
+use super::convert::*;
+use super::pull_run::pull_outcome;
+
+/// A planning session bound to a namespace and prefix (see `session.rs`).
+#[wasm_bindgen]
+pub struct Planner {
+    pub(super) inner: Session,
+}
+
+#[wasm_bindgen]
+impl Planner {
+    /// Creates a session; `namespace` empty or absent means solo mode.
+    #[wasm_bindgen(constructor)]
+    pub fn new(namespace: Option<String>, prefix: Option<String>) -> Result<Planner, JsValue> {
+        let inner = Session::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
+            .map_err(to_js_error)?;
+        Ok(Planner { inner })
+    }
+
+    /// Parses a v1 index from its raw bytes; returns `{entries, internalEntries}`. The bytes are
+    /// taken as an owned copy so the core can free them before it builds the index map.
+    #[wasm_bindgen(js_name = loadIndex, unchecked_return_type = "IndexLoaded")]
+    pub fn load_index(&mut self, bytes: Vec<u8>) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.load_index_owned(bytes).map_err(to_js_error)?)
+    }
+
+    /// Loads a v2 shard-first index: the meta bytes, and the shards as one `blob` cut by
+    /// `lengths`, named by `partitions`. Returns the meta's `commitSeq`.
+    #[wasm_bindgen(js_name = loadShards)]
+    pub fn load_shards(
+        &mut self,
+        meta: &[u8],
+        partitions: Vec<String>,
+        blob: &[u8],
+        lengths: Vec<u32>,
+    ) -> Result<f64, JsValue> {
+        let shards = cut_shards(partitions, blob, &lengths)?;
+        Ok(self.inner.load_shards(meta, &shards).map_err(to_js_error)? as f64)
+    }
+
+    /// The v2 commit of this push: `{shards: [{partition, json}], meta}` (`json` null: delete
+    /// that shard).
+    #[wasm_bindgen(js_name = shardCommit)]
+    pub fn shard_commit(&self) -> Result<String, JsValue> {
+        let (shards, meta) = self.inner.shard_commit().map_err(to_js_error)?;
+        /// One shard a v2 commit changes.
+        #[derive(Serialize, Tsify)]
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct ShardChange {
+            /// The shard's partition.
+            partition: String,
+            /// The shard's new JSON, or null: delete the shard.
+            json: Option<String>,
+        }
+        /// The v2 commit of a push: the changed shards and the next meta.
+        #[derive(Serialize, Tsify)]
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct ShardCommit {
+            /// The changed shards.
+            shards: Vec<ShardChange>,
+            /// The next `_index/_meta.json`.
+            meta: String,
+        }
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap_or_default();
+        to_json(&ShardCommit {
+            shards: shards
+                .into_iter()
+                .map(|(partition, json)| ShardChange {
+                    partition,
+                    json: json.map(text),
+                })
+                .collect(),
+            meta: text(meta),
+        })
+    }
+
+    /// The loaded index cut into shards: `{shards: [{partition, json}], meta, unpartitioned}`.
+    /// `commitSeq` absent: the v1 mirror kept beside the monolith; present: a v2 shard-first
+    /// layout at that sequence (refused when a rel has no partition).
+    /// With `onlyTouched`, only shards the recorded push changed.
+    #[wasm_bindgen(js_name = shardLayout)]
+    pub fn shard_layout(
+        &self,
+        commit_seq: Option<f64>,
+        only_touched: bool,
+    ) -> Result<String, JsValue> {
+        let format = match commit_seq {
+            None => ShardFormat::V1Mirror,
+            Some(seq)
+                if seq >= 0.0
+                    && seq.fract() == 0.0
+                    && seq <= crate::index::MAX_SAFE_INTEGER as f64 =>
+            {
+                ShardFormat::V2 {
+                    commit_seq: seq as u64,
+                }
+            }
+            Some(seq) => {
+                return Err(to_js_error(CoreError::input(format!(
+                    "commitSeq must be a non-negative integer, got {seq}"
+                ))))
+            }
+        };
+        let layout = self
+            .inner
+            .shard_layout(format, only_touched)
+            .map_err(to_js_error)?;
+        /// One shard of an index cut into shards.
+        #[derive(Serialize, Tsify)]
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct ShardFile {
+            /// The shard's partition.
+            partition: String,
+            /// The shard's compact JSON.
+            json: String,
+        }
+        /// The loaded index cut into shards.
+        #[derive(Serialize, Tsify)]
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct ShardLayout {
+            /// The shards, by partition.
+            shards: Vec<ShardFile>,
+            /// The `_index/_meta.json` listing them.
+            meta: String,
+            /// Rels with no partition (kept in the monolith by a v1 mirror).
+            unpartitioned: Vec<String>,
+        }
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap_or_default();
+        to_json(&ShardLayout {
+            shards: layout
+                .shards
+                .into_iter()
+                .map(|(partition, json)| ShardFile {
+                    partition,
+                    json: text(json),
+                })
+                .collect(),
+            meta: text(layout.meta),
+            unpartitioned: layout.unpartitioned,
+        })
+    }
+
+    /// Re-applies this push's changes over a newer v2 shard set (after a lost race).
+    #[wasm_bindgen(js_name = rebasePushShards)]
+    pub fn rebase_push_shards(
+        &mut self,
+        meta: &[u8],
+        partitions: Vec<String>,
+        blob: &[u8],
+        lengths: Vec<u32>,
+    ) -> Result<(), JsValue> {
+        let shards = cut_shards(partitions, blob, &lengths)?;
+        self.inner
+            .rebase_push_shards(meta, &shards)
+            .map_err(to_js_error)
+    }
+
+    /// Loads the base: the local index (what this cache last synced). Returns `loaded`,
+    /// `unreadable` or `other-index` (then there is no base).
+    #[wasm_bindgen(js_name = loadBase, unchecked_return_type = "BaseLoad")]
+    pub fn load_base(&mut self, bytes: Vec<u8>) -> String {
+        match self.inner.load_base(bytes) {
+            BaseLoad::Loaded => "loaded",
+            BaseLoad::Unreadable => "unreadable",
+            BaseLoad::OtherIndex => "other-index",
+        }
+        .to_string()
+    }
+
+    /// Marks the loaded monolith as superseded by shards (so its rewrite changes its ETag).
+    #[wasm_bindgen(js_name = markMovedToShards)]
+    pub fn mark_moved_to_shards(&mut self, now_iso: String) -> Result<(), JsValue> {
+        self.inner
+            .mark_moved_to_shards(&now_iso)
+            .map_err(to_js_error)
+    }
+
+    /// Starts from an empty index (the bucket has none yet).
+    #[wasm_bindgen(js_name = loadEmptyIndex)]
+    pub fn load_empty_index(&mut self) {
+        self.inner.load_empty_index();
+    }
+
+    /// Adds the entries of `other` (raw index bytes) for `rels` that the loaded index lacks.
+    #[wasm_bindgen(js_name = adoptEntries)]
+    pub fn adopt_entries(&mut self, other: &[u8], rels: Vec<String>) -> Result<f64, JsValue> {
+        Ok(self
+            .inner
+            .adopt_entries(other, &rels)
+            .map_err(to_js_error)? as f64)
+    }
+
+    /// Migrate: indexes the verified, unindexed copies found in `listing` (a whole-bucket
+    /// listing buffer), from `soloIndex` where it matches, else from the listing; returns how
+    /// many entries were added.
+    #[wasm_bindgen(js_name = indexMigratedCopies)]
+    pub fn index_migrated_copies(
+        &mut self,
+        listing: &[u8],
+        solo_index: Option<Vec<u8>>,
+        now_iso: String,
+    ) -> Result<f64, JsValue> {
+        Ok(self
+            .inner
+            .index_migrated_copies(listing, solo_index.as_deref(), &now_iso)
+            .map_err(to_js_error)? as f64)
+    }
+
+    /// Removes `rels` from the loaded index; returns how many were there.
+    #[wasm_bindgen(js_name = removeEntries)]
+    pub fn remove_entries(&mut self, rels: Vec<String>) -> Result<f64, JsValue> {
+        Ok(self.inner.remove_entries(&rels).map_err(to_js_error)? as f64)
+    }
+
+    /// Starts an index rebuild from a listing.
+    #[wasm_bindgen(js_name = beginRebuild)]
+    pub fn begin_rebuild(&mut self, now_iso: String) {
+        self.inner.begin_rebuild(&now_iso);
+    }
+
+    /// Adds one listing page (`key\0size\0etag\0lastModified\0` records); keys holding a NUL
+    /// come separately in `unencodable` and are refused.
+    #[wasm_bindgen(js_name = addListingPage)]
+    pub fn add_listing_page(
+        &mut self,
+        page: &[u8],
+        unencodable: Vec<String>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .add_listing_page(page, &unencodable)
+            .map_err(to_js_error)
+    }
+
+    /// Finishes the rebuild; returns its report.
+    #[wasm_bindgen(js_name = finishRebuild, unchecked_return_type = "RebuildReport")]
+    pub fn finish_rebuild(&mut self, last_pulled: Option<String>) -> Result<JsValue, JsValue> {
+        to_js(
+            &self
+                .inner
+                .finish_rebuild(last_pulled.as_deref())
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// Plans a pull against a local listing buffer (`encodeLocalListing`); returns the plan
+    /// as JSON.
+    #[wasm_bindgen(js_name = planPull)]
+    pub fn plan_pull(&mut self, listing: &[u8], opts: JsValue) -> Result<String, JsValue> {
+        let opts: PullOptions = options(opts)?;
+        let opts = crate::runs::pull::plan::PullOptions {
+            metadata_only: opts.metadata_only.unwrap_or(false),
+            case_insensitive: opts.case_insensitive.unwrap_or(false),
+            keep_existing: opts.keep_existing.unwrap_or(false),
+            scope: opts.scope.unwrap_or_default(),
+            tombstones: opts.tombstones.unwrap_or_default(),
+        };
+        to_json(self.inner.plan_pull(listing, &opts).map_err(to_js_error)?)
+    }
+
+    /// Records the outcome of the last pull plan: `downloaded` as a local listing buffer,
+    /// `notFound` as rels.
+    #[wasm_bindgen(js_name = applyPull, unchecked_return_type = "PullApplied")]
+    pub fn apply_pull(
+        &mut self,
+        downloaded: &[u8],
+        not_found: Vec<String>,
+        aside_rels: Vec<String>,
+        aside_copies: Vec<String>,
+    ) -> Result<JsValue, JsValue> {
+        let outcome = pull_outcome(downloaded, not_found, aside_rels, aside_copies)?;
+        to_js(&self.inner.apply_pull(&outcome).map_err(to_js_error)?)
+    }
+
+    /// Plans a push against a local listing. `tombstones` are cache-relative (see
+    /// `normalizeTombstone`); `hashPaths`/`hashValues` carry the SHA-256 of files an earlier call
+    /// listed in `needsHash`. Returns the plan as JSON.
+    #[wasm_bindgen(js_name = planPush)]
+    pub fn plan_push(
+        &mut self,
+        listing: &[u8],
+        tombstones: Vec<String>,
+        hash_paths: Vec<String>,
+        hash_values: Vec<String>,
+        opts: JsValue,
+    ) -> Result<String, JsValue> {
+        if hash_paths.len() != hash_values.len() {
+            return Err(to_js_error(CoreError::input(
+                "hashPaths and hashValues differ in length",
+            )));
+        }
+        let opts: PushOptions = options(opts)?;
+        let input = PushInput {
+            tombstones: tombstones.into_iter().collect(),
+            hashes: hash_paths.into_iter().zip(hash_values).collect(),
+            policy: DeletePolicy {
+                delete_missing: opts.delete_missing.unwrap_or(false),
+                max_deletes: opts.max_deletes.unwrap_or(DEFAULT_MAX_DELETES),
+                max_delete_percent: opts
+                    .max_delete_percent
+                    .unwrap_or(DEFAULT_MAX_DELETE_PERCENT),
+                allow_catalog_shrink: opts.allow_catalog_shrink.unwrap_or(false),
+            },
+            facts: RunFacts {
+                walk_errors: opts.walk_errors.unwrap_or(0),
+                listing_errors: opts.listing_errors.unwrap_or(0),
+                lazy_pull_active: opts.lazy_pull_active.unwrap_or(false),
+                sidecar_unreadable: opts.sidecar_unreadable.unwrap_or(false),
+                symlinked_folders: opts.symlinked_folders.unwrap_or(0),
+            },
+            ..PushInput::default()
+        };
+        to_json(self.inner.plan_push(listing, &input).map_err(to_js_error)?)
+    }
+
+    /// Records the last push plan's uploads (`[{rel, size, mtimeMs, sha256}]`) and, when
+    /// `deletesConfirmed`, its deletes in the index; returns true when the remote index must be
+    /// written.
+    #[wasm_bindgen(js_name = recordPush)]
+    pub fn record_push(
+        &mut self,
+        uploaded: JsValue,
+        now_iso: String,
+        deletes_confirmed: bool,
+    ) -> Result<bool, JsValue> {
+        let uploaded: Vec<Uploaded> = from_js(uploaded, "uploaded")?;
+        self.inner
+            .record_push(&uploaded, &now_iso, deletes_confirmed)
+            .map_err(to_js_error)
+    }
+
+    /// Re-applies this push's changes over a newer remote index (after a lost race).
+    #[wasm_bindgen(js_name = rebasePush)]
+    pub fn rebase_push(&mut self, newer: &[u8]) -> Result<(), JsValue> {
+        self.inner.rebase_push(newer).map_err(to_js_error)
+    }
+
+    /// The rels of this push's deletes whose entries the current index no longer holds (after a
+    /// rebase, a rel another writer re-uploaded is left out: its object must stay).
+    #[wasm_bindgen(js_name = deletesStillApplying)]
+    pub fn deletes_still_applying(&self) -> Result<Vec<String>, JsValue> {
+        self.inner.deletes_still_applying().map_err(to_js_error)
+    }
+
+    /// A `markDirty` path as a cache-relative tombstone inside the bound tree, or `undefined`
+    /// when it cannot be evidence (outside the tree, internal, unsafe).
+    #[wasm_bindgen(js_name = normalizeTombstone)]
+    pub fn normalize_tombstone(&self, path: &str) -> Option<String> {
+        safety::normalize_tombstone(self.inner.model(), path)
+    }
+
+    /// Diagnoses the cache in `listing` against the loaded index (if any), given the raw
+    /// sync-state sidecar (or its absence) and the folders the walk found to be symlinks;
+    /// returns `[{code, message}]`.
+    #[wasm_bindgen(unchecked_return_type = "Problem[]")]
+    pub fn diagnose(
+        &self,
+        listing: &[u8],
+        sidecar: Option<Vec<u8>>,
+        symlinked_folders: Vec<String>,
+    ) -> Result<JsValue, JsValue> {
+        let facts = DoctorFacts {
+            symlinked_folders,
+            ..DoctorFacts::from_sidecar(sidecar.as_deref())
+        };
+        to_js(&self.inner.diagnose(listing, facts).map_err(to_js_error)?)
+    }
+
+    /// Plans a layout repair; returns the plan as JSON.
+    #[wasm_bindgen(js_name = planRepair)]
+    pub fn plan_repair(
+        &self,
+        listing: &[u8],
+        hash_paths: Vec<String>,
+        hash_values: Vec<String>,
+    ) -> Result<String, JsValue> {
+        if hash_paths.len() != hash_values.len() {
+            return Err(to_js_error(CoreError::input(
+                "hashPaths and hashValues differ in length",
+            )));
+        }
+        let hashes = hash_paths.into_iter().zip(hash_values).collect();
+        to_json(
+            &self
+                .inner
+                .plan_repair(listing, &hashes)
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// After a repair's hydration: backups proven byte-identical to the namespace copy.
+    /// Returns `{needsHash, redundant: [{path, sameAs}]}`.
+    #[wasm_bindgen(js_name = planBackupDedupe, unchecked_return_type = "BackupDedupe")]
+    pub fn plan_backup_dedupe(
+        &self,
+        listing: &[u8],
+        hash_paths: Vec<String>,
+        hash_values: Vec<String>,
+    ) -> Result<JsValue, JsValue> {
+        let files = crate::wire::listing::decode_local(listing).map_err(to_js_error)?;
+        let hashes = hash_paths.into_iter().zip(hash_values).collect();
+        let (needs_hash, redundant) =
+            crate::runs::repair::plan::plan_backup_dedupe(self.inner.model(), &files, &hashes);
+        /// Backups proven byte-identical to the namespace copy.
+        #[derive(Serialize, Tsify)]
+        #[serde(rename_all = "camelCase")]
+        #[tsify(missing_as_null, hashmap_as_object)]
+        struct BackupDedupe {
+            /// When non-empty, hash these cache paths and plan again.
+            needs_hash: Vec<String>,
+            /// Backups that may be removed, with the copy that stays.
+            redundant: Vec<crate::runs::repair::plan::Redundant>,
+        }
+        to_js(&BackupDedupe {
+            needs_hash,
+            redundant,
+        })
+    }
+
+    /// The cache path of the conflict copy of `cachePath` whose content hashes to `sha256`.
+    #[wasm_bindgen(js_name = conflictCopyPath)]
+    pub fn conflict_copy_path(&self, cache_path: &str, sha256: &str) -> Result<String, JsValue> {
+        conflicts::conflict_copy_path(cache_path, sha256).map_err(to_js_error)
+    }
+
+    /// Merges a version pointer (`latest`) changed here (`local`) and in the bucket (`bucket`)
+    /// to the higher version (see `file_class::merge_pointer_with_base`): `bucket`, `local`, or
+    /// `conflict` when either is not a version number. `localIsBase`: the local bytes hash to
+    /// the plan's `baseHashes` entry (this cache never changed it). Bytes over
+    /// `POINTER_MAX_BYTES` are `conflict`.
+    #[wasm_bindgen(js_name = mergePointer, unchecked_return_type = "PointerMerge")]
+    pub fn merge_pointer(
+        &self,
+        local: &[u8],
+        bucket: &[u8],
+        local_is_base: bool,
+    ) -> Result<JsValue, JsValue> {
+        let max = crate::model::file_class::POINTER_MAX_BYTES as usize;
+        let verdict = if local.len() > max || bucket.len() > max {
+            crate::model::file_class::PointerMerge::Conflict
+        } else {
+            crate::model::file_class::merge_pointer_with_base(local, bucket, local_is_base)
+        };
+        to_js(&verdict)
+    }
+
+    /// Plans `resolve`: `keep` is `mine` or `theirs`, `rels` the files (every file with a copy
+    /// when empty), `copies` a walk of the conflict folder (cache-relative paths). Returns
+    /// `{files: [{rel, cachePath, restoreFrom, copies}], unknown}`.
+    #[wasm_bindgen(js_name = planResolve, unchecked_return_type = "ResolvePlan")]
+    pub fn plan_resolve(
+        &self,
+        keep: &str,
+        rels: Vec<String>,
+        copies: &[u8],
+    ) -> Result<JsValue, JsValue> {
+        let keep = Keep::parse(keep).map_err(to_js_error)?;
+        let files = decode_local(copies).map_err(to_js_error)?;
+        to_js(
+            &conflicts::plan_resolve(self.inner.model(), keep, &rels, &files)
+                .map_err(to_js_error)?,
+        )
+    }
+
+    /// Sets the index's `lastPulled`.
+    #[wasm_bindgen(js_name = setLastPulled)]
+    pub fn set_last_pulled(&mut self, when_iso: String) -> Result<(), JsValue> {
+        self.inner.set_last_pulled(&when_iso).map_err(to_js_error)
+    }
+
+    /// The remote key of this session's monolithic index (relative to the prefix).
+    #[wasm_bindgen(js_name = remoteIndexKey)]
+    pub fn remote_index_key(&self) -> String {
+        self.inner.model().under_binding(INDEX_FILE)
+    }
+
+    /// The key of the global lock swamp core takes for this layout (relative to the prefix).
+    #[wasm_bindgen(js_name = lockKey)]
+    pub fn lock_key(&self) -> String {
+        self.inner.model().lock_key()
+    }
+
+    /// The remote folder (relative to the prefix, with a trailing `/`, or empty solo) that a
+    /// rebuild lists.
+    #[wasm_bindgen(js_name = listingPrefix)]
+    pub fn listing_prefix(&self) -> String {
+        self.inner.model().listing_prefix()
+    }
+
+    /// The local index to write after a pull (pretty JSON): the remote index with this cache's
+    /// mtimes, with the base entries of files the pull left alone kept.
+    #[wasm_bindgen(js_name = localIndexAfterPull)]
+    pub fn local_index_after_pull(&self) -> Result<Vec<u8>, JsValue> {
+        self.inner.local_index_after_pull().map_err(to_js_error)
+    }
+
+    /// The local index to write after a push (pretty JSON): the published index, with the base
+    /// entries of files that are behind the remote kept.
+    #[wasm_bindgen(js_name = localIndexAfterPush)]
+    pub fn local_index_after_push(&self) -> Result<Vec<u8>, JsValue> {
+        self.inner.local_index_after_push().map_err(to_js_error)
+    }
+
+    /// What a person must know about the last push plan, as JSON `Verdict[]`: a mixed layout,
+    /// files missing but not deleted, refused entries (the guards that withheld something are
+    /// in the plan's `blocked`).
+    #[wasm_bindgen(js_name = pushWarnings)]
+    pub fn push_warnings(&self) -> Result<String, JsValue> {
+        to_json(&self.inner.push_warnings().map_err(to_js_error)?)
+    }
+
+    /// What a person must know about the pull just applied, as JSON `Verdict[]`: conflicts set
+    /// aside, what needs a person, entries pruned.
+    #[wasm_bindgen(js_name = pullWarnings)]
+    pub fn pull_warnings(&self) -> Result<String, JsValue> {
+        to_json(&self.inner.pull_warnings().map_err(to_js_error)?)
+    }
+
+    /// Entries in the loaded index.
+    #[wasm_bindgen(js_name = indexLength)]
+    pub fn index_length(&self) -> Result<usize, JsValue> {
+        self.inner.index_len().map_err(to_js_error)
+    }
+
+    /// The index as JSON bytes: pretty (local copy) or compact (remote copy).
+    #[wasm_bindgen(js_name = indexJson)]
+    pub fn index_json(&self, pretty: bool) -> Result<Vec<u8>, JsValue> {
+        self.inner.index_json(pretty).map_err(to_js_error)
+    }
+}
+
+/// The keys of the v2 index and of the control folder under the bound tree.
+#[wasm_bindgen]
+impl Planner {
+    /// The key of `_index/_meta.json` under the bound tree.
+    #[wasm_bindgen(js_name = metaKey)]
+    pub fn meta_key(&self) -> String {
+        self.inner.model().meta_key()
+    }
+
+    /// The key of the shard `partition` under the bound tree; throws `partition-name-unsafe`
+    /// for a name that is not one safe segment.
+    #[wasm_bindgen(js_name = shardKey)]
+    pub fn shard_key(&self, partition: &str) -> Result<String, JsValue> {
+        self.inner.model().shard_key(partition).map_err(to_js_error)
+    }
+
+    /// The control-plane folder under the bound tree (`_control/` or `<ns>/_control/`).
+    #[wasm_bindgen(js_name = controlFolder)]
+    pub fn control_folder(&self) -> String {
+        self.inner.model().control_folder()
+    }
+}

@@ -1,0 +1,200 @@
+//! The local bookkeeping files (sidecar, journal, dirty recorder) and the datastore lock.
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use crate::state::lock;
+use crate::state::sync_state::SyncState;
+
+use super::convert::*;
+
+/// The sidecar with the tombstone journal folded in (see [`crate::state::sync_state::fold_journal`]);
+/// undefined when there was no sidecar and no line of the journal counts.
+#[wasm_bindgen(js_name = sidecarFoldJournal)]
+pub fn sidecar_fold_journal(sidecar: Option<Vec<u8>>, journal: Vec<u8>) -> Option<Vec<u8>> {
+    crate::state::sync_state::fold_journal(sidecar.as_deref(), &journal)
+}
+
+/// Records `markDirty` calls into the sidecar, reusing the state behind the bytes it wrote last
+/// (see [`crate::state::sync_state::DirtyRecorder`]); one per service, so a run of calls parses once.
+#[wasm_bindgen]
+pub struct DirtyRecorder {
+    inner: crate::state::sync_state::DirtyRecorder,
+}
+
+#[wasm_bindgen]
+impl DirtyRecorder {
+    /// An empty recorder.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> DirtyRecorder {
+        DirtyRecorder {
+            inner: crate::state::sync_state::DirtyRecorder::new(),
+        }
+    }
+
+    /// The sidecar (its current bytes, undefined when absent) after a `markDirty` of
+    /// `tombstone` (already normalised; undefined asks for a walk of everything).
+    pub fn record(
+        &mut self,
+        sidecar: Option<js_sys::Uint8Array>,
+        tombstone: Option<String>,
+    ) -> js_sys::Uint8Array {
+        // Copied across once each way: the recorder keeps its own bytes to compare the next
+        // call's with, so neither side needs an owned copy of the other's.
+        let current = sidecar.map(|bytes| bytes.to_vec());
+        js_sys::Uint8Array::from(self.inner.record(current.as_deref(), tombstone.as_deref()))
+    }
+
+    /// True when the sidecar last returned asks the extension to walk everything, so later
+    /// tombstones may go to the journal (see [`crate::state::sync_state::SyncState::asks_walk_of_everything`]).
+    #[wasm_bindgen(getter, js_name = walksEverything)]
+    pub fn walks_everything(&self) -> bool {
+        self.inner.walks_everything()
+    }
+}
+
+impl Default for DirtyRecorder {
+    fn default() -> Self {
+        DirtyRecorder::new()
+    }
+}
+
+/// The journal line `markDirty` appends for `tombstone` (already normalised).
+#[wasm_bindgen(js_name = journalLine)]
+pub fn journal_line(tombstone: &str) -> Vec<u8> {
+    crate::state::sync_state::journal_line(tombstone)
+}
+
+/// The hash of the last catalog export recorded in a sidecar, if any.
+#[wasm_bindgen(js_name = sidecarCatalogHash)]
+pub fn sidecar_catalog_hash(sidecar: Option<Vec<u8>>) -> Option<String> {
+    sidecar
+        .as_deref()
+        .and_then(SyncState::parse)
+        .and_then(|state| state.last_catalog_hash)
+}
+
+/// The sidecar with `hash` recorded as the last catalog export's (everything else kept).
+#[wasm_bindgen(js_name = sidecarWithCatalogHash)]
+pub fn sidecar_with_catalog_hash(sidecar: Option<Vec<u8>>, hash: String) -> Vec<u8> {
+    let mut state = SyncState::for_update(sidecar.as_deref());
+    state.last_catalog_hash = Some(hash);
+    state.to_json()
+}
+
+/// True when the sidecar records a pending lazy (metadata-only) hydration.
+#[wasm_bindgen(js_name = sidecarLazyPullActive)]
+pub fn sidecar_lazy_pull_active(sidecar: Option<Vec<u8>>) -> bool {
+    sidecar
+        .as_deref()
+        .and_then(SyncState::parse)
+        .is_some_and(|s| s.lazy_pull_active)
+}
+
+/// True when a sidecar file exists but cannot be read (not JSON, wrong shape, unknown version):
+/// the push then withholds deletes (`sidecar-unreadable`) rather than read it as absent.
+#[wasm_bindgen(js_name = sidecarUnreadable)]
+pub fn sidecar_unreadable(sidecar: Option<Vec<u8>>) -> bool {
+    sidecar
+        .as_deref()
+        .is_some_and(|bytes| SyncState::parse(bytes).is_none())
+}
+
+/// Whether a lock object's body reads as a lock (`false`: only `lock release --force unreadable`
+/// removes it, since no nonce can be named).
+#[wasm_bindgen(js_name = lockReadable)]
+pub fn lock_readable(body: &[u8]) -> bool {
+    lock::LockBody::parse(body).is_some()
+}
+
+/// Classifies the lock object (see `lock::assess`): `{state: "free" | "ours" | "held" | "stale",
+/// ...}`.
+#[wasm_bindgen(js_name = lockAssess, unchecked_return_type = "LockState")]
+pub fn lock_assess(
+    body: Option<Vec<u8>>,
+    last_modified_ms: Option<f64>,
+    our_nonce: &str,
+    now_ms: f64,
+) -> Result<JsValue, JsValue> {
+    let last = last_modified_ms
+        .map(|m| millis(m, "lastModified"))
+        .transpose()?;
+    to_js(&lock::assess(
+        body.as_deref(),
+        last,
+        our_nonce,
+        millis(now_ms, "now")?,
+    ))
+}
+
+/// Whether to keep waiting for a held lock: `{action: "retry", delayMs}` or `{action: "giveUp"}`.
+#[wasm_bindgen(js_name = lockWaitDecision, unchecked_return_type = "WaitDecision")]
+pub fn lock_wait_decision(
+    started_ms: f64,
+    now_ms: f64,
+    max_wait_ms: f64,
+    retry_ms: f64,
+) -> Result<JsValue, JsValue> {
+    to_js(&lock::wait_decision(
+        millis(started_ms, "started")?,
+        millis(now_ms, "now")?,
+        duration(max_wait_ms, "maxWaitMs")?,
+        duration(retry_ms, "retryMs")?,
+    ))
+}
+
+/// How often a holder refreshes a lease of `ttl_ms`.
+#[wasm_bindgen(js_name = lockHeartbeatMs)]
+pub fn lock_heartbeat_ms(ttl_ms: f64) -> Result<f64, JsValue> {
+    Ok(lock::heartbeat_interval_ms(duration(ttl_ms, "ttlMs")?) as f64)
+}
+
+/// The lock body the extension writes, as pretty JSON bytes.
+#[wasm_bindgen(js_name = lockBody)]
+pub fn lock_body(
+    holder: String,
+    hostname: String,
+    pid: f64,
+    acquired_at_iso: String,
+    ttl_ms: f64,
+    nonce: String,
+) -> Result<Vec<u8>, JsValue> {
+    Ok(lock::LockBody {
+        holder,
+        hostname,
+        pid: duration(pid, "pid")?,
+        acquired_at: acquired_at_iso,
+        ttl_ms: lock::check_ttl(duration(ttl_ms, "ttlMs")?).map_err(to_js_error)?,
+        nonce,
+    }
+    .to_json())
+}
+
+/// Whether a temporary file of ours last written at `mtimeMs` (undefined: unknown) is left
+/// over from a dead run at `nowMs` (see `paths::is_stale_temp`).
+#[wasm_bindgen(js_name = isStaleTemp)]
+pub fn is_stale_temp(mtime_ms: Option<f64>, now_ms: f64) -> Result<bool, JsValue> {
+    let mtime = mtime_ms.map(|m| millis(m, "mtimeMs")).transpose()?;
+    Ok(crate::model::paths::is_stale_temp(
+        mtime,
+        millis(now_ms, "nowMs")?,
+    ))
+}
+
+/// The lock's defaults, `{ttlMs, retryMs, maxWaitMs}` (the extension's), so the shim copies
+/// none of them.
+#[wasm_bindgen(js_name = lockDefaults)]
+pub fn lock_defaults() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Defaults {
+        ttl_ms: u64,
+        retry_ms: u64,
+        max_wait_ms: u64,
+    }
+    to_js(&Defaults {
+        ttl_ms: lock::DEFAULT_TTL_MS,
+        retry_ms: lock::DEFAULT_RETRY_MS,
+        max_wait_ms: lock::DEFAULT_MAX_WAIT_MS,
+    })
+}
