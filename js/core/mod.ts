@@ -97,6 +97,7 @@ export type {
   ResolveResult,
   Restore,
   Restored,
+  ServerVerdict,
   ShardChange,
   ShardCommit,
   ShardFile,
@@ -112,6 +113,7 @@ export type {
   UploadReason,
   Verdict,
 } from "./wasm.ts";
+import type { ServerVerdict } from "./wasm.ts";
 import type {
   BackupDedupe,
   BaseLoad,
@@ -1367,6 +1369,26 @@ export function catalogShrinks(localSize: number, remoteSize: number): boolean {
 /** The hash of the last catalog export a sidecar recorded, if any. */
 export function sidecarCatalogHash(sidecar: Uint8Array | undefined): string | undefined {
   return wasm.sidecarCatalogHash(sidecar);
+}
+
+/**
+ * What the sidecar remembers of the server behind `store` (its conditional-request support),
+ * when the core trusts it at `nowMs`: probed on that store, writes honoured, under a day old.
+ */
+export function serverVerdictRecalled(
+  sidecar: Uint8Array | undefined,
+  store: string,
+  nowMs: number,
+): ServerVerdict | undefined {
+  return core(() => wasm.serverVerdictRecalled(sidecar, store, nowMs));
+}
+
+/** The sidecar with `verdict` remembered, or undefined when there is nothing to keep it in. */
+export function sidecarWithServerVerdict(
+  sidecar: Uint8Array | undefined,
+  verdict: ServerVerdict,
+): Uint8Array | undefined {
+  return core(() => wasm.sidecarWithServerVerdict(sidecar, verdict));
 }
 
 /** The sidecar with `hash` recorded as the last catalog export's. */

@@ -120,6 +120,8 @@ export class S3Store implements ObjectStore, StreamingStore {
   readonly prefix: string;
   /** HTTP requests sent so far (each attempt counts). */
   requests = 0;
+  /** The endpoint (or the region, on AWS), bucket and prefix: see `ObjectStore.identity`. */
+  readonly identity: string;
   readonly #timeoutMs: number;
   readonly #endpoint?: string;
   readonly #multipartThreshold: number;
@@ -135,9 +137,11 @@ export class S3Store implements ObjectStore, StreamingStore {
     this.#partSize = Math.max(MIN_PART_SIZE, options.partSizeBytes ?? DEFAULT_PART_SIZE);
     this.#partConcurrency = Math.max(1, options.partConcurrency ?? 4);
     this.#endpoint = options.endpoint;
+    const region = options.region ?? Deno.env.get("AWS_REGION") ??
+      Deno.env.get("AWS_DEFAULT_REGION") ?? "us-east-1";
+    this.identity = JSON.stringify([options.endpoint ?? `aws:${region}`, this.bucket, this.prefix]);
     this.client = new S3Client({
-      region: options.region ?? Deno.env.get("AWS_REGION") ?? Deno.env.get("AWS_DEFAULT_REGION") ??
-        "us-east-1",
+      region,
       endpoint: options.endpoint,
       forcePathStyle: options.forcePathStyle,
       credentials: options.credentials,

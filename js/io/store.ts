@@ -58,6 +58,12 @@ export interface ObjectStoreClient {
 
 /** What this project's adapter adds to the extension's surface. */
 export interface ObjectStore extends ObjectStoreClient {
+  /**
+   * Which server, bucket and prefix this store writes to, as a stable string: what a verdict
+   * about the server (its conditional-request support) is remembered under. Absent: nothing is
+   * remembered between runs.
+   */
+  readonly identity?: string;
   /** Lists page by page (`pageSize` keys per request). */
   listPages(
     subPrefix: string,

@@ -25,7 +25,10 @@ import {
   type PushPlan,
   PushRun,
   type PushRunRequest,
+  type ServerVerdict,
+  serverVerdictRecalled,
   sidecarToWrite,
+  sidecarWithServerVerdict,
   type Upload,
   type Uploaded,
   type Verdict,
@@ -35,7 +38,7 @@ import type { WalkResult } from "../io/cache_fs.ts";
 import { SIDECAR, type SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
 import { asSyncError, describe, SyncError } from "../core/errors.ts";
-import { readSidecar, rewriteSidecar } from "./journal.ts";
+import { exclusive, readSidecar, rewriteSidecar } from "./journal.ts";
 import { shardWriteFailure, writeV1Mirror } from "./shards.ts";
 import { logBase } from "./pull.ts";
 import {
@@ -248,6 +251,18 @@ async function objectConditions(
   if (!hasExtras(ctx.store)) return { writes: false, deletes: false };
   const store = ctx.store;
   const retry = ctx.retry ?? DEFAULT_RETRY;
+  // What an earlier run (another process: swamp runs each command in its own) learned of this
+  // server spares the probe's four requests; the core says whether to trust it.
+  const nowMs = (ctx.now?.() ?? new Date()).getTime();
+  const recalled = store.identity === undefined ? undefined : serverVerdictRecalled(
+    (await ctx.cache.readFile(SIDECAR)) ?? undefined,
+    store.identity,
+    nowMs,
+  );
+  if (recalled) {
+    probedWrites.set(store, true);
+    if (typeof recalled.deletes === "boolean") probedDeletes.set(store, recalled.deletes);
+  }
   const probe = (check: typeof conditionalWritesWork) =>
     withRetry(() => check(store, planner.controlFolder, ctx.signal), retry, ctx.signal);
   if (!(await probe(conditionalWritesWork))) {
@@ -257,7 +272,36 @@ async function objectConditions(
         "nothing was written. Re-run with --allow-unconditional when you are the only writer",
     );
   }
-  return { writes: true, deletes: deleting && await probe(conditionalDeletesWork) };
+  const deletes = deleting ? await probe(conditionalDeletesWork) : null;
+  const learned = !recalled || (deletes !== null && typeof recalled.deletes !== "boolean");
+  if (store.identity !== undefined && learned) {
+    await rememberServer(ctx, {
+      store: store.identity,
+      writes: true,
+      deletes: deletes ?? recalled?.deletes ?? null,
+      probedAtMs: recalled && deletes !== null ? recalled.probedAtMs : nowMs,
+    });
+  }
+  return { writes: true, deletes: deletes ?? false };
+}
+
+/**
+ * Keeps what the probe learned in the sidecar for the next run (see `server_verdict.rs`), in the
+ * cache's queue so a `markDirty` meanwhile is not overwritten. Best effort: a failed write only
+ * costs the next run a probe.
+ */
+async function rememberServer(ctx: SyncContext, verdict: ServerVerdict): Promise<void> {
+  try {
+    await exclusive(ctx.cache, async () => {
+      const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
+      const written = sidecarWithServerVerdict(sidecar, verdict);
+      if (written) await ctx.cache.writeAtomic(SIDECAR, written, { flush: false });
+    });
+  } catch (error) {
+    ctx.log?.(
+      `what the server honours was not remembered (${describe(error)}): the next push probes again`,
+    );
+  }
 }
 
 /** What a HEAD said, as the core's facts. */

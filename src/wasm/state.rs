@@ -6,6 +6,8 @@ use wasm_bindgen::prelude::*;
 use crate::state::lock;
 use crate::state::sync_state::SyncState;
 
+use crate::state::server_verdict;
+
 use super::convert::*;
 
 /// The sidecar with the tombstone journal folded in (see [`crate::state::sync_state::fold_journal`]);
@@ -80,6 +82,33 @@ pub fn sidecar_with_catalog_hash(sidecar: Option<Vec<u8>>, hash: String) -> Vec<
     let mut state = SyncState::for_update(sidecar.as_deref());
     state.last_catalog_hash = Some(hash);
     state.to_json()
+}
+
+/// What the sidecar remembers of the server behind `store` (`{store, writes, deletes?,
+/// probedAtMs}`), when it is to be trusted at `now_ms`; `undefined` otherwise (see
+/// `state/server_verdict.rs`).
+#[wasm_bindgen(js_name = serverVerdictRecalled, unchecked_return_type = "ServerVerdict | undefined")]
+pub fn server_verdict_recalled(
+    sidecar: Option<Vec<u8>>,
+    store: &str,
+    now_ms: f64,
+) -> Result<JsValue, JsValue> {
+    let now_ms = millis(now_ms, "nowMs")?;
+    match server_verdict::recalled(sidecar.as_deref(), store, now_ms) {
+        Some(verdict) => to_js(&verdict),
+        None => Ok(JsValue::UNDEFINED),
+    }
+}
+
+/// The sidecar with `verdict` (`{store, writes, deletes?, probedAtMs}`) remembered, or
+/// `undefined` when there is no readable sidecar or nothing to remember.
+#[wasm_bindgen(js_name = sidecarWithServerVerdict)]
+pub fn sidecar_with_server_verdict(
+    sidecar: Option<Vec<u8>>,
+    verdict: JsValue,
+) -> Result<Option<Vec<u8>>, JsValue> {
+    let verdict: server_verdict::ServerVerdict = from_js(verdict, "verdict")?;
+    Ok(server_verdict::remembered(sidecar.as_deref(), &verdict))
 }
 
 /// True when the sidecar records a pending lazy (metadata-only) hydration.

@@ -72,6 +72,12 @@ const FUNCTIONS: Record<string, () => unknown> = {
   sidecarLazyPullActive: () => wasm.sidecarLazyPullActive(DEEP),
   sidecarUnreadable: () => wasm.sidecarUnreadable(JUNK),
   sidecarWithCatalogHash: () => wasm.sidecarWithCatalogHash(DEEP, HUGE),
+  serverVerdictRecalled: () => wasm.serverVerdictRecalled(JUNK, EVIL + HUGE, NaN),
+  sidecarWithServerVerdict: () =>
+    wasm.sidecarWithServerVerdict(
+      DEEP,
+      { store: 7, writes: "yes", probedAtMs: -Infinity } as never,
+    ),
 };
 
 /** One hostile case per `Planner` method (called out of order, with junk, or both). */
