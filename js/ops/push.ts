@@ -296,6 +296,8 @@ async function rememberServer(ctx: SyncContext, verdict: ServerVerdict): Promise
       const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
       const written = sidecarWithServerVerdict(sidecar, verdict);
       if (written) await ctx.cache.writeAtomic(SIDECAR, written, { flush: false });
+      // A cache with no sidecar yet (its first push) keeps the verdict once the push wrote one.
+      else if (sidecar === undefined) unremembered.set(ctx.cache, verdict);
     });
   } catch (error) {
     ctx.log?.(
@@ -303,6 +305,9 @@ async function rememberServer(ctx: SyncContext, verdict: ServerVerdict): Promise
     );
   }
 }
+
+/** Verdicts probed on a cache that had no sidecar yet, by cache: kept after the push's write. */
+const unremembered = new WeakMap<object, ServerVerdict>();
 
 /** What a HEAD said, as the core's facts. */
 function factsOf(head: HeadResult): ObjectFacts {
@@ -709,6 +714,11 @@ async function driveSteps(
             ctx.log,
           ));
         if (written !== undefined) run.onWritten(undefined, now());
+        const verdict = unremembered.get(ctx.cache);
+        if (verdict) {
+          unremembered.delete(ctx.cache);
+          await rememberServer(ctx, verdict);
+        }
         break;
       }
       case "writeSidecar":

@@ -47,10 +47,9 @@ Deno.test("on s3s-fs, the conditional-write probe is remembered for the next pro
     }
   };
   try {
-    // No sidecar yet: probed, with nothing to remember it in.
+    // No sidecar yet: probed, and remembered in the sidecar the push then writes.
     assert((await pushWith("data/a.yaml")).length > 0);
-    // Probed again, and remembered in the sidecar the first push left.
-    assert((await pushWith("data/b.yaml")).length > 0);
+    assertEquals(await pushWith("data/b.yaml"), []);
     const sidecar = JSON.parse(await Deno.readTextFile(`${root}/.datastore-sync-state.json`));
     assertEquals(sidecar.s3syncServer.writes, true);
     assertEquals(sidecar.s3syncServer.deletes, null);
@@ -95,7 +94,7 @@ Deno.test("on s3s-fs, a push that deletes probes the delete condition once; the 
     await writeCacheFiles(root, [["data/a.yaml", encode("a")], ["data/b.yaml", encode("b")]]);
     await run();
     await writeCacheFiles(root, [["data/c.yaml", encode("c")]]);
-    await run();
+    assertEquals((await run()).probes, []);
     // A delete, with its evidence: the delete condition is probed (s3s-fs ignores it, so the
     // delete rests on a HEAD compare), and remembered.
     await Deno.remove(`${root}/data/a.yaml`);
