@@ -352,7 +352,9 @@ fn a_file_this_cache_never_had_leaves_no_entry_in_the_local_index_after_a_push()
         .plan_push(&encode_local([]), &PushInput::default())
         .unwrap()
         .clone();
-    assert_eq!(plan.missing, ["logs/b.log"], "{plan:?}");
+    // Not missing: this cache never had it, so its absence is no deletion to report.
+    assert!(plan.missing.is_empty(), "{plan:?}");
+    assert_eq!(plan.not_pulled, ["logs/b.log"], "{plan:?}");
     session.record_push(&[], MTIME, false).unwrap();
     let after_push = session.local_index_after_push().unwrap();
     assert!(json(&after_push)["entries"].get("logs/b.log").is_none());
@@ -364,4 +366,42 @@ fn a_file_this_cache_never_had_leaves_no_entry_in_the_local_index_after_a_push()
     let listing = encode_local([("logs/b.log", 20, Some(MTIME_MS + 3000))]);
     let plan = next.plan_push(&listing, &PushInput::default()).unwrap();
     assert!(plan.uploads.is_empty(), "{plan:?}");
+}
+
+#[test]
+fn absence_is_missing_only_for_files_the_base_names() {
+    // A scoped pull (swamp's `method run`) brings one model's files; the bucket names others
+    // the cache never had. Their absence is no deletion: not `missing` (no warning, no block on
+    // the seal), but `not_pulled`. A file the base names and the cache lost stays `missing`.
+    let remote = index(&[
+        entry("data/kept.yaml", 4, MTIME, MTIME),
+        entry("data/lost.yaml", 4, MTIME, MTIME),
+        entry("data/peer.yaml", 4, MTIME, MTIME),
+    ]);
+    let base = index(&[
+        entry("data/kept.yaml", 4, MTIME, MTIME),
+        entry("data/lost.yaml", 4, MTIME, MTIME),
+    ]);
+    let listing = encode_local([("data/kept.yaml", 4, Some(MTIME_MS))]);
+    let mut session = Session::new(None, "").unwrap();
+    session.load_index(remote.as_bytes()).unwrap();
+    session.load_base(base.as_bytes().to_vec());
+    let plan = session
+        .plan_push(&listing, &PushInput::default())
+        .unwrap()
+        .clone();
+    assert_eq!(plan.missing, ["data/lost.yaml"], "{plan:?}");
+    assert_eq!(plan.not_pulled, ["data/peer.yaml"], "{plan:?}");
+    assert_eq!((plan.summary.missing, plan.summary.not_pulled), (1, 1));
+    assert!(
+        plan.deletes.is_empty() && plan.uploads.is_empty(),
+        "{plan:?}"
+    );
+
+    // With no base at all nothing tells the two apart: both are reported missing, as before.
+    let mut baseless = Session::new(None, "").unwrap();
+    baseless.load_index(remote.as_bytes()).unwrap();
+    let plan = baseless.plan_push(&listing, &PushInput::default()).unwrap();
+    assert_eq!(plan.missing, ["data/lost.yaml", "data/peer.yaml"]);
+    assert!(plan.not_pulled.is_empty());
 }

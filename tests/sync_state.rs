@@ -6,7 +6,9 @@
 use serde_json::{json, Value};
 
 use s3sync_core::runs::repair::plan::DoctorFacts;
-use s3sync_core::state::sync_state::{is_trusted_etag, unquote_etag, SyncState, DIRTY_PATHS_CAP};
+use s3sync_core::state::sync_state::{
+    is_trusted_etag, unquote_etag, PushStanding, SyncState, DIRTY_PATHS_CAP,
+};
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -640,7 +642,7 @@ fn an_unverified_push_forgets_used_tombstones_in_dirty_paths_too() {
     state.record_dirty(Some("ns/used"));
     state.record_dirty(Some("ns/kept"));
     state.record_push(
-        false,
+        PushStanding::Unsent,
         None,
         "2026-12-01T00:00:00.000Z",
         &["ns/used".to_string()],

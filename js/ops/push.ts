@@ -569,7 +569,7 @@ async function driveSteps(
         );
         if (sealed) {
           report.plan = sealed;
-          ctx.log?.("nothing changed since the last verified push: nothing sent");
+          ctx.log?.("nothing changed here since the last complete push: nothing sent");
         }
         break;
       }
@@ -579,7 +579,7 @@ async function driveSteps(
         if (sealed) {
           report.plan = sealed;
           ctx.log?.(
-            `nothing changed since the last verified push (${action.paths.length} recent ` +
+            `nothing changed here since the last complete push (${action.paths.length} recent ` +
               `file(s) hashed): nothing sent`,
           );
         }
@@ -758,6 +758,11 @@ function announce(ctx: SyncContext, plan: PushPlan): void {
     `plan: ${plan.summary.upload} to upload, ${plan.summary.delete} to delete, ` +
       `${plan.summary.missing} missing (not deleted), ${plan.summary.withheldDeletes} deletes withheld`,
   );
+  if (plan.notPulled.length > 0) {
+    ctx.log?.(
+      `${plan.notPulled.length} files in the bucket were never pulled here: nothing to push for them (pull to bring them)`,
+    );
+  }
   if (plan.behind.length > 0) {
     ctx.log?.(
       `${plan.behind.length} files changed remotely since this cache last synced them: not uploaded (pull to bring them)`,

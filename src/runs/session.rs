@@ -1094,7 +1094,7 @@ impl Session {
             // Not uploaded: what the base said, or nothing. A conflict this cache never synced
             // (made here while another cache pushed the same path) recorded with the remote's
             // entry would read as "changed here, remote unchanged" next time, and go up over it.
-            // So would a file this cache does not hold (missing, or its delete withheld) and
+            // So would a file this cache does not hold (missing, not pulled, or its delete withheld) and
             // never synced: a file made at that path later would pass for an edit of a version
             // this cache never saw.
             for rel in plan
@@ -1102,6 +1102,7 @@ impl Session {
                 .iter()
                 .chain(&plan.conflicts)
                 .chain(&plan.missing)
+                .chain(&plan.not_pulled)
                 .chain(plan.withheld.iter().map(|d| &d.rel))
             {
                 match self.base.as_ref().and_then(|b| b.entries.get(rel)) {

@@ -151,6 +151,19 @@ impl SyncState {
     }
 }
 
+/// Where a push left the cache, as [`SyncState::record_push`] records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushStanding {
+    /// The cache holds exactly what the bucket's index names: nothing failed or was withheld,
+    /// nothing is missing here, behind the bucket or not yet pulled.
+    InLine,
+    /// Everything this cache changed is in the bucket, but the bucket holds versions this cache
+    /// has not pulled (files another cache added or changed): nothing to push, a pull to do.
+    SentAll,
+    /// Something local was not sent (a failure, a guard, a missing file, a lazy pull pending).
+    Unsent,
+}
+
 /// An ETag without its surrounding double quotes.
 pub fn unquote_etag(etag: &str) -> &str {
     etag.trim_start_matches("W/").trim_matches('"')
@@ -199,22 +212,37 @@ impl SyncState {
         }
     }
 
-    /// Records the end of a push: verified against `etag` at `now_iso` when `verified` (the
-    /// lazy flag kept: a push brings nothing down), else marked dirty so no fast path skips the
-    /// next pull's work; and the tombstones the push acted on forgotten.
+    /// Records the end of a push (the lazy flag kept: a push brings nothing down), and forgets
+    /// the tombstones it acted on:
+    ///
+    /// - [`PushStanding::InLine`]: verified against `etag` at `now_iso`.
+    /// - [`PushStanding::SentAll`]: nothing local is left to send, but the cache does not hold
+    ///   everything the bucket does: clean (no dirty flag or path, so the next push may end on
+    ///   its seal) and tied to no index ETag (so the next pull does its work).
+    /// - [`PushStanding::Unsent`]: marked dirty, so no fast path skips the next push's or pull's
+    ///   work.
     pub fn record_push(
         &mut self,
-        verified: bool,
+        standing: PushStanding,
         etag: Option<&str>,
         now_iso: &str,
         consumed: &[String],
     ) {
-        if verified {
-            let lazy = self.lazy_pull_active;
-            self.mark_synced(etag, now_iso);
-            self.lazy_pull_active = lazy;
-        } else {
-            self.local_dirty = true;
+        match standing {
+            PushStanding::InLine => {
+                let lazy = self.lazy_pull_active;
+                self.mark_synced(etag, now_iso);
+                self.lazy_pull_active = lazy;
+            }
+            PushStanding::SentAll => {
+                self.version = 2;
+                self.remote_index_etag.clear();
+                self.local_dirty = false;
+                self.dirty_paths.clear();
+                self.bulk_invalidated = false;
+                self.dirty_paths_overflowed = None;
+            }
+            PushStanding::Unsent => self.local_dirty = true,
         }
         self.consume_tombstones(consumed);
     }

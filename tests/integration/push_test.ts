@@ -561,6 +561,52 @@ for (const kind of SERVER_KINDS) {
   });
 }
 
+Deno.test("on moto, a peer's file this cache never pulled is no missing file: no warning, the push seals, the next push sends nothing and the pull still brings it", async () => {
+  const server = await startServer("moto");
+  const proxy = startFaultProxy(server.endpoint, { seed: 0 });
+  const store = await server.bucket("not-pulled");
+  const cacheA = await Deno.makeTempDir({ prefix: "s3sync-not-pulled-a-" });
+  const cacheB = await Deno.makeTempDir({ prefix: "s3sync-not-pulled-b-" });
+  try {
+    const target = throughProxy(server, proxy);
+    const flagsA = commonFlags(target, "not-pulled", cacheA, { namespace: "ns" });
+    const flagsB = commonFlags(target, "not-pulled", cacheB, { namespace: "ns" });
+    const rels = datastoreRels(6);
+    await writeCacheFiles(cacheA, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    assertEquals((await runCliJson(["push", "--yes", ...flagsA])).code, 0);
+    assertEquals((await runCliJson(["pull", ...flagsB])).code, 0);
+    // A adds a file B never pulls (as a scoped pull of another model leaves it).
+    const peer = "data/peer/new.yaml";
+    await writeCacheFiles(cacheA, [[`ns/${peer}`, contentOf(peer)]]);
+    assertEquals((await runCliJson(["push", "--yes", ...flagsA])).code, 0);
+    // B edits its own file and pushes: the peer's file is not pulled here, not missing.
+    await Deno.writeFile(`${cacheB}/ns/${rels[0]}`, new TextEncoder().encode("edited by B"));
+    const pushed = await runCliJson(["push", "--yes", ...flagsB]);
+    assertEquals(pushed.code, 0, pushed.stderr);
+    const summary = pushed.json.summary as Summary;
+    assertEquals(summary.upload, 1);
+    assertEquals(summary.missing, 0, "a file never held here is not missing");
+    assertEquals((pushed.json.plan as { notPulled: string[] }).notPulled, [peer]);
+    const warnings = pushed.json.warnings as { code: string }[];
+    assertEquals(warnings.map((w) => w.code), [], JSON.stringify(warnings));
+    // Everything B changed is in the bucket: its next push sends nothing.
+    const before = proxy.stats.requests;
+    const noop = await runCliJson(["push", "--yes", ...flagsB]);
+    assertEquals(noop.code, 0, noop.stderr);
+    assertEquals(proxy.stats.requests - before, 0, `a sealed push sends nothing: ${noop.stderr}`);
+    // But B is not in line with the bucket: its pull does the work and brings the file.
+    const pulled = await runCliJson(["pull", ...flagsB]);
+    assertEquals(pulled.code, 0, pulled.stderr);
+    assertEquals(await Deno.readFile(`${cacheB}/ns/${peer}`), contentOf(peer));
+  } finally {
+    store.destroy();
+    await proxy.stop();
+    await server.stop();
+    await Deno.remove(cacheA, { recursive: true });
+    await Deno.remove(cacheB, { recursive: true });
+  }
+});
+
 Deno.test("on moto, a replacement of a version this cache pushed goes If-Match its recorded ETag with no HEAD; a stale one is caught", async () => {
   const server = await startServer("moto");
   const proxy = startFaultProxy(server.endpoint, { seed: 0 });

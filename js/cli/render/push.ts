@@ -16,7 +16,9 @@ export function describePlan(plan: PushPlan, limit = 20): string[] {
       count(s.missing)
     } missing (not deleted)` +
     (s.withheldDeletes ? `, ${count(s.withheldDeletes)} deletes withheld` : "") +
-    (s.heldBack ? `, ${count(s.heldBack)} held back` : "") + ".",
+    (s.heldBack ? `, ${count(s.heldBack)} held back` : "") +
+    // Older saved plans (`push --plan`) carry no `notPulled`.
+    (s.notPulled ? `, ${count(s.notPulled)} not pulled here` : "") + ".",
   ];
   for (const u of plan.uploads.slice(0, limit)) {
     lines.push(`  upload ${u.rel} (${u.reason}, ${u.size} bytes)`);

@@ -87,6 +87,9 @@ pub struct PushSummary {
     pub withheld_deletes: u64,
     /// Index entries absent locally without evidence (reported, never deleted).
     pub missing: u64,
+    /// Index entries another cache added that this one has never synced nor holds (a pull
+    /// brings them; nothing to push or delete).
+    pub not_pulled: u64,
     /// Files unchanged.
     pub unchanged: u64,
     /// Files held back by a guard (the catalog export).
@@ -110,8 +113,14 @@ pub struct PushPlan {
     pub deletes: Vec<Delete>,
     /// Deletes the evidence supported but a guard withheld.
     pub withheld: Vec<Delete>,
-    /// Index entries absent locally without evidence.
+    /// Index entries absent locally without evidence, that this cache synced (or, with no base
+    /// at all, may have synced): absence is not deletion, so they are reported and kept.
     pub missing: Vec<String>,
+    /// Index entries absent locally that the base does not name: another cache added them after
+    /// this one last synced them, or a scoped pull left them out. Not `missing`: nothing here
+    /// was deleted, so they are neither warned about nor keep the cache from being sealed; a
+    /// pull brings them.
+    pub not_pulled: Vec<String>,
     /// Index entries whose keys break the path rules, with the refusal's code, as a pull
     /// reports them: they name no local file, so they are never uploaded, deleted or dropped
     /// (the published index keeps them as read). Also counted in `missing`, as before.
@@ -367,6 +376,12 @@ pub fn plan_push(
         let evidence = match covering_tombstone(&input.tombstones, &cache_path) {
             Some(path) => Evidence::Tombstone { path: path.clone() },
             None if input.policy.delete_missing => Evidence::DeleteMissing,
+            // The base names every file this cache synced: an entry it does not name was never
+            // here, so its absence says nothing (a peer's new file, a scoped pull's leftover).
+            None if base.is_some() && base_entry.is_none() => {
+                plan.not_pulled.push(key.clone());
+                continue;
+            }
             None => {
                 plan.missing.push(key.clone());
                 continue;
@@ -513,6 +528,7 @@ pub fn plan_push(
     plan.summary.delete = plan.deletes.len() as u64;
     plan.summary.withheld_deletes = plan.withheld.len() as u64;
     plan.summary.missing = plan.missing.len() as u64;
+    plan.summary.not_pulled = plan.not_pulled.len() as u64;
     plan.summary.refused = plan.refused.len() as u64;
     plan
 }

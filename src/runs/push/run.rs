@@ -13,7 +13,7 @@ use crate::codes::GuardCode;
 use crate::error::{CoreError, CoreResult};
 use crate::runs::push::plan::PushPlan;
 use crate::safety::Verdict;
-use crate::state::sync_state::SyncState;
+use crate::state::sync_state::{PushStanding, SyncState};
 
 /// The `kind` of a plan saved by `s3sync plan --out`.
 pub const SAVED_PLAN_KIND: &str = "s3sync-push-plan";
@@ -127,7 +127,12 @@ pub struct PushEnd {
 ///   still needs its evidence for the push that will make it.
 /// - The sidecar vouches for the cache (verified against `etag`, so the next pull may take the
 ///   fast path) only when nothing failed, no guard fired and no indexed file is missing, behind
-///   the bucket or left remote by a lazy pull; otherwise it is marked dirty.
+///   the bucket, not yet pulled or left remote by a lazy pull.
+/// - When only files behind the bucket or not yet pulled keep it from that, everything local
+///   was sent: the cache is clean and sealed (the next push may send nothing) but tied to no
+///   index ETag (the next pull does its work). A scoped pull leaves such a cache behind on
+///   every push; marking it dirty cost each later push a read of the index.
+/// - Otherwise it is marked dirty.
 /// - A push that changed nothing, proved nothing and consumed nothing, in a cache without a
 ///   sidecar, records nothing: an absent sidecar already means "not verified".
 pub fn sidecar_after_push(
@@ -141,13 +146,21 @@ pub fn sidecar_after_push(
     } else {
         &[]
     };
-    let verified = end.failures == 0
+    let sent_all = end.failures == 0
         && plan.blocked.is_empty()
         && plan.missing.is_empty()
-        && plan.behind.is_empty()
         && !end.lazy_pull_active;
+    let in_line = sent_all && plan.behind.is_empty() && plan.not_pulled.is_empty();
+    let standing = match (in_line, sent_all) {
+        (true, _) => PushStanding::InLine,
+        (false, true) => PushStanding::SentAll,
+        (false, false) => PushStanding::Unsent,
+    };
+    // A seal is worth a sidecar (the next push sends nothing); a cache that is merely behind
+    // the bucket, with no seal to record, has nothing an absent sidecar does not say already.
     let nothing_to_record = sidecar.is_none()
-        && !verified
+        && (standing == PushStanding::Unsent
+            || (standing == PushStanding::SentAll && end.seal.is_none()))
         && consumed.is_empty()
         && end.uploaded == 0
         && end.deleted == 0;
@@ -155,9 +168,10 @@ pub fn sidecar_after_push(
         return None;
     }
     let mut state = SyncState::for_update(sidecar);
-    state.record_push(verified, end.etag.as_deref(), &end.now_iso, consumed);
-    // Only a verified cache is sealed: the seal says "a push has nothing to send here".
-    state.seal = if verified { end.seal.clone() } else { None };
+    state.record_push(standing, end.etag.as_deref(), &end.now_iso, consumed);
+    // Only a cache with nothing left to send is sealed: the seal says "a push has nothing to
+    // send here".
+    state.seal = if sent_all { end.seal.clone() } else { None };
     if let Some(seq) = end.commit_seq {
         state.commit_seq = Some(seq);
     }
@@ -258,6 +272,7 @@ mod tests {
     use super::*;
     use crate::runs::push::plan::{Delete, PushSummary};
     use crate::safety::Evidence;
+    use crate::state::seal::StatSeal;
 
     fn delete(rel: &str) -> Delete {
         Delete {
@@ -404,27 +419,60 @@ mod tests {
         assert_eq!(after.remote_index_etag, "");
     }
 
+    fn sealed(end: PushEnd) -> PushEnd {
+        PushEnd {
+            seal: Some(StatSeal {
+                digest: "d".into(),
+                walked_at_ms: 1,
+            }),
+            ..end
+        }
+    }
+
     #[test]
-    fn failures_missing_behind_and_lazy_each_stop_the_sidecar_vouching() {
+    fn failures_missing_and_lazy_each_leave_the_cache_dirty_and_unsealed() {
         let clean = PushPlan::default();
         let mut missing = PushPlan::default();
         missing.missing.push("m".into());
-        let mut behind = PushPlan::default();
-        behind.behind.push("b".into());
         let lazy = PushEnd {
             lazy_pull_active: true,
             ..end(0, 1)
         };
-        let cases: [(&PushPlan, PushEnd); 4] = [
-            (&clean, end(1, 1)),
-            (&missing, end(0, 1)),
-            (&behind, end(0, 1)),
-            (&clean, lazy),
+        let cases: [(&PushPlan, PushEnd); 3] = [
+            (&clean, sealed(end(1, 1))),
+            (&missing, sealed(end(0, 1))),
+            (&clean, sealed(lazy)),
         ];
         for (plan, end) in cases {
             let after = state(&sidecar_after_push(Some(b"{}"), plan, &[], &end).unwrap());
             assert!(after.local_dirty, "{end:?}");
             assert_eq!(after.remote_index_etag, "");
+            assert_eq!(after.seal, None, "{end:?}");
+        }
+    }
+
+    #[test]
+    fn a_cache_behind_the_bucket_that_sent_everything_is_sealed_but_not_vouched_for() {
+        // A scoped pull leaves the peer's files unpulled (`not_pulled`); a peer's edit of a file
+        // unchanged here leaves it `behind`. Either way nothing here is unsent: the next push may
+        // end on the seal, but the next pull must not take the fast path.
+        let mut behind = PushPlan::default();
+        behind.behind.push("b".into());
+        let mut not_pulled = PushPlan::default();
+        not_pulled.not_pulled.push("n".into());
+        let was_verified = {
+            let mut s = SyncState::fresh();
+            s.mark_synced(Some("\"old\""), "2026-11-01T00:00:00.000Z");
+            s.record_dirty(Some("n"));
+            s.to_json()
+        };
+        for plan in [&behind, &not_pulled] {
+            let after = sidecar_after_push(Some(&was_verified), plan, &[], &sealed(end(0, 1)));
+            let after = state(&after.unwrap());
+            assert!(!after.local_dirty, "{plan:?}");
+            assert!(after.dirty_paths.is_empty(), "{plan:?}");
+            assert_eq!(after.remote_index_etag, "", "no pull fast path: {plan:?}");
+            assert_eq!(after.seal.map(|s| s.digest), Some("d".to_string()));
         }
     }
 
@@ -433,6 +481,8 @@ mod tests {
         let mut behind = PushPlan::default();
         behind.behind.push("b".into());
         assert_eq!(sidecar_after_push(None, &behind, &[], &end(0, 0)), None);
+        // Unless it has a seal to record: the next push may then send nothing.
+        assert!(sidecar_after_push(None, &behind, &[], &sealed(end(0, 0))).is_some());
         // But one that uploaded records that the cache is not verified.
         assert!(sidecar_after_push(None, &behind, &[], &end(0, 1)).is_some());
         // And a clean one records the verification.
