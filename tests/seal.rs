@@ -282,3 +282,50 @@ fn a_two_phase_push_of_a_sealed_cache_prepares_and_commits_nothing() {
     assert_eq!(pushed.uploaded, ["data/a.json"]);
     assert!(pushed.published);
 }
+
+fn preview() -> PushRunRequest {
+    PushRunRequest {
+        dry_run: true,
+        preview: true,
+        ..PushRunRequest::default()
+    }
+}
+
+#[test]
+fn a_preview_of_a_sealed_cache_counts_nothing_without_a_request() {
+    // Swamp core previews before `datastore sync --push` without `--yes`, then pushes when the
+    // preview counts 0: on a sealed cache both end after their walk.
+    let (mut bucket, mut cache) = synced();
+    let before = index_reads(&bucket);
+    let previewed = run_push(&mut bucket, &mut cache, preview(), &PushFaults::default()).unwrap();
+    assert!(previewed.sealed);
+    assert!(previewed.plan.uploads.is_empty() && previewed.plan.deletes.is_empty());
+    assert_eq!(index_reads(&bucket), before, "not even the index was read");
+    // A plain dry run (a person reads the whole plan) still plans against the bucket.
+    let dry = PushRunRequest {
+        dry_run: true,
+        ..PushRunRequest::default()
+    };
+    let planned = run_push(&mut bucket, &mut cache, dry, &PushFaults::default()).unwrap();
+    assert!(!planned.sealed);
+    assert_eq!(index_reads(&bucket), before + 1);
+}
+
+#[test]
+fn a_preview_after_a_write_counts_it_and_never_touches_the_seal() {
+    let (mut bucket, mut cache) = sealed_in_a_hurry();
+    let sidecar_before = cache.files[".datastore-sync-state.json"].0.clone();
+    // The racy file is hashed and holds the synced bytes: the preview ends on the seal but,
+    // writing nothing, does not refresh it.
+    let previewed = run_push(&mut bucket, &mut cache, preview(), &PushFaults::default()).unwrap();
+    assert!(previewed.sealed);
+    assert!(!previewed.seal_refreshed, "a dry run writes nothing");
+    assert_eq!(cache.files[".datastore-sync-state.json"].0, sidecar_before);
+    // An unmarked write since: the preview plans and counts it; nothing is sent.
+    cache.edit("data/b.json", b"B2");
+    let previewed = run_push(&mut bucket, &mut cache, preview(), &PushFaults::default()).unwrap();
+    assert!(!previewed.sealed);
+    assert_eq!(previewed.plan.summary.upload, 1);
+    assert!(previewed.uploaded.is_empty() && !previewed.published);
+    assert_eq!(cache.files[".datastore-sync-state.json"].0, sidecar_before);
+}

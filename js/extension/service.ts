@@ -305,7 +305,14 @@ export class S3SyncService {
     const report = await traced("previewPush", namespaceAttr(namespace), () =>
       this.#cancellable(
         opts.signal,
-        () => push(this.#context(namespace, opts.signal), { dryRun: true, ...this.#pushPolicy() }),
+        () =>
+          push(this.#context(namespace, opts.signal), {
+            dryRun: true,
+            // Core pushes next when the preview counts nothing: a sealed cache may say so with no
+            // request.
+            preview: true,
+            ...this.#pushPolicy(),
+          }),
       ));
     const plan = report.plan;
     const created = plan.uploads.filter((u) => u.reason === "new").length;

@@ -66,6 +66,11 @@ export interface PushRequest extends
   /** Plan only: nothing is uploaded, deleted or published. */
   dryRun?: boolean;
   /**
+   * With `dryRun`: the caller only counts what would go, so a sealed cache may answer "nothing"
+   * after its walk, with no request (the core's `preview`).
+   */
+  preview?: boolean;
+  /**
    * Asked before any delete; deletes go only when it resolves true. Absent means deletes are
    * confirmed (the library default; the CLI always passes one).
    */
@@ -427,6 +432,7 @@ function runRequest(ctx: SyncContext, request: PushRequest, twoPhase: boolean): 
     maxDeletePercent: request.maxDeletePercent,
     allowCatalogShrink: request.allowCatalogShrink ?? false,
     dryRun: request.dryRun ?? false,
+    preview: request.preview ?? false,
     askConfirmation: request.confirmDeletes !== undefined,
     twoPhase,
     expect: request.expect ? JSON.stringify(request.expect) : undefined,

@@ -16,6 +16,7 @@ import {
 import { contentOf, datastoreRels } from "../harness/seed.ts";
 import { SERVER_KINDS, startServer } from "../harness/servers.ts";
 import { startFaultProxy, throughProxy } from "../harness/fault_proxy.ts";
+import { S3SyncService } from "../../js/extension/service.ts";
 
 type Summary = {
   upload: number;
@@ -658,6 +659,34 @@ Deno.test("on moto, a replacement of a version this cache pushed goes If-Match i
   } finally {
     store.destroy();
     await proxy.stop();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("on s3s-fs, swamp core's preview of a sealed cache costs no request, and a write since is counted and not sent", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("preview");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-preview-" });
+  try {
+    const rels = datastoreRels(8);
+    await writeCacheFiles(cache, rels.map((rel) => [`ns/${rel}`, contentOf(rel)]));
+    const service = new S3SyncService(store, cache, { log: () => {} });
+    assertEquals(await service.pushChanged({ namespace: "ns" }), rels.length);
+    // `datastore sync --push` without `--yes`: the preview, then (counting 0) the push.
+    const before = store.requests;
+    const preview = await service.previewPush({ namespace: "ns" });
+    assertEquals(preview.total, 0);
+    assertEquals(await service.pushChanged({ namespace: "ns" }), 0);
+    assertEquals(store.requests - before, 0, "preview and push both end on the seal");
+    // A write since breaks the seal: the preview reads the index and counts it, sends nothing.
+    await Deno.writeFile(`${cache}/ns/${rels[2]}`, new TextEncoder().encode("edited"));
+    const counted = await service.previewPush({ namespace: "ns" });
+    assertEquals({ total: counted.total, changed: counted.changed }, { total: 1, changed: 1 });
+    assertEquals((await store.getObject(`ns/${rels[2]}`)).data, contentOf(rels[2]));
+    assertEquals(await service.pushChanged({ namespace: "ns" }), 1);
+  } finally {
+    store.destroy();
     await server.stop();
     await Deno.remove(cache, { recursive: true });
   }

@@ -47,6 +47,11 @@ pub struct PushRunRequest {
     pub allow_catalog_shrink: bool,
     /// Plan only: nothing is uploaded, deleted or published.
     pub dry_run: bool,
+    /// With `dry_run`, the caller only counts what would go (swamp core's preview before
+    /// `datastore sync --push`, which pushes next when the count is 0): such a dry run may end on
+    /// the sidecar's seal, which says nothing would, and never refreshes it (a dry run writes
+    /// nothing). Without it a dry run always plans, since a person reads the whole plan.
+    pub preview: bool,
     /// Ask before any delete (a `confirm` action); without, deletes are confirmed.
     pub ask_confirmation: bool,
     /// Stop after the uploads (a `prepared` action) until `commit` is called: swamp core's
@@ -332,11 +337,12 @@ impl PushRun {
 
     /// Whether this push may end on the sidecar's seal: a real push of a cache with nothing
     /// marked (no tombstone, no dirty path or flag, no lazy pull). A dry run or a saved plan
-    /// reports the plan, so they always plan. A two-phase push that ends on the seal hands core
-    /// an empty manifest, and its commit does nothing.
+    /// reports the plan, so they always plan, except a preview that only counts what would go.
+    /// A two-phase push that ends on the seal hands core an empty manifest, and its commit does
+    /// nothing.
     fn may_end_on_seal(&self, state: &SyncState) -> bool {
         let request = &self.request;
-        !request.dry_run
+        (!request.dry_run || request.preview)
             && request.expect.is_none()
             && self.tombstones.is_empty()
             && state.tombstones.is_empty()
@@ -383,7 +389,9 @@ impl PushRun {
             }
             Some(racy) => {
                 self.racy = racy;
-                self.refreshed_seal = stamp.map(|stamp| StatSeal {
+                // A dry run writes nothing, so it leaves the seal as it found it.
+                let writes = !self.request.dry_run;
+                self.refreshed_seal = stamp.filter(|_| writes).map(|stamp| StatSeal {
                     digest: stamp.digest,
                     walked_at_ms,
                 });
