@@ -329,3 +329,73 @@ fn a_preview_after_a_write_counts_it_and_never_touches_the_seal() {
     assert!(previewed.uploaded.is_empty() && !previewed.published);
     assert_eq!(cache.files[".datastore-sync-state.json"].0, sidecar_before);
 }
+
+const EXPORT: &str = ".catalog-export.json";
+
+/// A sealed cache holding swamp's catalog export beside its data, far from the seal's walk.
+fn sealed_with_export() -> (Bucket, Cache) {
+    let mut bucket = Bucket::with_datastore(&BTreeMap::new(), &BTreeMap::new());
+    let mut cache = Cache::default();
+    cache.edit("data/a.json", b"a");
+    cache.edit(EXPORT, b"[1]");
+    assert_eq!(push_plain(&mut bucket, &mut cache).uploaded.len(), 2);
+    // A push with nothing to do far from the write: the seal is verified and stays.
+    push_plain(&mut bucket, &mut cache);
+    (bucket, cache)
+}
+
+fn export_path() -> String {
+    format!("{NS}/{EXPORT}")
+}
+
+#[test]
+fn a_catalog_export_rewritten_and_marked_with_the_same_bytes_leaves_the_push_on_the_seal() {
+    // Swamp core rewrites and marks its export before every push of a namespaced clone.
+    let (mut bucket, mut cache) = sealed_with_export();
+    let before = index_reads(&bucket);
+    cache.edit_marked(EXPORT, b"[1]");
+    let noop = push_plain(&mut bucket, &mut cache);
+    assert!(noop.sealed, "{:?}", noop.plan);
+    assert_eq!(
+        noop.seal_hashed,
+        [export_path()],
+        "only the export is hashed"
+    );
+    assert!(
+        !noop.seal_refreshed,
+        "nothing racy by time: no sidecar rewrite"
+    );
+    assert_eq!(index_reads(&bucket), before, "no request");
+}
+
+#[test]
+fn a_catalog_export_with_new_bytes_is_pushed_marked_or_not() {
+    let (mut bucket, mut cache) = sealed_with_export();
+    cache.edit_marked(EXPORT, b"[1,2]");
+    let pushed = push_plain(&mut bucket, &mut cache);
+    assert!(!pushed.sealed);
+    assert_eq!(pushed.uploaded, [EXPORT]);
+    // Unmarked and same size, its stats no longer part of the digest: still hashed, still sent.
+    push_plain(&mut bucket, &mut cache);
+    cache.edit(EXPORT, b"[1,3]");
+    let pushed = push_plain(&mut bucket, &mut cache);
+    assert!(!pushed.sealed);
+    assert_eq!(pushed.uploaded, [EXPORT]);
+    assert_eq!(bucket.objects[&export_path()].0, b"[1,3]");
+}
+
+#[test]
+fn a_marked_export_that_is_gone_or_a_marked_data_file_takes_the_normal_path() {
+    let (mut bucket, mut cache) = sealed_with_export();
+    cache.delete_marked(EXPORT);
+    let deleted = push_plain(&mut bucket, &mut cache);
+    assert!(!deleted.sealed);
+    assert_eq!(deleted.deleted, [EXPORT]);
+
+    let (mut bucket, mut cache) = sealed_with_export();
+    cache.edit_marked(EXPORT, b"[1]");
+    cache.edit_marked("data/a.json", b"A");
+    let pushed = push_plain(&mut bucket, &mut cache);
+    assert!(!pushed.sealed, "a mark on a data file is not the export's");
+    assert_eq!(pushed.uploaded, ["data/a.json"]);
+}

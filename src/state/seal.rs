@@ -1,8 +1,9 @@
 //! The stat seal: how a push that has nothing to do sends nothing.
 //!
 //! Swamp core pushes after every command, in a new process. When nothing changed, a push used to
-//! read the remote index (two requests) and walk the cache to learn so. A push that ends with the
-//! cache verified (everything uploaded, nothing failed, withheld, missing or behind) now records
+//! read the remote index (two requests) and walk the cache to learn so. A push that ends with
+//! nothing left to send (everything uploaded, nothing failed, withheld or missing here; files
+//! behind the bucket or never pulled do not count, see [`crate::runs::push::run`]) now records
 //! a seal in the sidecar: a digest of every payload file's path, size, mtime, change time and
 //! inode as its walk saw them, and when that walk began. The next push walks first; when no
 //! tombstone or dirty mark waits and the walk's digest is the seal's, nothing can have changed
@@ -20,12 +21,21 @@
 //! pushes right after each command that wrote files, so its next push always meets the files
 //! that command wrote within the window. A walk that could not read every stat, met errors or
 //! symlinked folders seals nothing.
+//!
+//! Derived files ([`crate::model::file_class::FileClass::Derived`], swamp's catalog export) are
+//! vouched for by their bytes, not their stats: swamp core rewrites the export and marks it dirty
+//! before every push, with the same bytes when nothing changed, so a seal over its stats never
+//! held on a namespaced clone (each push read the index). The digest takes only a derived file's
+//! path (a removal still breaks the seal), every push ending on the seal hashes them like racy
+//! files ([`derived_files`]), and a dirty mark that names only derived files present here does
+//! not keep a push from its seal.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde::{Deserialize, Serialize};
 use tsify_next::Tsify;
 
+use crate::model::file_class::is_derived;
 use crate::model::layout::Survey;
 
 /// How close to the seal's walk a file's change may be before the seal is not trusted: above
@@ -85,6 +95,13 @@ pub fn stamp(survey: &Survey<'_>, changes: &[f64]) -> Option<WalkStamp> {
     let mut high = DefaultHasher::new();
     0x5ea1_u32.hash(&mut high);
     for (rel, file) in survey.payload.iter() {
+        if is_derived(rel) {
+            // Vouched for by its bytes (see the module's doc): only its presence counts here.
+            for hasher in [&mut low, &mut high] {
+                rel.hash(hasher);
+            }
+            continue;
+        }
         let ctime = *changes.get(file.slot * 2)?;
         let ino = *changes.get(file.slot * 2 + 1)?;
         let mtime = file.mtime_ms?;
@@ -119,11 +136,12 @@ pub struct RacyFile {
 /// The payload files of a surveyed walk (`changes` as for [`stamp`]) whose mtime or change
 /// time is within their racy window ([`racy_window_ms`]) before `seal`'s walk, or after it: a change within the same
 /// timestamp tick as the sealing walk's stat would not show in the digest. A file lacking a
-/// stat counts as racy.
+/// stat counts as racy. Derived files are left out: [`derived_files`] are hashed every time.
 pub fn racy_files(seal: &StatSeal, survey: &Survey<'_>, changes: &[f64]) -> Vec<RacyFile> {
     survey
         .payload
         .iter()
+        .filter(|(rel, _)| !is_derived(rel))
         .filter(|(_, file)| {
             let ctime = changes
                 .get(file.slot * 2)
@@ -132,6 +150,21 @@ pub fn racy_files(seal: &StatSeal, survey: &Survey<'_>, changes: &[f64]) -> Vec<
                 .map(|c| c as i64);
             is_racy(file.mtime_ms, ctime, seal.walked_at_ms)
         })
+        .map(|(rel, file)| RacyFile {
+            rel: rel.to_string(),
+            cache_path: file.cache_path.to_string(),
+            size: file.size,
+        })
+        .collect()
+}
+
+/// The derived files of a walk, which a push ending on the seal hashes whatever their stats say
+/// (see the module's doc): in the form of [`racy_files`].
+pub fn derived_files(survey: &Survey<'_>) -> Vec<RacyFile> {
+    survey
+        .payload
+        .iter()
+        .filter(|(rel, _)| is_derived(rel))
         .map(|(rel, file)| RacyFile {
             rel: rel.to_string(),
             cache_path: file.cache_path.to_string(),

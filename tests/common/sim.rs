@@ -221,6 +221,20 @@ impl Cache {
         self.write(".datastore-sync-state.json", state.to_json());
     }
 
+    /// Writes a data file and records the mark, as swamp core does for its catalog export
+    /// before every push.
+    pub fn edit_marked(&mut self, rel: &str, bytes: &[u8]) {
+        self.edit(rel, bytes);
+        let path = format!("{NS}/{rel}");
+        let sidecar = self
+            .files
+            .get(".datastore-sync-state.json")
+            .map(|(b, _)| b.clone());
+        let mut state = SyncState::for_update(sidecar.as_deref());
+        state.record_dirty(Some(&path));
+        self.write(".datastore-sync-state.json", state.to_json());
+    }
+
     /// Writes `bytes` (this cache's version of `cache_path`) to its conflict copy, named by
     /// content as the shim names it; returns the copy's path.
     pub fn keep_aside(&mut self, cache_path: &str, bytes: Vec<u8>) -> String {

@@ -691,3 +691,37 @@ Deno.test("on s3s-fs, swamp core's preview of a sealed cache costs no request, a
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("on s3s-fs, swamp core's rewrite and mark of the catalog export before a push costs no request when its bytes are the same", async () => {
+  const server = await startServer("s3s-fs");
+  const store = await server.bucket("export-seal");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-export-seal-" });
+  try {
+    const rels = datastoreRels(6);
+    const rows = new TextEncoder().encode(JSON.stringify([{ id: 1 }]));
+    await writeCacheFiles(cache, [
+      ...rels.map((rel): [string, Uint8Array] => [`ns/${rel}`, contentOf(rel)]),
+      ["ns/.catalog-export.json", rows],
+    ]);
+    const service = new S3SyncService(store, cache, { log: () => {} });
+    assertEquals(await service.pushChanged({ namespace: "ns" }), rels.length + 1);
+    // What core does before each push of a namespaced clone: rewrite the export, mark it.
+    const exportAgain = async (bytes: Uint8Array) => {
+      await Deno.writeFile(`${cache}/ns/.catalog-export.json`, bytes);
+      await service.markDirty({ relPath: "ns/.catalog-export.json" });
+    };
+    await exportAgain(rows);
+    const before = store.requests;
+    assertEquals(await service.pushChanged({ namespace: "ns" }), 0);
+    assertEquals(store.requests - before, 0, "the export is hashed, not re-read from the bucket");
+    // New rows go up.
+    const more = new TextEncoder().encode(JSON.stringify([{ id: 1 }, { id: 2 }]));
+    await exportAgain(more);
+    assertEquals(await service.pushChanged({ namespace: "ns" }), 1);
+    assertEquals((await store.getObject("ns/.catalog-export.json")).data, more);
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});

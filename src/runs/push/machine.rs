@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use tsify_next::Tsify;
 
 use crate::error::{CoreError, CoreResult};
+use crate::model::file_class::is_derived;
 use crate::model::layout::survey;
-use crate::model::paths::{INDEX_FILE, SYNC_STATE_FILE};
+use crate::model::paths::{CachePlace, ForeignNamespaces, PathModel, INDEX_FILE, SYNC_STATE_FILE};
 use crate::runs::push::plan::{PushInput, PushPlan, PushSummary, Uploaded};
 use crate::runs::push::run::PushEnd;
 use crate::runs::session::{BaseLoad, Session};
@@ -235,6 +236,11 @@ pub struct PushRun {
     /// The seal the first walk would leave (its digest is the sidecar's seal's, its time this
     /// walk's), recorded when the racy files it had to hash hold the bytes last synced.
     refreshed_seal: Option<StatSeal>,
+    /// The binding's path model, to read the sidecar's marks (set by `onLocalState`).
+    model: Option<PathModel>,
+    /// Marks (tombstones, dirty paths) that name derived files: they leave the seal usable when
+    /// each names a file the first walk finds (see [`crate::state::seal`]).
+    derived_marks: Vec<String>,
 }
 
 impl PushRun {
@@ -275,6 +281,8 @@ impl PushRun {
             base_read: false,
             seal_hashes: Default::default(),
             refreshed_seal: None,
+            model: None,
+            derived_marks: Vec::new(),
         }
     }
 
@@ -315,6 +323,7 @@ impl PushRun {
         self.expect("onLocalState", |p| {
             matches!(p, PushAction::ReadLocalState { .. })
         })?;
+        self.model = Some(session.model().clone());
         if let Some(bytes) = sidecar.as_deref() {
             self.tombstones = tombstones_in_sidecar(session.model(), bytes);
             match SyncState::parse(bytes) {
@@ -322,6 +331,15 @@ impl PushRun {
                     self.lazy_pull_active = state.lazy_pull_active;
                     self.sidecar_seal = state.seal.clone();
                     self.seal = state.seal.clone().filter(|_| self.may_end_on_seal(&state));
+                    if self.seal.is_some() {
+                        self.derived_marks = self
+                            .tombstones
+                            .iter()
+                            .chain(&state.tombstones)
+                            .chain(&state.dirty_paths)
+                            .map(|mark| mark.trim_end_matches('/').to_string())
+                            .collect();
+                    }
                 }
                 None => self.sidecar_unreadable = true,
             }
@@ -340,14 +358,27 @@ impl PushRun {
     /// reports the plan, so they always plan, except a preview that only counts what would go.
     /// A two-phase push that ends on the seal hands core an empty manifest, and its commit does
     /// nothing.
+    ///
+    /// Marks that name only derived files do not count (swamp core marks its catalog export
+    /// before every push): the first walk then checks each names a file it found, and hashes
+    /// them.
     fn may_end_on_seal(&self, state: &SyncState) -> bool {
         let request = &self.request;
+        let marks: Vec<&String> = self
+            .tombstones
+            .iter()
+            .chain(&state.tombstones)
+            .chain(&state.dirty_paths)
+            .collect();
+        let unmarked = marks.is_empty() && !state.local_dirty;
+        let marked_derived = !marks.is_empty()
+            && self
+                .model
+                .as_ref()
+                .is_some_and(|model| marks.iter().all(|mark| names_derived(model, mark)));
         (!request.dry_run || request.preview)
             && request.expect.is_none()
-            && self.tombstones.is_empty()
-            && state.tombstones.is_empty()
-            && !state.local_dirty
-            && state.dirty_paths.is_empty()
+            && (unmarked || marked_derived)
             && !state.bulk_invalidated
             && !state.lazy_pull_active
     }
@@ -374,23 +405,35 @@ impl PushRun {
         let stamp = (walk_errors == 0 && symlinked_folders == 0)
             .then(|| seal::stamp(&surveyed, changes))
             .flatten();
+        // A derived file marked here but gone from the walk is a removal to act on.
+        let marks_found = self.derived_marks.iter().all(|mark| {
+            surveyed
+                .payload
+                .iter()
+                .any(|(_, file)| file.cache_path == mark.as_str())
+        });
         let racy = match (&self.seal, &stamp) {
-            (Some(seal), Some(stamp)) if seal.digest == stamp.digest => {
+            (Some(seal), Some(stamp)) if seal.digest == stamp.digest && marks_found => {
                 Some(seal::racy_files(seal, &surveyed, changes))
             }
             _ => None,
         };
+        // Derived files are hashed whatever their stats (see `crate::state::seal`); only racy
+        // ones make the verified walk worth a refresh of the seal.
+        let derived = seal::derived_files(&surveyed);
         match racy {
-            Some(racy) if racy.is_empty() => {
+            Some(racy) if racy.is_empty() && derived.is_empty() => {
                 session.set_push_plan(sealed_plan(&surveyed));
                 self.pending = PushAction::Done;
                 self.ended_on_seal = true;
                 Ok(true)
             }
-            Some(racy) => {
+            Some(mut racy) => {
+                // A dry run writes nothing, so it leaves the seal as it found it; and a walk
+                // that met no racy file has nothing to refresh (derived files are hashed anyway).
+                let writes = !self.request.dry_run && !racy.is_empty();
+                racy.extend(derived);
                 self.racy = racy;
-                // A dry run writes nothing, so it leaves the seal as it found it.
-                let writes = !self.request.dry_run;
                 self.refreshed_seal = stamp.filter(|_| writes).map(|stamp| StatSeal {
                     digest: stamp.digest,
                     walked_at_ms,
@@ -883,5 +926,14 @@ fn sealed_plan(surveyed: &crate::model::layout::Survey<'_>) -> PushPlan {
         },
         layout: surveyed.findings.clone(),
         ..PushPlan::default()
+    }
+}
+
+/// True when `mark` (a tombstone or dirty path as the sidecar stores it: cache-relative) names a
+/// derived file of `model`'s bound tree.
+fn names_derived(model: &PathModel, mark: &str) -> bool {
+    match model.classify_cache_path(mark.trim_end_matches('/'), &ForeignNamespaces::new()) {
+        CachePlace::Payload(rel) => is_derived(rel.as_str()),
+        _ => false,
     }
 }
