@@ -13,7 +13,7 @@ use std::ops::Deref;
 /// of an `Option<String>` plus one word, and holds any ISO-8601 timestamp with milliseconds.
 const INLINE_BYTES: usize = 30;
 
-/// An immutable string, inline when at most [`INLINE_BYTES`] long, on the heap otherwise.
+/// An immutable string, inline when at most `INLINE_BYTES` long, on the heap otherwise.
 ///
 /// Equality, ordering and hashing are those of the text: the representation is chosen by length
 /// alone, so equal texts are always stored alike.

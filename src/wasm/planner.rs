@@ -1,4 +1,4 @@
-//! `Planner`: a planning session (see `runs/session.rs`) as one JS class.
+//! `Planner`: a planning session (see `runs/session/`) as one JS class.
 
 use serde::Serialize;
 use tsify_next::Tsify;
@@ -18,7 +18,7 @@ use crate::wire::listing::decode_local;
 use super::convert::*;
 use super::pull_run::pull_outcome;
 
-/// A planning session bound to a namespace and prefix (see `session.rs`).
+/// A planning session bound to a namespace and prefix (see `runs/session/`).
 #[wasm_bindgen]
 pub struct Planner {
     pub(super) inner: Session,
