@@ -9,11 +9,9 @@ use serde::{Deserialize, Serialize};
 use tsify_next::Tsify;
 
 use crate::error::{CoreError, CoreResult};
-use crate::model::file_class::is_derived;
 use crate::model::layout::survey;
-use crate::model::paths::{CachePlace, ForeignNamespaces, PathModel, INDEX_FILE, SYNC_STATE_FILE};
-use crate::runs::push::plan::{PushInput, PushPlan, PushSummary, Uploaded};
-use crate::runs::push::run::PushEnd;
+use crate::model::paths::{PathModel, INDEX_FILE, SYNC_STATE_FILE};
+use crate::runs::push::plan::{PushInput, PushPlan, Uploaded};
 use crate::runs::session::{BaseLoad, Session};
 use crate::safety::{
     tombstones_in_sidecar, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
@@ -21,6 +19,9 @@ use crate::safety::{
 use crate::state::seal::{self, StatSeal};
 use crate::state::sync_state::SyncState;
 use crate::wire::listing::decode_local;
+
+mod publish;
+mod sealing;
 
 /// What a walk saw beyond the listing: the facts of the stat seal (see [`crate::state::seal`]).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -353,179 +354,6 @@ impl PushRun {
         Ok(())
     }
 
-    /// Whether this push may end on the sidecar's seal: a real push of a cache with nothing
-    /// marked (no tombstone, no dirty path or flag, no lazy pull). A dry run or a saved plan
-    /// reports the plan, so they always plan, except a preview that only counts what would go.
-    /// A two-phase push that ends on the seal hands core an empty manifest, and its commit does
-    /// nothing.
-    ///
-    /// Marks that name only derived files do not count (swamp core marks its catalog export
-    /// before every push): the first walk then checks each names a file it found, and hashes
-    /// them.
-    fn may_end_on_seal(&self, state: &SyncState) -> bool {
-        let request = &self.request;
-        let marks: Vec<&String> = self
-            .tombstones
-            .iter()
-            .chain(&state.tombstones)
-            .chain(&state.dirty_paths)
-            .collect();
-        let unmarked = marks.is_empty() && !state.local_dirty;
-        let marked_derived = !marks.is_empty()
-            && self
-                .model
-                .as_ref()
-                .is_some_and(|model| marks.iter().all(|mark| names_derived(model, mark)));
-        (!request.dry_run || request.preview)
-            && request.expect.is_none()
-            && (unmarked || marked_derived)
-            && !state.bulk_invalidated
-            && !state.lazy_pull_active
-    }
-
-    /// The walk asked for first: the listing, each file's change time and inode
-    /// (`[ctime, ino, …]` in walk order), its errors and symlinked folders, and when it began
-    /// (epoch ms). Returns true when
-    /// the seal holds: the push is done, with nothing sent (the session's plan is an empty
-    /// one). When the digest is the seal's but some files changed too close to its walk, the
-    /// base is read and they are hashed (`verifySeal`) before anything is sent. Otherwise the
-    /// push goes on, and this walk answers the later `walk`.
-    pub fn on_walk_first(
-        &mut self,
-        session: &mut Session,
-        listing: &[u8],
-        changes: &[f64],
-        walk_errors: u64,
-        symlinked_folders: u64,
-        walked_at_ms: i64,
-    ) -> CoreResult<bool> {
-        self.expect("onWalkFirst", |p| matches!(p, PushAction::WalkFirst))?;
-        let files = decode_local(listing)?;
-        let surveyed = survey(session.model(), &files);
-        let stamp = (walk_errors == 0 && symlinked_folders == 0)
-            .then(|| seal::stamp(&surveyed, changes))
-            .flatten();
-        // A derived file marked here but gone from the walk is a removal to act on.
-        let marks_found = self.derived_marks.iter().all(|mark| {
-            surveyed
-                .payload
-                .iter()
-                .any(|(_, file)| file.cache_path == mark.as_str())
-        });
-        let racy = match (&self.seal, &stamp) {
-            (Some(seal), Some(stamp)) if seal.digest == stamp.digest && marks_found => {
-                Some(seal::racy_files(seal, &surveyed, changes))
-            }
-            _ => None,
-        };
-        // Derived files are hashed whatever their stats (see `crate::state::seal`); only racy
-        // ones make the verified walk worth a refresh of the seal.
-        let derived = seal::derived_files(&surveyed);
-        match racy {
-            Some(racy) if racy.is_empty() && derived.is_empty() => {
-                session.set_push_plan(sealed_plan(&surveyed));
-                self.pending = PushAction::Done;
-                self.ended_on_seal = true;
-                Ok(true)
-            }
-            Some(mut racy) => {
-                // A dry run writes nothing, so it leaves the seal as it found it; and a walk
-                // that met no racy file has nothing to refresh (derived files are hashed anyway).
-                let writes = !self.request.dry_run && !racy.is_empty();
-                racy.extend(derived);
-                self.racy = racy;
-                self.refreshed_seal = stamp.filter(|_| writes).map(|stamp| StatSeal {
-                    digest: stamp.digest,
-                    walked_at_ms,
-                });
-                self.sealed_plan = Some(sealed_plan(&surveyed));
-                self.pending = PushAction::ReadBase {
-                    path: INDEX_FILE.to_string(),
-                };
-                Ok(false)
-            }
-            None => {
-                self.pending = PushAction::LoadIndex;
-                Ok(false)
-            }
-        }
-    }
-
-    /// The hashes of the files the seal could not vouch for (`values[i]` of `paths[i]`).
-    /// Returns true when each holds the bytes the base records: the push is done, with nothing
-    /// sent. Otherwise the push goes on the normal path, and the plan uses these hashes.
-    pub fn on_seal_hashes(
-        &mut self,
-        session: &mut Session,
-        paths: Vec<String>,
-        values: Vec<String>,
-    ) -> CoreResult<bool> {
-        self.expect("onSealHashes", |p| {
-            matches!(p, PushAction::VerifySeal { .. })
-        })?;
-        if paths.len() != values.len() {
-            return Err(CoreError::input("hash paths and values differ in length"));
-        }
-        let hashes: std::collections::BTreeMap<String, String> =
-            paths.into_iter().zip(values).collect();
-        let racy = std::mem::take(&mut self.racy);
-        let plan = self.sealed_plan.take();
-        let verified = racy.iter().all(|file| {
-            hashes
-                .get(&file.cache_path)
-                .is_some_and(|sha| session.base_holds(&file.rel, file.size, sha))
-        });
-        if let (true, Some(plan)) = (verified, plan) {
-            session.set_push_plan(plan);
-            self.pending = if self.refreshed_seal.is_some() {
-                PushAction::RefreshSeal {
-                    path: SYNC_STATE_FILE.to_string(),
-                }
-            } else {
-                PushAction::Done
-            };
-            self.ended_on_seal = true;
-            return Ok(true);
-        }
-        self.refreshed_seal = None;
-        self.seal_hashes = hashes;
-        self.pending = PushAction::LoadIndex;
-        Ok(false)
-    }
-
-    /// The sidecar to write for `refreshSeal`, decided from `sidecar_now` (the sidecar as it
-    /// is now, the journal folded in): the same state with this walk's seal, or `None` (write
-    /// nothing) when it no longer holds the seal this push verified or no longer lets a push
-    /// end on one (a tombstone, a dirty mark, a lazy pull since): that state is the next
-    /// push's to act on, and a refreshed seal must never vouch past it.
-    pub fn seal_refresh(&self, sidecar_now: Option<&[u8]>) -> CoreResult<Option<Vec<u8>>> {
-        self.expect("sealRefresh", |p| {
-            matches!(p, PushAction::RefreshSeal { .. })
-        })?;
-        let (Some(bytes), Some(fresh)) = (sidecar_now, &self.refreshed_seal) else {
-            return Ok(None);
-        };
-        let Some(mut state) = SyncState::parse(bytes) else {
-            return Ok(None);
-        };
-        let unchanged = state.seal == self.sidecar_seal && self.may_end_on_seal(&state);
-        if !unchanged {
-            return Ok(None);
-        }
-        state.seal = Some(fresh.clone());
-        Ok(Some(state.to_json()))
-    }
-
-    /// The `refreshSeal` is over (written, skipped or failed): the push is done.
-    pub fn on_seal_refreshed(&mut self) -> CoreResult<()> {
-        self.expect("onSealRefreshed", |p| {
-            matches!(p, PushAction::RefreshSeal { .. })
-        })?;
-        self.refreshed_seal = None;
-        self.pending = PushAction::Done;
-        Ok(())
-    }
-
     /// The remote index is loaded: its ETag (v1; `None` when it was missing), or the v2
     /// `commit_seq`.
     pub fn on_index(
@@ -741,164 +569,6 @@ impl PushRun {
         Ok(())
     }
 
-    /// Continues a prepared push: the deferred replacements are uploaded first (now under the
-    /// caller's lock), then the index is re-read and the changes re-applied, since others may
-    /// have published since the prepare.
-    pub fn commit(&mut self, session: &Session) -> CoreResult<()> {
-        if self.ended_on_seal {
-            // The prepare ended on the seal: nothing to commit, and the run stays done.
-            return Ok(());
-        }
-        self.expect("commit", |p| matches!(p, PushAction::Prepared))?;
-        if self.prepared_uploads.is_some() {
-            self.pending = PushAction::Upload {
-                batch: UploadBatch::Replacements,
-            };
-            return Ok(());
-        }
-        self.commit_next(session, true)
-    }
-
-    fn commit_next(&mut self, session: &Session, reread: bool) -> CoreResult<()> {
-        self.committing = true;
-        self.pending = if self.must_publish && reread {
-            PushAction::Rebase
-        } else if self.must_publish {
-            self.publish_action()
-        } else {
-            self.after_publish(session)?
-        };
-        Ok(())
-    }
-
-    /// The index was re-read and this push's changes re-applied; `etag` is what the publish
-    /// must match (v1; `None`: create-only).
-    pub fn on_rebased(&mut self, etag: Option<String>) -> CoreResult<()> {
-        self.expect("onRebased", |p| matches!(p, PushAction::Rebase))?;
-        if !self.v2 {
-            self.index_etag = etag;
-        }
-        self.pending = self.publish_action();
-        Ok(())
-    }
-
-    /// The publish landed: the index's new ETag (v1) or meta ETag and `commit_seq` (v2).
-    pub fn on_published(
-        &mut self,
-        session: &Session,
-        etag: Option<String>,
-        commit_seq: Option<u64>,
-    ) -> CoreResult<()> {
-        self.expect("onPublished", |p| matches!(p, PushAction::Publish { .. }))?;
-        self.published = true;
-        self.index_etag = etag;
-        if commit_seq.is_some() {
-            self.commit_seq = commit_seq;
-        }
-        self.pending = if self.v2 {
-            self.after_publish(session)?
-        } else {
-            // v1 writers keep per-partition shards beside the monolith; peers' scoped pulls
-            // read them first.
-            PushAction::WriteMirror
-        };
-        Ok(())
-    }
-
-    fn publish_action(&self) -> PushAction {
-        PushAction::Publish {
-            v2: self.v2,
-            if_match: self.index_etag.clone().filter(|_| !self.v2),
-        }
-    }
-
-    /// What follows the publish (or its absence): the deletes, then the local records.
-    fn after_publish(&mut self, session: &Session) -> CoreResult<PushAction> {
-        if self.deletes_confirmed {
-            // The published index no longer names these; a rel another writer re-uploaded while
-            // we merged keeps its entry, so its object stays.
-            let applying = session.deletes_still_applying()?;
-            let rels: Vec<String> = session
-                .push_plan()?
-                .deletes
-                .iter()
-                .map(|d| d.rel.clone())
-                .filter(|rel| applying.contains(rel))
-                .collect();
-            if !rels.is_empty() {
-                return Ok(PushAction::Delete { rels });
-            }
-        }
-        Ok(PushAction::WriteLocalIndex {
-            path: INDEX_FILE.to_string(),
-        })
-    }
-
-    /// The deletes: how many went, how many failed, and which were left because the bucket
-    /// held another version than the one the delete was decided against (conflicts).
-    pub fn on_deleted(
-        &mut self,
-        session: &mut Session,
-        deleted: u64,
-        failures: u64,
-        lost: &[String],
-    ) -> CoreResult<()> {
-        self.expect("onDeleted", |p| matches!(p, PushAction::Delete { .. }))?;
-        self.deleted = deleted;
-        self.failures += failures;
-        session.add_push_conflicts(lost.iter().cloned())?;
-        self.pending = PushAction::WriteLocalIndex {
-            path: INDEX_FILE.to_string(),
-        };
-        Ok(())
-    }
-
-    /// The write asked for (mirror, local index, sidecar) is done. After the local index, the
-    /// sidecar is read again (`sidecar_now`: another process may have marked files dirty
-    /// meanwhile) and what it records decided.
-    pub fn on_written(
-        &mut self,
-        session: &Session,
-        sidecar_now: Option<Vec<u8>>,
-        now_iso: &str,
-    ) -> CoreResult<()> {
-        match &self.pending {
-            PushAction::WriteMirror => {
-                self.pending = self.after_publish(session)?;
-            }
-            PushAction::WriteLocalIndex { .. } => {
-                let end = PushEnd {
-                    failures: self.failures,
-                    uploaded: self.uploaded,
-                    deleted: self.deleted,
-                    lazy_pull_active: self.lazy_pull_active,
-                    etag: self.index_etag.clone(),
-                    commit_seq: self.commit_seq.filter(|_| self.v2),
-                    now_iso: now_iso.to_string(),
-                    seal: self.sealing.clone(),
-                };
-                self.sidecar_after = session.sidecar_after_push(sidecar_now.as_deref(), &end)?;
-                self.pending = if self.sidecar_after.is_some() {
-                    PushAction::WriteSidecar {
-                        path: SYNC_STATE_FILE.to_string(),
-                    }
-                } else {
-                    PushAction::Done
-                };
-            }
-            PushAction::WriteSidecar { .. } => {
-                self.sidecar_after = None;
-                self.pending = PushAction::Done;
-            }
-            other => {
-                return Err(CoreError::input(format!(
-                    "push run: onWritten out of order (waiting for {other:?})"
-                )))
-            }
-        }
-        Ok(())
-    }
-
     /// The bytes a `writeSidecar` action writes.
     pub fn sidecar(&self) -> CoreResult<&[u8]> {
         self.sidecar_after
@@ -914,26 +584,5 @@ impl PushRun {
     /// True once the index was published.
     pub fn published(&self) -> bool {
         self.published
-    }
-}
-
-/// The plan of a push that ended on the seal: every payload file unchanged, nothing to do.
-fn sealed_plan(surveyed: &crate::model::layout::Survey<'_>) -> PushPlan {
-    PushPlan {
-        summary: PushSummary {
-            unchanged: surveyed.payload.len() as u64,
-            ..PushSummary::default()
-        },
-        layout: surveyed.findings.clone(),
-        ..PushPlan::default()
-    }
-}
-
-/// True when `mark` (a tombstone or dirty path as the sidecar stores it: cache-relative) names a
-/// derived file of `model`'s bound tree.
-fn names_derived(model: &PathModel, mark: &str) -> bool {
-    match model.classify_cache_path(mark.trim_end_matches('/'), &ForeignNamespaces::new()) {
-        CachePlace::Payload(rel) => is_derived(rel.as_str()),
-        _ => false,
     }
 }
