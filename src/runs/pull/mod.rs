@@ -1,6 +1,9 @@
-//! A pull: what to download so the bound tree matches the index ([`plan`]), the run's
-//! sequence ([`machine`]), and how it ends ([`run`]).
+//! A pull: what to download so the bound tree matches the index ([`plan`], with its rules for
+//! one key in `rules` and the index it leaves in `apply`), the run's sequence ([`machine`]), and
+//! how it ends ([`run`]).
 
+mod apply;
 pub mod machine;
 pub mod plan;
+mod rules;
 pub mod run;
