@@ -9,20 +9,13 @@
  *
  * @module
  */
-import {
-  type CacheStore,
-  DenoCacheFs,
-  type FileStat,
-  isSymlinkRefusal,
-  sameStat,
-} from "../io/cache_fs.ts";
+import { type CacheStore, DenoCacheFs, type FileStat, sameStat } from "../io/cache_fs.ts";
 import {
   bindUnnamed,
   DirtyRecorder,
   mapCallerPath,
   mapRel,
   Planner,
-  type PushPlan,
   scopeForModels,
   sidecarCatalogHash,
   sidecarWithCatalogHash,
@@ -30,16 +23,10 @@ import {
 import { sha256Hex } from "../io/hash.ts";
 import { SIDECAR, type SyncContext } from "../exec/context.ts";
 import { markDirty as recordDirty } from "../ops/dirty.ts";
-import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "../io/engine.ts";
-import { abortError, isAbort, SyncError } from "../core/errors.ts";
+import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
+import { SyncError } from "../core/errors.ts";
 import { pull } from "../ops/pull.ts";
-import {
-  commitPreparedPush,
-  type PreparedPush,
-  preparePush,
-  push,
-  type PushReport,
-} from "../ops/push.ts";
+import { commitPreparedPush, preparePush, push } from "../ops/push.ts";
 import {
   CATALOG_EXPORT,
   type CatalogExportEntry,
@@ -50,100 +37,28 @@ import {
 import { type ContaminationSummary, repairContamination } from "../ops/contamination.ts";
 import { type ControlPlaneStore, controlPlaneStore } from "./control_plane.ts";
 import { type MigrateIndexResult, migrateToShards } from "../ops/shards.ts";
-import type { LockOptions } from "../exec/lock.ts";
 import { isNotFound, type ObjectStoreClient } from "../io/store.ts";
-import { annotate, ATTR, type Attributes, inSpan, requestTimeout, type Span } from "../io/trace.ts";
+import { annotate, ATTR, requestTimeout, type Span } from "../io/trace.ts";
+import type {
+  DatastoreSyncOptions,
+  PushManifest,
+  PushPreview,
+  SyncCapabilities,
+  SyncServiceOptions,
+} from "./service_types.ts";
+import { cancellable, finishPull, finishPush } from "./service_outcome.ts";
+import { annotatePush, namespaceAttr, traced } from "./service_spans.ts";
+import { manifestFor, takePrepared } from "./service_manifest.ts";
 
-/** The extension's per-call options. */
-export interface DatastoreSyncOptions {
-  /** Aborts the call. */
-  signal?: AbortSignal;
-  /** Cache-relative path (`<ns>/<rel>` or a bare rel), file or folder. */
-  relPath?: string;
-  /** Scoped sync: only these models. */
-  context?: { models: { modelType: string; modelId: string }[] };
-  /** Lazy hydration: leave `data/**\/raw` bytes remote. */
-  metadataOnly?: boolean;
-  /** The namespace (binds on first use). */
-  namespace?: string;
-}
-
-/** What the service supports (the extension's shape, plus `previewPush`). */
-export interface SyncCapabilities {
-  /** `context.models` scoped pulls. */
-  scopedSync: boolean;
-  /** `metadataOnly` pulls and `hydrateFile`. */
-  lazyHydration: boolean;
-  /** Namespaced layouts. */
-  namespacedSync: boolean;
-  /** `preparePush`/`commitPush`: uploads outside core's global lock, the index commit under it. */
-  twoPhaseSync: boolean;
-  /** `controlPlaneStore()`: small records under `_control/`, scoped by namespace. */
-  controlPlane: boolean;
-  /** `previewPush` (absent from the extension). */
-  previewPush: boolean;
-}
-
-/** Settings of the service. */
-export interface SyncServiceOptions {
-  /** Bucket prefix the client applies (only used to enforce the key length limit). */
-  prefix?: string;
-  /** Downloads in flight (default 50). */
-  pullConcurrency?: number;
-  /** Uploads in flight (default 25). */
-  pushConcurrency?: number;
-  /** Delete caps (defaults 500 files, 25 % above 10 deletes). */
-  maxDeletes?: number;
-  /** Delete cap as a percentage of the index. */
-  maxDeletePercent?: number;
-  /** Retry policy for transient failures. */
-  retry?: RetryPolicy;
-  /**
-   * Milliseconds without a byte before a transfer fails with `timeout` (default 30 s). Applies
-   * when the client streams (this project's `S3Store`); the extension's client keeps its own.
-   */
-  timeoutMs?: number;
-  /** A cache adapter (tests); defaults to the real folder at `cachePath`. */
-  cache?: CacheStore;
-  /** Narration, and what a person must know (warnings); default for warnings: `console.warn`. */
-  log?: (line: string) => void;
-  /**
-   * Confirmed-missing objects in a row after which a pull stops reading the index
-   * (`objects-missing`); default the core's (100), 0 never stops.
-   */
-  maxMissingInARow?: number;
-  /**
-   * The global lock around publishing. Default `false`: swamp core, the service's caller,
-   * already holds it around `pushChanged`, `commitPush` and structural commands, so waiting
-   * for the same key would deadlock against the caller. Pass lock options only when nothing
-   * above the service takes the lock; the key is then the one core would take for the layout.
-   */
-  lock?: LockOptions | false;
-}
-
-/** What swamp core shows before `sync --push` (its `PushPreviewSummary`), plus our plan. */
-export interface PushPreview {
-  /** Files that would be pushed: uploads plus deletes. */
-  total: number;
-  /** Uploads of files the remote index does not have. */
-  new: number;
-  /** Uploads of files whose content changed. */
-  changed: number;
-  /** Remote objects that would be deleted (tombstoned paths now absent). */
-  deleted: number;
-  /** The full plan: uploads, deletes with their evidence, missing files, guards. */
-  plan: PushPlan;
-}
+export type {
+  DatastoreSyncOptions,
+  PushManifest,
+  PushPreview,
+  SyncCapabilities,
+  SyncServiceOptions,
+} from "./service_types.ts";
 
 const UNBOUND = Symbol("unbound");
-/**
- * The prepared push behind each manifest handed out. Swamp core only passes a manifest
- * through, so it stays an empty token; a manifest not from this process finds nothing here.
- */
-const preparedPushes = new WeakMap<object, PreparedPush>();
-
-/** The opaque manifest `preparePush` hands swamp core and `commitPush` takes back. */
-export type PushManifest = { readonly __brand: unique symbol };
 /** The memo key of a `markDirty` without a path. */
 const BULK = Symbol("bulk");
 
@@ -245,7 +160,7 @@ export class S3SyncService {
     return await traced(
       "pull",
       {},
-      (span) => this.#cancellable(opts.signal, () => this.#pull(opts, span)),
+      (span) => cancellable(opts.signal, () => this.#pull(opts, span)),
     );
   }
 
@@ -264,36 +179,7 @@ export class S3SyncService {
       [ATTR.filesPulled]: report.downloaded,
       [ATTR.fastPathHit]: report.noop,
     }));
-    // What a person must know, told even when the call succeeds (a conflict also throws below,
-    // after the rest of the work: it is told there, not twice).
-    for (const warning of report.warnings) {
-      if (warning.code !== "conflict") this.#warn(`${warning.message} [${warning.code}]`);
-    }
-    if (report.failures.length > 0) {
-      // Files refused at a symlinked folder carry that code, and a pull stopped on an index
-      // whose objects are not there carries its own, so callers can tell them apart.
-      const stopped = report.failures.some((f) => f.code === "objects-missing");
-      throw new SyncError(
-        report.failures.every(isSymlinkRefusal)
-          ? "symlink-in-path"
-          : stopped
-          ? "objects-missing"
-          : "download-failed",
-        `Failed to pull ${report.failures.length} file(s) from S3: ${
-          report.failures.slice(0, 3).map((f) => `${f.item}: ${f.message}`).join("; ")
-        }`,
-        { details: report.failures },
-      );
-    }
-    if (report.conflict) {
-      // After the rest of the work, as a guard: this cache's versions are kept aside.
-      throw new SyncError(
-        "conflict",
-        `${report.conflict.message} (pulled ${report.downloaded} files)`,
-        { details: report.keptAside ?? [] },
-      );
-    }
-    return report.downloaded;
+    return finishPull(report, this.#warn);
   }
 
   /**
@@ -303,7 +189,7 @@ export class S3SyncService {
   async previewPush(opts: DatastoreSyncOptions = {}): Promise<PushPreview> {
     const namespace = await this.#bind(opts.namespace);
     const report = await traced("previewPush", namespaceAttr(namespace), () =>
-      this.#cancellable(
+      cancellable(
         opts.signal,
         () =>
           push(this.#context(namespace, opts.signal), {
@@ -330,7 +216,7 @@ export class S3SyncService {
    */
   async pushChanged(opts: DatastoreSyncOptions = {}): Promise<number> {
     return await traced("push", {}, (span) =>
-      this.#cancellable(opts.signal, async () => {
+      cancellable(opts.signal, async () => {
         const namespace = await this.#bind(opts.namespace);
         const report = await push(
           this.#context(namespace, opts.signal, this.#options.pushConcurrency),
@@ -350,18 +236,14 @@ export class S3SyncService {
    */
   async preparePush<Manifest = PushManifest>(opts: DatastoreSyncOptions = {}): Promise<Manifest> {
     return await traced("preparePush", {}, (span) =>
-      this.#cancellable(opts.signal, async () => {
+      cancellable(opts.signal, async () => {
         const namespace = await this.#bind(opts.namespace);
         const prepared = await preparePush(
           this.#context(namespace, opts.signal, this.#options.pushConcurrency),
           this.#pushPolicy(),
         );
         annotatePush(span, namespace, prepared.report);
-        // `pushed` is informational (core passes the manifest through): the uploads done, and
-        // those left for the commit (replacements wait for its lock with the extension's client).
-        const manifest = Object.freeze({ pushed: prepared.report.uploaded + prepared.deferred });
-        preparedPushes.set(manifest, prepared);
-        return manifest as unknown as Manifest;
+        return manifestFor(prepared) as unknown as Manifest;
       }));
   }
 
@@ -376,18 +258,9 @@ export class S3SyncService {
     manifest: Manifest,
     opts: DatastoreSyncOptions = {},
   ): Promise<number> {
-    const prepared = typeof manifest === "object" && manifest !== null
-      ? preparedPushes.get(manifest as object)
-      : undefined;
-    if (!prepared) {
-      throw new SyncError(
-        "usage",
-        "commitPush needs a manifest preparePush returned in this process, committed at most once",
-      );
-    }
-    preparedPushes.delete(manifest as object);
+    const prepared = takePrepared(manifest);
     return await traced("commitPush", {}, (span) =>
-      this.#cancellable(opts.signal, async () => {
+      cancellable(opts.signal, async () => {
         const namespace = await this.#bind(opts.namespace);
         const report = await commitPreparedPush(
           this.#context(namespace, opts.signal, this.#options.pushConcurrency),
@@ -404,23 +277,6 @@ export class S3SyncService {
       maxDeletes: this.#options.maxDeletes,
       maxDeletePercent: this.#options.maxDeletePercent,
     };
-  }
-
-  /**
-   * Runs `work`, turning any failure after `signal` fired into the error swamp core expects of
-   * a cancelled call: `name` `AbortError` (code `aborted`).
-   */
-  async #cancellable<T>(signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
-    signal?.throwIfAborted();
-    try {
-      return await work();
-    } catch (error) {
-      if (signal?.aborted && !(error instanceof Error && error.name === "AbortError")) {
-        throw abortError(signal.reason ?? error);
-      }
-      if (isAbort(error) && error instanceof Error) error.name = "AbortError";
-      throw error;
-    }
   }
 
   /** A store for small control-plane records under `_control/`, scoped by the namespace. */
@@ -443,7 +299,7 @@ export class S3SyncService {
       "exportCatalog",
       namespaceAttr(namespace),
       () =>
-        this.#cancellable(signal, async () => {
+        cancellable(signal, async () => {
           const body = rows !== undefined
             ? new TextEncoder().encode(JSON.stringify(rows))
             : await this.#cache.readFile(mapRel(CATALOG_EXPORT, namespace).cachePath);
@@ -471,7 +327,7 @@ export class S3SyncService {
       "pullForeignCatalogs",
       { [ATTR.namespaces]: namespaces.length },
       () =>
-        this.#cancellable(
+        cancellable(
           signal,
           () =>
             pullForeignCatalogs<Row>(this.#client, namespaces, {
@@ -497,7 +353,7 @@ export class S3SyncService {
       "fetchForeignContent",
       { ...namespaceAttr(namespace), [ATTR.file]: relPath },
       () =>
-        this.#cancellable(
+        cancellable(
           signal,
           () =>
             fetchForeignContent(this.#client, namespace, relPath, { retry: this.#options.retry }),
@@ -511,7 +367,7 @@ export class S3SyncService {
    */
   async migrateMonolithToShards(opts: DatastoreSyncOptions = {}): Promise<MigrateIndexResult> {
     return await traced("migrateIndex", {}, (span) =>
-      this.#cancellable(opts.signal, async () => {
+      cancellable(opts.signal, async () => {
         const namespace = await this.#bind(opts.namespace);
         annotate(span, () => namespaceAttr(namespace));
         using planner = new Planner(namespace, this.#options.prefix);
@@ -531,7 +387,7 @@ export class S3SyncService {
       "repairContamination",
       { [ATTR.dryRun]: opts.dryRun ?? true },
       (span) =>
-        this.#cancellable(opts.signal, async () => {
+        cancellable(opts.signal, async () => {
           const namespace = await this.#bind(opts.namespace);
           annotate(span, () => namespaceAttr(namespace));
           return await repairContamination(
@@ -614,55 +470,4 @@ export class S3SyncService {
     await this.#cache.writeAtomic(names.cachePath, data);
     return true;
   }
-}
-
-/** Runs `work` in the span `s3-datastore <name>` (the extension's span names). */
-function traced<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>) {
-  return inSpan(`s3-datastore ${name}`, attributes, work);
-}
-
-/** The namespace attribute, when bound to one. */
-function namespaceAttr(namespace: string | undefined): Attributes {
-  return namespace === undefined ? {} : { [ATTR.namespace]: namespace };
-}
-
-/** What a push did, on its span. */
-function annotatePush(span: Span, namespace: string | undefined, report: PushReport): void {
-  annotate(span, () => ({
-    ...namespaceAttr(namespace),
-    [ATTR.filesPushed]: report.uploaded,
-    [ATTR.filesDeleted]: report.deleted,
-    [ATTR.shardsWritten]: report.shardsWritten,
-  }));
-}
-
-/**
- * A push's outcome for swamp core: failures and withheld work throw, after the rest is done;
- * the plan's warnings and a held-back catalog export are told through `warn`.
- */
-function finishPush(report: PushReport, warn: (line: string) => void): number {
-  // Told first, whatever follows: a mixed layout or files missing without evidence are what a
-  // person must know even when the push succeeds.
-  for (const warning of report.warnings) warn(`${warning.message} [${warning.code}]`);
-  if (report.failures.length > 0) {
-    throw new SyncError(
-      "upload-failed",
-      `Failed to push ${report.failures.length} file(s) to S3: ${
-        report.failures.slice(0, 3).map((f) => `${f.item}: ${f.message}`).join("; ")
-      }`,
-      { details: report.failures },
-    );
-  }
-  // A held-back catalog export is the one guard that does not fail the call: the bucket's copy
-  // stays (the guard holds), nothing of ours is lost (swamp regenerates the file before every
-  // push), and failing made every push of a clone whose catalog is still empty exit 1.
-  const held = report.plan.blocked.filter((v) => v.code === "catalog-shrink");
-  for (const verdict of held) warn(`${verdict.message} [catalog-shrink]`);
-  const guard = report.plan.blocked.find((v) => v.code !== "catalog-shrink");
-  if (guard) {
-    throw new SyncError(guard.code, `${guard.message} (pushed ${report.uploaded} files first)`, {
-      details: report.plan.blocked,
-    });
-  }
-  return report.uploaded + report.deleted;
 }

@@ -3,23 +3,20 @@
  * client can drive the engine) plus what this project needs on top: paginated listing with a
  * page size, conditional writes with `If-Match`, and a request counter.
  *
- * Keys are relative to the bucket prefix, which only this file applies.
+ * Keys are relative to the bucket prefix, which only this file applies. The store's settings and
+ * their defaults are `s3_options.ts`, what the SDK client is set up with `s3_middleware.ts`, how
+ * its answers are read `s3_errors.ts`, and a multipart upload `s3_multipart.ts`.
  *
  * @module
  */
 import {
-  AbortMultipartUploadCommand,
-  type CompletedPart,
-  CompleteMultipartUploadCommand,
   CopyObjectCommand,
-  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
-  UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { Readable } from "node:stream";
 import type { ListedObject } from "../core/mod.ts";
@@ -27,7 +24,6 @@ import { collectChunks } from "./chunks.ts";
 import { DEFAULT_RETRY, withRetry } from "./engine.ts";
 import { storeFailure } from "../core/errors.ts";
 import { DEFAULT_STALL_TIMEOUT_MS, StallTimer, watchedChunks } from "./stall.ts";
-import { ATTR, recordFailure, tracer, tracingActive } from "./trace.ts";
 import {
   type HeadResult,
   isNotFound,
@@ -40,8 +36,16 @@ import {
   type StreamingStore,
   type StreamOptions,
   type UploadSource,
-  type WriteCondition,
 } from "./store.ts";
+import { QUIET_LOGGER, traceRequests } from "./s3_middleware.ts";
+import { conditionHeaders, isBodilessRefusal, lostCondition } from "./s3_errors.ts";
+import { multipartUpload } from "./s3_multipart.ts";
+import {
+  DEFAULT_MULTIPART_THRESHOLD,
+  DEFAULT_PART_SIZE,
+  MIN_PART_SIZE,
+  type S3StoreOptions,
+} from "./s3_options.ts";
 
 export {
   type HeadResult,
@@ -51,62 +55,12 @@ export {
   type ObjectStoreClient,
 } from "./store.ts";
 
-/** A logger that keeps the SDK quiet (see the constructor). */
-const QUIET_LOGGER = {
-  trace: () => {},
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: () => {},
-};
+export {
+  DEFAULT_MULTIPART_THRESHOLD,
+  DEFAULT_PART_SIZE,
+  type S3StoreOptions,
+} from "./s3_options.ts";
 
-/** Settings of {@link S3Store}. */
-export interface S3StoreOptions {
-  /** Bucket name. */
-  bucket: string;
-  /** Key prefix inside the bucket (no leading or trailing slash needed). */
-  prefix?: string;
-  /** Region (default from the AWS chain, else `us-east-1`). */
-  region?: string;
-  /** Custom endpoint (S3-compatible servers, tests). */
-  endpoint?: string;
-  /** Path-style addressing (most S3-compatible servers need it). */
-  forcePathStyle?: boolean;
-  /**
-   * Milliseconds without a byte before a request fails with code `timeout` (default 30,000): a
-   * stall timeout, so a large file on a slow link may take as long as it needs while bytes move.
-   */
-  timeoutMs?: number;
-  /** @deprecated The same as `timeoutMs` (it used to limit each request's total time). */
-  requestTimeoutMs?: number;
-  /** Uploads of at least this many bytes go in parts (default 64 MiB). */
-  multipartThresholdBytes?: number;
-  /**
-   * Bytes per part of a multipart upload (default 16 MiB). At least 5 MiB (S3's minimum for all
-   * parts but the last), and raised for files that would need more than 10,000 parts.
-   */
-  partSizeBytes?: number;
-  /** Parts of one upload in flight at once (default 4). */
-  partConcurrency?: number;
-  /** Static credentials (tests); otherwise the standard AWS chain. */
-  credentials?: { accessKeyId: string; secretAccessKey: string };
-}
-
-/** True for an SDK error from an answer without a body: a 400 or 403 with no S3 error code. */
-function isBodilessRefusal(error: unknown): boolean {
-  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
-  return error instanceof Error && (status === 400 || status === 403) &&
-    ["Unknown", "BadRequest", "Forbidden", "400", "403"].includes(error.name);
-}
-
-/** Default size from which an upload goes in parts. */
-export const DEFAULT_MULTIPART_THRESHOLD = 64 * 1024 * 1024;
-/** Default part size. */
-export const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
-/** S3's smallest part (all parts but the last). */
-const MIN_PART_SIZE = 5 * 1024 * 1024;
-/** S3's most parts per upload. */
-const MAX_PARTS = 10_000;
 /** Bytes read from the file per chunk of an upload body. */
 const READ_CHUNK = 256 * 1024;
 
@@ -324,101 +278,22 @@ export class S3Store implements ObjectStore, StreamingStore {
     retry: RetryPolicyLike,
     metadata: { Metadata?: Record<string, string> },
   ): Promise<{ etag?: string } | null> {
-    const Bucket = this.bucket;
-    const Key = this.fullKey(key);
-    const partSize = Math.max(this.#partSize, Math.ceil(source.size / MAX_PARTS));
-    const count = Math.max(1, Math.ceil(source.size / partSize));
-    const created = await withRetry(
-      () =>
-        this.#send(
-          options.signal,
-          (o) =>
-            this.client.send(new CreateMultipartUploadCommand({ Bucket, Key, ...metadata }), o),
-          options.timeoutMs,
-        ),
+    return await multipartUpload(
+      {
+        client: this.client,
+        bucket: this.bucket,
+        partSize: this.#partSize,
+        partConcurrency: this.#partConcurrency,
+        fullKey: (k) => this.fullKey(k),
+        send: (signal, send, timeoutMs) => this.#send(signal, send, timeoutMs),
+        sendBody: (o, s, start, end, send) => this.#sendBody(o, s, start, end, send),
+      },
+      key,
+      source,
+      options,
       retry,
-      options.signal,
+      metadata,
     );
-    const UploadId = created.UploadId;
-    if (!UploadId) throw new Error(`the server started no multipart upload for ${key}`);
-    // A failed part stops the others at once; the caller's abort stops them too.
-    const stop = new AbortController();
-    const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-    const partOptions = { ...options, signal };
-    try {
-      const parts: CompletedPart[] = new Array(count);
-      let next = 0;
-      const worker = async () => {
-        while (next < count) {
-          signal.throwIfAborted();
-          const n = next++;
-          const start = n * partSize;
-          const end = Math.min(source.size, start + partSize);
-          const out = await withRetry(
-            () =>
-              this.#sendBody(partOptions, source, start, end, (body, o) =>
-                this.client.send(
-                  new UploadPartCommand({
-                    Bucket,
-                    Key,
-                    UploadId,
-                    PartNumber: n + 1,
-                    Body: body,
-                    ContentLength: end - start,
-                  }),
-                  o,
-                )),
-            retry,
-            signal,
-          );
-          parts[n] = { PartNumber: n + 1, ETag: out.ETag };
-        }
-      };
-      const failures: unknown[] = [];
-      await Promise.all(
-        Array.from(
-          { length: Math.min(this.#partConcurrency, count) },
-          () =>
-            worker().catch((error) => {
-              failures.push(error);
-              stop.abort(error);
-            }),
-        ),
-      );
-      // The first failure is the cause; the others were stopped because of it.
-      if (failures.length > 0) throw failures[0];
-      const done = await withRetry(
-        () =>
-          this.#send(
-            options.signal,
-            (o) =>
-              this.client.send(
-                new CompleteMultipartUploadCommand({
-                  Bucket,
-                  Key,
-                  UploadId,
-                  MultipartUpload: { Parts: parts },
-                  ...conditionHeaders(options.condition),
-                }),
-                o,
-              ),
-            options.timeoutMs,
-          ),
-        retry,
-        options.signal,
-      );
-      return { etag: done.ETag };
-    } catch (error) {
-      // The parts are aborted below in every case; a lost condition is an answer, not a failure.
-      const lost = lostCondition(error, options.condition);
-      // Not under the caller's signal: an interrupted push must still clean up its parts.
-      await this.#send(
-        undefined,
-        (o) => this.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId }), o),
-      ).catch(() => {});
-      if (lost) return null;
-      throw error;
-    }
   }
 
   /** @inheritdoc */
@@ -587,83 +462,5 @@ export class S3Store implements ObjectStore, StreamingStore {
   /** Releases the SDK's connections. */
   destroy(): void {
     this.client.destroy();
-  }
-}
-
-/** The SDK's fields for a write's condition (see {@link WriteCondition}). */
-function conditionHeaders(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {
-  if (condition === undefined) return {};
-  return condition === null ? { IfNoneMatch: "*" } : { IfMatch: condition };
-}
-
-/**
- * True when a conditional write failed its condition: a 412 (or a 409 from servers that report
- * a conflict), or, for an `If-Match` write, a 404 (the object it had to match is gone).
- */
-function lostCondition(error: unknown, condition: WriteCondition): boolean {
-  if (condition === undefined) return false;
-  return isPreconditionFailed(error) || (condition !== null && isNotFound(error));
-}
-
-/**
- * One span per S3 request (`S3 getObject`, `S3 putObject`, ...; each attempt is its own, since
- * the engine, not the SDK, retries), with the extension's attributes: the system, the method, the
- * bucket, the key as the datastore names it (without the prefix), the HTTP status and the request
- * id, and on failure the error's name. A no-op when no tracer provider is registered.
- */
-function traceRequests(client: S3Client, bucket: string, prefix: string): void {
-  client.middlewareStack.add((next, handlerContext) => (args) => {
-    // Tracing off: the request goes straight on, with no span and no extra await.
-    return tracingActive() ? traced(next, handlerContext, args) : next(args);
-  }, { step: "initialize", name: "s3syncTrace" });
-
-  async function traced<Out extends { output: unknown }>(
-    next: (args: never) => Promise<Out>,
-    handlerContext: unknown,
-    args: { input: unknown },
-  ): Promise<Out> {
-    const command = String((handlerContext as { commandName?: string }).commandName ?? "");
-    const method = command.replace(/Command$/, "").replace(/^./, (c) => c.toLowerCase());
-    const span = tracer().startSpan(`S3 ${method}`);
-    if (span.isRecording()) {
-      const key = (args.input as { Key?: unknown }).Key;
-      span.setAttributes({
-        [ATTR.rpcSystem]: "aws-api",
-        [ATTR.rpcService]: "S3",
-        [ATTR.rpcMethod]: method,
-        [ATTR.bucket]: bucket,
-      });
-      if (typeof key === "string") {
-        span.setAttribute(
-          ATTR.key,
-          prefix && key.startsWith(`${prefix}/`) ? key.slice(prefix.length + 1) : key,
-        );
-      }
-    }
-    try {
-      const out = await next(args as never);
-      if (span.isRecording()) {
-        const meta = (out.output as { $metadata?: { httpStatusCode?: number; requestId?: string } })
-          .$metadata;
-        if (meta?.httpStatusCode !== undefined) {
-          span.setAttribute(ATTR.httpStatus, meta.httpStatusCode);
-        }
-        if (meta?.requestId) span.setAttribute(ATTR.requestId, meta.requestId);
-      }
-      return out;
-    } catch (error) {
-      if (span.isRecording()) {
-        const meta = (error as { $metadata?: { httpStatusCode?: number; requestId?: string } })
-          .$metadata;
-        if (meta?.httpStatusCode !== undefined) {
-          span.setAttribute(ATTR.httpStatus, meta.httpStatusCode);
-        }
-        if (meta?.requestId) span.setAttribute(ATTR.requestId, meta.requestId);
-      }
-      recordFailure(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
   }
 }

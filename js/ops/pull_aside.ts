@@ -1,0 +1,107 @@
+/**
+ * What a pull does to the local files already there: removes those other clones deleted on
+ * evidence (and the folders that leaves empty), and keeps this cache's versions aside as
+ * conflict copies before the bucket's replace them. Apart from the transfers because these are
+ * the pull's only changes to files it did not download.
+ *
+ * @module
+ */
+import type { Planner, Removal } from "../core/mod.ts";
+import type { SyncContext } from "../exec/context.ts";
+import { SyncError } from "../core/errors.ts";
+import type { StagedFile } from "../io/cache_fs.ts";
+import { hashFile, readChunks, stageFile } from "../exec/transfer.ts";
+
+/**
+ * Removes the files other clones deleted on evidence (the plan's `removals`), each only while
+ * its stat is still the one planned (a file written since is kept, and keeps its base entry),
+ * then the folders that leaves empty, up to the bound tree. Returns the rels removed.
+ */
+export async function removeDeleted(ctx: SyncContext, removals: Removal[]): Promise<string[]> {
+  const removed: string[] = [];
+  const top = ctx.namespace ?? "";
+  for (const r of removals) {
+    const now = await ctx.cache.stat(r.cachePath);
+    if (now === null || now.size !== r.size || now.mtimeMs !== (r.mtimeMs ?? undefined)) continue;
+    await ctx.cache.remove(r.cachePath);
+    removed.push(r.rel);
+    // Swamp lists a data's versions from its folders: an emptied version folder left behind
+    // would still read as a version.
+    for (let dir = parentOf(r.cachePath); dir !== top; dir = parentOf(dir)) {
+      if (!(await ctx.cache.removeEmptyTree(dir))) break;
+    }
+  }
+  if (removed.length > 0) ctx.log?.(`${removed.length} files deleted by another clone removed`);
+  return removed;
+}
+
+/** The folder holding `path` ("" at the top). */
+function parentOf(path: string): string {
+  const cut = path.lastIndexOf("/");
+  return cut < 0 ? "" : path.slice(0, cut);
+}
+
+/**
+ * Keeps the local file at `cachePath` aside before `incoming` (the bucket's version, staged and
+ * hashed) replaces it: copied to its conflict copy (named by content: the same version kept
+ * twice is one file), streamed, never held whole. Returns the copy's path, or undefined when
+ * there was nothing to keep (no local file, the same bytes as the bucket's, or the bytes of the
+ * base, `baseSha256`).
+ */
+export async function keepAside(
+  ctx: SyncContext,
+  planner: Planner,
+  cachePath: string,
+  incoming: StagedFile,
+  baseSha256: string | undefined,
+): Promise<string | undefined> {
+  const local = await hashFile(ctx.cache, cachePath);
+  if (local === null || (local.size === incoming.size && local.sha256 === incoming.sha256)) {
+    return undefined;
+  }
+  // Still the version this cache last synced (the plan's `baseHashes`): nothing of ours to keep.
+  if (local.sha256 === baseSha256) return undefined;
+  const copy = planner.conflictCopyPath(cachePath, local.sha256);
+  if ((await ctx.cache.stat(copy))?.size !== local.size) {
+    const chunks = await readChunks(ctx.cache, cachePath);
+    if (chunks === null) return undefined;
+    const kept = await stageFile(ctx.cache, copy, chunks, true);
+    if (kept.sha256 !== local.sha256) {
+      // Written to while being copied: the copy would not be what its name says.
+      await kept.discard();
+      throw new SyncError(
+        "download-failed",
+        `${cachePath} changed while it was being kept aside; nothing replaced it, pull again`,
+      );
+    }
+    await kept.commit();
+  }
+  return copy;
+}
+
+/**
+ * Moves the local file at `cachePath` to its conflict copy (named by content; one rename, never
+ * a copy), or, when that copy already holds the same bytes, removes it. Returns the copy's path.
+ */
+export async function moveAside(
+  ctx: SyncContext,
+  planner: Planner,
+  cachePath: string,
+): Promise<string> {
+  const local = await hashFile(ctx.cache, cachePath);
+  if (local === null) {
+    throw new SyncError("download-failed", `${cachePath} vanished while it was being kept aside`);
+  }
+  const copy = planner.conflictCopyPath(cachePath, local.sha256);
+  if (!(await ctx.cache.moveNew(cachePath, copy))) {
+    const kept = await hashFile(ctx.cache, copy);
+    if (kept?.sha256 !== local.sha256) {
+      throw new SyncError(
+        "download-failed",
+        `${cachePath} is in the way of the bucket's files and ${copy} already holds other bytes; nothing was moved`,
+      );
+    }
+    await ctx.cache.remove(cachePath);
+  }
+  return copy;
+}

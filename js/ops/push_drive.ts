@@ -1,0 +1,304 @@
+/**
+ * The push executor: runs the core's push machine (`PushRun`) until it is done or paused after
+ * the uploads, doing each action it asks for (reads, the walk, hashes, uploads, the publish,
+ * deletes, the local records) and handing the result back. Apart from the entry points
+ * (`push.ts`), which only start, resume or free a run.
+ *
+ * @module
+ */
+import { sweepLine, sweepStaleTemps } from "./temp_sweep.ts";
+import { sha256Hex } from "../io/hash.ts";
+import { encodeLocalListing, sidecarToWrite, walkChanges } from "../core/mod.ts";
+import type { WalkResult } from "../io/cache_fs.ts";
+import { SIDECAR, type SyncContext } from "../exec/context.ts";
+import { runPool } from "../io/engine.ts";
+import { describe, SyncError } from "../core/errors.ts";
+import { readSidecar, rewriteSidecar } from "./journal.ts";
+import { writeV1Mirror } from "./shards.ts";
+import { logBase } from "./pull.ts";
+import { loadRemoteIndex } from "./remote_index.ts";
+import { RunWalk } from "../io/walk_ahead.ts";
+import { PhaseClock } from "../io/trace.ts";
+import { whileCheckingCredentials } from "../exec/credentials.ts";
+import { hashFile } from "../exec/transfer.ts";
+import { objectConditions, rememberServer, unremembered } from "./push_conditions.ts";
+import { deleteIfUnchanged, upload } from "./push_objects.ts";
+import { publishIndex, publishShards, rebaseOnCurrent } from "./push_publish.ts";
+import { announce, recording, withWarnings } from "./push_narrate.ts";
+import type { PreparedPush } from "./push_types.ts";
+
+/** Removes the temporary files a killed run left (see `temp_sweep.ts`); returns the walk. */
+async function sweep(ctx: SyncContext, walk: WalkResult): Promise<WalkResult> {
+  const line = sweepLine(await sweepStaleTemps(ctx.cache, walk.tempFiles, Date.now()));
+  if (line) ctx.log?.(line);
+  return walk;
+}
+
+/**
+ * SHA-256 of each cache path's file, streamed (a large file is never held whole). A file that
+ * vanished since the walk gets an impossible hash: it plans as changed and its upload then fails
+ * visibly, instead of being silently skipped.
+ */
+async function hashAll(ctx: SyncContext, paths: string[]): Promise<Map<string, string>> {
+  const values = new Array<string>(paths.length);
+  let next = 0;
+  // A few files at a time: each costs an open and a stat more than its bytes, and hundreds of
+  // small ones (a seal to verify right after a command wrote them) hashed one by one took
+  // three times as long.
+  const worker = async () => {
+    for (let i = next++; i < paths.length; i = next++) {
+      ctx.signal?.throwIfAborted();
+      values[i] = (await hashFile(ctx.cache, paths[i]))?.sha256 ?? "vanished";
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(HASH_CONCURRENCY, paths.length) }, worker));
+  return new Map(paths.map((path, i) => [path, values[i]]));
+}
+
+/** Files hashed at once. */
+const HASH_CONCURRENCY = 8;
+
+/**
+ * Runs the core's push machine until it is done or paused after the uploads (two-phase):
+ * each action it asks for is done here and its result handed back. The decisions are the
+ * machine's; this loop does I/O (with concurrency, retries and abort) and narrates.
+ */
+export async function drive(
+  ctx: SyncContext,
+  push: PreparedPush,
+  name: string,
+): Promise<PreparedPush> {
+  using phases = new PhaseClock(name, ctx.traceSink);
+  try {
+    return await driveSteps(ctx, push, phases);
+  } catch (error) {
+    phases.fail(error);
+    throw error;
+  }
+}
+
+/** {@link drive}'s loop: each step of the machine is a phase of `phases`. */
+async function driveSteps(
+  ctx: SyncContext,
+  push: PreparedPush,
+  phases: PhaseClock,
+): Promise<PreparedPush> {
+  // Started at `loadIndex`, taken at `walk`, stopped on the way out if never taken.
+  using walks = new RunWalk(ctx.cache, ctx.signal);
+  const { planner, run, report, request } = push;
+  const now = () => ctx.now?.() ?? new Date();
+  // The walk taken by `walkFirst`, kept for the `walk` that follows; when the walk began.
+  let firstWalk: WalkResult | undefined;
+  let walkedAt = now();
+  for (;;) {
+    const action = run.poll();
+    if (action.action !== "done" && action.action !== "prepared") phases.enter(action.action);
+    switch (action.action) {
+      case "readLocalState":
+        run.onLocalState(await readSidecar(ctx.cache, action.sidecar));
+        break;
+      case "loadIndex": {
+        // The walk that follows does not need the index: it runs while the index arrives.
+        if (!firstWalk) {
+          walkedAt = now();
+          walks.start();
+        }
+        const loaded = await loadRemoteIndex(ctx, planner, false);
+        push.loaded = loaded;
+        // v2: `_index/_meta.json`'s ETag, which every commit changes (the monolith is stale).
+        report.remoteIndexEtag = loaded.exists ? loaded.etag ?? loaded.v2?.metaEtag ?? null : null;
+        run.onIndex(
+          report.remoteIndexEtag ?? undefined,
+          loaded.v2 !== undefined,
+          loaded.v2?.commitSeq,
+        );
+        break;
+      }
+      case "readBase":
+        logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
+        break;
+      case "walkFirst": {
+        // Before any request: the sidecar's seal may show there is nothing to push.
+        walkedAt = now();
+        walks.start();
+        // A bad credential fails now, not after a long walk (the check is sent only if the walk
+        // is still running after a moment; a small sealed cache still sends nothing).
+        firstWalk = await whileCheckingCredentials(ctx, planner.remoteIndexKey, walks.take());
+        await sweep(ctx, firstWalk);
+        // A symlinked file keeps the push off the seal, so its walk says so each time.
+        const sealed = run.onWalkFirst(
+          encodeLocalListing(firstWalk.files),
+          walkChanges(firstWalk.files),
+          firstWalk.errors.length,
+          firstWalk.symlinkedFolders.length + (firstWalk.symlinkedFiles?.length ?? 0),
+          walkedAt,
+        );
+        if (sealed) {
+          report.plan = sealed;
+          ctx.log?.("nothing changed here since the last complete push: nothing sent");
+        }
+        break;
+      }
+      case "verifySeal": {
+        // Files changed too close to the sealing walk: their bytes, not their stats, decide.
+        const sealed = run.onSealHashes(await hashAll(ctx, action.paths));
+        if (sealed) {
+          report.plan = sealed;
+          ctx.log?.(
+            `nothing changed here since the last complete push (${action.paths.length} recent ` +
+              `file(s) hashed): nothing sent`,
+          );
+        }
+        break;
+      }
+      case "refreshSeal":
+        // The verified walk becomes the seal's, so the next push need not hash those files
+        // again. Best effort: a failure only costs the next push that hash.
+        try {
+          await rewriteSidecar(ctx.cache, (now) => run.sealRefresh(now), action.path, ctx.log);
+        } catch (error) {
+          ctx.log?.(`the seal was not refreshed (${describe(error)}): the next push hashes again`);
+        }
+        run.onSealRefreshed();
+        break;
+      case "walk": {
+        const walk = firstWalk ?? await sweep(ctx, await walks.take());
+        firstWalk = undefined;
+        const listing = encodeLocalListing(walk.files);
+        report.listingDigest = await sha256Hex(listing);
+        for (const error of walk.errors.slice(0, 5)) ctx.log?.(`walk error: ${error}`);
+        for (const link of walk.symlinkedFolders.slice(0, 5)) {
+          ctx.log?.(`symlinked folder not followed: ${link}`);
+        }
+        const linkedFiles = walk.symlinkedFiles ?? [];
+        for (const link of linkedFiles.slice(0, 5)) {
+          ctx.log?.(`symlinked file not pushed (links are never followed): ${link}`);
+        }
+        if (linkedFiles.length > 5) {
+          ctx.log?.(`... and ${linkedFiles.length - 5} more symlinked files not pushed`);
+        }
+        report.plan = run.onWalk(
+          listing,
+          report.listingDigest,
+          walk.errors.length,
+          walk.symlinkedFolders.length,
+          walkChanges(walk.files),
+          walkedAt,
+        );
+        if (report.plan.needsHash.length === 0) announce(ctx, report.plan);
+        break;
+      }
+      case "hash": {
+        report.plan = run.onHashes(await hashAll(ctx, action.paths));
+        announce(ctx, report.plan);
+        break;
+      }
+      case "confirm":
+        report.plan = run.onConfirmed(await must(request.confirmDeletes)(report.plan));
+        break;
+      case "upload": {
+        const batch = report.plan.uploads.filter((u) =>
+          action.batch === "all" || (action.batch === "newKeys") === (u.expected === null)
+        );
+        push.deferred = action.batch === "newKeys" ? report.plan.uploads.length - batch.length : 0;
+        // Probed only when something goes up: a push that uploads nothing sends no probe.
+        const conditions = batch.length === 0
+          ? null
+          : await objectConditions(ctx, planner, request, false);
+        const { uploaded, lost } = await upload(ctx, report, batch, conditions);
+        phases.note(`pushed=${uploaded.length}`);
+        for (const rel of lost.slice(0, 5)) {
+          ctx.log?.(
+            `conflict: ${rel} changed in the bucket since this cache read it; not uploaded`,
+          );
+        }
+        report.plan = run.onUploaded(uploaded, report.failures.length, lost, now());
+        break;
+      }
+      case "prepared":
+        return withWarnings(push);
+      case "rebase":
+        run.onRebased(await rebaseOnCurrent(ctx, planner, must(push.loaded)));
+        break;
+      case "publish": {
+        const v2 = push.loaded?.v2;
+        const etag = action.v2
+          ? await publishShards(ctx, planner, must(v2), report)
+          : await publishIndex(ctx, planner, action.ifMatch, request, report);
+        report.published = true;
+        // A re-merge over another writer's publish may have turned uploads into conflicts and
+        // named files this cache is now behind on: the report carries the plan as it ends.
+        report.plan = run.onPublished(etag ?? undefined, v2?.commitSeq);
+        break;
+      }
+      case "writeMirror":
+        report.shardsWritten += await writeV1Mirror(ctx, planner);
+        run.onWritten(undefined, now());
+        break;
+      case "delete": {
+        // The published index no longer names these; a crash from here on leaves orphan
+        // objects, never an index entry pointing at nothing.
+        const rels = new Set(action.rels);
+        const conditions = await objectConditions(ctx, planner, request, true);
+        const lost: string[] = [];
+        const failures = await runPool(report.plan.deletes.filter((d) => rels.has(d.rel)), {
+          concurrency: ctx.concurrency ?? 25,
+          signal: ctx.signal,
+          phase: "delete",
+          onProgress: ctx.onProgress,
+          name: (d) => d.rel,
+          failureCode: "delete-failed",
+        }, async (d) => {
+          if (await deleteIfUnchanged(ctx, d, conditions)) report.deleted++;
+          else lost.push(d.rel);
+        });
+        report.failures.push(...failures);
+        for (const rel of lost.slice(0, 5)) {
+          ctx.log?.(`conflict: ${rel} changed in the bucket since this cache read it; not deleted`);
+        }
+        phases.note(`deleted=${report.deleted}`);
+        report.plan = run.onDeleted(report.deleted, failures.length, lost);
+        break;
+      }
+      case "writeLocalIndex": {
+        await recording(
+          report,
+          () => ctx.cache.writeAtomic(action.path, planner.localIndexAfterPush()),
+        );
+        // The sidecar read again (swamp core may have marked files dirty since the push began)
+        // and written in one queued section, so a `markDirty` meanwhile waits for the write
+        // instead of being overwritten by it; the journal is taken with the write (its lines,
+        // minus the tombstones this push consumed, are in it and must not come back).
+        const written = await recording(report, () =>
+          rewriteSidecar(
+            ctx.cache,
+            (sidecarNow) => {
+              run.onWritten(sidecarNow, now());
+              return sidecarToWrite(run);
+            },
+            SIDECAR,
+            ctx.log,
+          ));
+        if (written !== undefined) run.onWritten(undefined, now());
+        const verdict = unremembered.get(ctx.cache);
+        if (verdict) {
+          unremembered.delete(ctx.cache);
+          await rememberServer(ctx, verdict);
+        }
+        break;
+      }
+      case "writeSidecar":
+        // Asked for only right after the local index, and written there with the journal; a
+        // write here, apart from the sidecar it was decided from, could drop tombstones.
+        throw new SyncError("core-error", "push run: writeSidecar asked for out of sequence");
+      case "done":
+        return withWarnings(push);
+    }
+  }
+}
+
+/** A value the machine's order guarantees is set by now. */
+function must<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error("the push machine skipped a step");
+  return value;
+}
