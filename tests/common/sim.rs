@@ -212,26 +212,24 @@ impl Cache {
     pub fn delete_marked(&mut self, rel: &str) {
         let path = format!("{NS}/{rel}");
         self.files.remove(&path);
-        let sidecar = self
-            .files
-            .get(".datastore-sync-state.json")
-            .map(|(b, _)| b.clone());
-        let mut state = SyncState::for_update(sidecar.as_deref());
-        state.record_dirty(Some(&path));
-        self.write(".datastore-sync-state.json", state.to_json());
+        self.mark(&path);
     }
 
     /// Writes a data file and records the mark, as swamp core does for its catalog export
     /// before every push.
     pub fn edit_marked(&mut self, rel: &str, bytes: &[u8]) {
         self.edit(rel, bytes);
-        let path = format!("{NS}/{rel}");
+        self.mark(&format!("{NS}/{rel}"));
+    }
+
+    /// Records `markDirty` of the cache path `path` in the sidecar.
+    fn mark(&mut self, path: &str) {
         let sidecar = self
             .files
             .get(".datastore-sync-state.json")
             .map(|(b, _)| b.clone());
         let mut state = SyncState::for_update(sidecar.as_deref());
-        state.record_dirty(Some(&path));
+        state.record_dirty(Some(path));
         self.write(".datastore-sync-state.json", state.to_json());
     }
 
