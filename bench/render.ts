@@ -10,7 +10,7 @@
 import { planTimeSvg } from "./chart.ts";
 import { median } from "./util.ts";
 import type { CriterionResults } from "./criterion.ts";
-import { type ExtShapeResults, SCENARIOS } from "./ext_shape_bench.ts";
+import { type ExtShapeResults, SCENARIO_NOTES, SCENARIOS } from "./ext_shape_bench.ts";
 import type { MemoryResult, PlanBenchResults } from "./plan_bench.ts";
 import type { SyncBenchResults, SyncScenario, Tool } from "./sync_bench.ts";
 
@@ -188,7 +188,9 @@ function targets(
 
 /**
  * Issue 38's targets for the side-by-side run beside the extension's service: no scenario
- * above 1.0 ×, the median at most 0.8 ×, a no-op push at 0 requests.
+ * above 1.0 ×, the median at most 0.8 ×, a no-op push at 0 requests. Judged on the extension's
+ * own fifteen scenarios; the three this project measured before are listed apart and count for
+ * neither the bound nor the median (they would move it).
  */
 export function extTargets(ext: ExtLocalRun | undefined): Verdict[] {
   const out: Verdict[] = [];
@@ -197,17 +199,24 @@ export function extTargets(ext: ExtLocalRun | undefined): Verdict[] {
     const theirs = run.services.extension;
     if (!ours || !theirs) continue;
     // A run made before the extension's fifteen were all covered has fewer scenarios.
-    const ids = SCENARIOS.filter((id) => ours[id] && theirs[id]);
-    const ratios = ids.map((id) => ours[id].medianMs / theirs[id].medianMs);
+    const measured = SCENARIOS.filter((id) => ours[id] && theirs[id]);
+    const ratioOf = (id: typeof SCENARIOS[number]) => ours[id].medianMs / theirs[id].medianMs;
+    const ids = measured.filter((id) => SCENARIO_NOTES[id].ext !== 0);
+    const extra = measured.filter((id) => SCENARIO_NOTES[id].ext === 0);
+    const ratios = ids.map(ratioOf);
     const middle = median(ratios);
     const noopRequests = run.requests?.[run.services.oursOnExtClient ? "oursOnExtClient" : "ours"]
       ?.["noop-push"];
     out.push({
-      target: `extension-shaped scenarios at ${n(run.files, 0)} files (local run beside the ` +
-        "extension's service): none above 1.0 × the extension, the median at most 0.8 ×, " +
+      target:
+        `the extension's fifteen scenarios at ${n(run.files, 0)} files (local run beside its ` +
+        "service): none above 1.0 × the extension, the median at most 0.8 ×, " +
         "a no-op push at 0 requests",
       measured: ids.map((id, i) => `${id} × ${n(ratios[i], 2)}`).join(", ") +
-        `; median × ${n(middle, 2)}` +
+        `; median of the ${ids.length} × ${n(middle, 2)}` +
+        (extra.length
+          ? `; not the extension's: ${extra.map((id) => `${id} × ${n(ratioOf(id), 2)}`).join(", ")}`
+          : "") +
         (noopRequests === undefined ? "" : `; no-op push ${noopRequests} requests`),
       met: ratios.every((r) => r <= 1.0) && middle <= 0.8 && (noopRequests ?? 0) === 0,
     });

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use s3sync_core::runs::push::machine::PushRunRequest;
-use s3sync_core::state::seal::{is_racy, racy_window_ms, RACY_FINE_MS, RACY_MS};
+use s3sync_core::state::seal::{is_racy, racy_window_ms, RACY_FINE_MS, RACY_MS, RACY_TRUNCATED_MS};
 use s3sync_core::state::sync_state::SyncState;
 
 #[path = "common/sim.rs"]
@@ -118,6 +118,23 @@ fn a_change_close_to_the_sealing_walk_is_not_trusted_within_each_times_window() 
     // A sub-second mtime put back by a rewrite does not hide a whole-second change time in
     // the window (Deno reports change times in whole seconds).
     assert!(is_racy(Some(99_281), Some(99_000), walked));
+    // A whole-second change time beside an mtime with a fraction was cut to its second (the
+    // clock is fine): racy through the second after it and a tenth, no longer.
+    let old_mtime = 90_123;
+    assert!(is_racy(Some(old_mtime), Some(99_000), walked));
+    assert!(!is_racy(Some(old_mtime), Some(98_000), walked));
+    assert!(is_racy(
+        Some(old_mtime),
+        Some(99_000),
+        99_000 + RACY_TRUNCATED_MS
+    ));
+    assert!(!is_racy(
+        Some(old_mtime),
+        Some(99_000),
+        99_001 + RACY_TRUNCATED_MS
+    ));
+    // Beside a whole-second mtime, the same change time keeps the two-second window.
+    assert!(is_racy(Some(90_000), Some(98_000), walked));
     // A missing time: racy.
     assert!(is_racy(None, Some(1), walked));
     assert!(is_racy(Some(1_123), None, walked));

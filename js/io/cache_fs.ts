@@ -138,6 +138,12 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
     end = Number.POSITIVE_INFINITY,
   ): Promise<AsyncIterable<Uint8Array> | null> {
     refuseSymlinkedFolders(this.root, path);
+    // A whole small regular file in one direct call, as `readFile` does: hashing a thousand
+    // 5 KiB files through an opened handle (open, stat, read, close: four async ops each) took
+    // 110 ms against 30 ms. Anything else (a range, a big file, a link, a FIFO) streams.
+    const whole = start === 0 && end === Number.POSITIVE_INFINITY;
+    const small = whole ? await this.#io(path, () => Promise.resolve(this.#readIfSmall(path))) : undefined;
+    if (small !== undefined) return small === null ? null : oneChunk(small);
     const file = await this.#io(path, async () => {
       try {
         return await Deno.open(this.#abs(path), { read: true });
@@ -169,6 +175,24 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
         file.close();
       }
     })();
+  }
+
+  /**
+   * The bytes of the regular file at `path` when it is at most `DIRECT_READ_MAX` long, read
+   * directly; null when it does not exist; undefined for anything else (to be streamed). A file
+   * that grows between the stat and the read is read whole: a bounded stall, never a wrong
+   * result.
+   */
+  #readIfSmall(path: string): Uint8Array | null | undefined {
+    try {
+      const info = Deno.lstatSync(this.#abs(path));
+      return info.isFile && info.size <= DIRECT_READ_MAX
+        ? Deno.readFileSync(this.#abs(path))
+        : undefined;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
   }
 
   /** @inheritdoc */

@@ -13,7 +13,8 @@
 //! or a restored mtime (`touch -r`, `cp -p`, `rsync -t`) cannot keep the change time, and a file
 //! replaced by a rename gets a new inode, so any write since the seal changes the digest and
 //! takes the normal path. A file changed within its racy window before the seal's walk
-//! ([`RACY_FINE_MS`] for a time with a fraction of a second, else [`RACY_MS`]) may have been
+//! ([`RACY_FINE_MS`] for a time with a fraction of a second, [`RACY_TRUNCATED_MS`] for a
+//! change time cut to its second beside such an mtime, else [`RACY_MS`]) may have been
 //! changed again within the same timestamp tick ("racily clean" in git's words): the seal cannot
 //! vouch for such a file ([`racy_files`]), so the next push hashes it, with no request, and ends
 //! on the seal only when every such file still holds the bytes this cache last synced (the
@@ -51,6 +52,14 @@ pub const RACY_MS: i64 = 2_000;
 /// then shows only in a change time up to a second later than the one reported.
 pub const RACY_FINE_MS: i64 = 100;
 
+/// The window of a whole-second change time reported beside an mtime with a fraction: the file
+/// system keeps sub-second times (the mtime shows it), so the change time was only cut to its
+/// second on the way (Deno does so) and stands for an instant of that one second, a change
+/// within it still one coarse tick from the next write: a second and [`RACY_FINE_MS`]. Swamp
+/// core pushes about a second after the command that wrote, which the two-second window of a
+/// true whole-second clock made hash every file that command wrote.
+pub const RACY_TRUNCATED_MS: i64 = 1_000 + RACY_FINE_MS;
+
 /// The racy window of a timestamp `at_ms` (see [`RACY_FINE_MS`]): a whole-second one may stand
 /// for any instant of its second, or of the two seconds FAT rounds to.
 pub fn racy_window_ms(at_ms: i64) -> i64 {
@@ -63,9 +72,16 @@ pub fn racy_window_ms(at_ms: i64) -> i64 {
 
 /// True when a file whose mtime and change time are `mtime_ms` and `ctime_ms` is too close to a
 /// walk begun at `walked_at_ms` (or after it) for that walk's stats to vouch for its bytes:
-/// either time within its window before the walk, or after it. A missing time is racy.
+/// either time within its window before the walk, or after it. A missing time is racy. A
+/// whole-second change time beside an mtime with a fraction gets [`RACY_TRUNCATED_MS`]; an
+/// mtime that happens to fall on a whole second leaves both at [`RACY_MS`], the safe side.
 pub fn is_racy(mtime_ms: Option<i64>, ctime_ms: Option<i64>, walked_at_ms: i64) -> bool {
-    let close = |at: Option<i64>| at.is_none_or(|at| at >= walked_at_ms - racy_window_ms(at));
+    let fine_clock = mtime_ms.is_some_and(|at| racy_window_ms(at) == RACY_FINE_MS);
+    let window = |at: i64| match racy_window_ms(at) {
+        RACY_MS if fine_clock => RACY_TRUNCATED_MS,
+        window => window,
+    };
+    let close = |at: Option<i64>| at.is_none_or(|at| at >= walked_at_ms - window(at));
     close(mtime_ms) || close(ctime_ms)
 }
 

@@ -100,6 +100,20 @@ Deno.test("readRange streams whole files and ranges of any size, and null for an
       );
     }
     assertEquals(await cache.readRange("absent"), null);
+    // A whole small regular file comes in one direct read; a big one, and a file behind a
+    // link (its size unknown from the link), stream.
+    const chunks = async (path: string) => {
+      let n = 0;
+      for await (const _ of (await cache.readRange(path))!) n++;
+      return n;
+    };
+    assertEquals(await chunks("f-5000"), 1);
+    assert(await chunks("f-600001") > 1);
+    await Deno.symlink(`${root}/f-5000`, `${root}/link`);
+    assertEquals(
+      await collect(await cache.readRange("link")),
+      await Deno.readFile(`${root}/f-5000`),
+    );
   } finally {
     await Deno.remove(root, { recursive: true });
   }
