@@ -7,6 +7,7 @@ import * as wasm from "./wasm.ts";
 import { core } from "./errors.ts";
 import type {
   CachePlace,
+  CallOutcome,
   CodeLists,
   Collision,
   ContaminationReport,
@@ -16,6 +17,7 @@ import type {
   ObjectFacts,
   ObjectVerdict,
   OurBytes,
+  ReportFacts,
   ServerVerdict,
   ShardMeta,
   TopLevelEntry,
@@ -102,6 +104,14 @@ export function judgeLostCondition(
   head: ObjectFacts,
 ): ObjectVerdict {
   return core(() => wasm.judgeLostCondition(oursSha256, oursSize, head));
+}
+
+/**
+ * What a finished pull's or push's report answers the service's caller: the lines to tell and
+ * the error to throw after them (none: the call returns `count`).
+ */
+export function callOutcome(facts: ReportFacts): CallOutcome {
+  return core(() => wasm.callOutcome(facts));
 }
 
 /** True when a rel (namespace stripped) is an internal file that never syncs. */

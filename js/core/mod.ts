@@ -109,6 +109,7 @@ export type {
   UploadReason,
   Verdict,
 } from "./wasm.ts";
+export type { CallError, CallOutcome, DetailsOf, ReportFacts } from "./wasm.ts";
 export { encodeLocalListing, encodeRemotePage, walkChanges } from "./encode.ts";
 export type { ListedObject, LocalFile } from "./encode.ts";
 export { BOOKKEEPING, Planner, sidecarToWrite } from "./planner.ts";
@@ -117,6 +118,7 @@ export { PullRun } from "./pull_run.ts";
 export { ContaminationRun, MigrateRun, RebuildRun, RepairRun, ResolveRun } from "./small_runs.ts";
 export {
   bindUnnamed,
+  callOutcome,
   catalogShrinks,
   classifyCachePath,
   coreCodeLists,

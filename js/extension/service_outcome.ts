@@ -1,13 +1,13 @@
 /**
  * What each of the service's calls answers swamp core: a pull's and a push's outcome (what a
  * person must know told through the warning logger, failures and withheld work thrown after the
- * rest is done), and a cancelled call's error. Apart from the service (`service.ts`): these are
- * the rules of the extension's contract, the same whichever method ran.
+ * rest is done; the core decides which, `callOutcome`), and a cancelled call's error.
  *
  * @module
  */
-import { isSymlinkRefusal } from "../io/cache_fs.ts";
 import { abortError, isAbort, SyncError } from "../core/errors.ts";
+import { type CallOutcome, callOutcome, type DetailsOf } from "../core/mod.ts";
+import { isSyncErrorCode } from "../core/codes.ts";
 import type { PullReport } from "../ops/pull.ts";
 import type { PushReport } from "../ops/push.ts";
 
@@ -32,40 +32,48 @@ export async function cancellable<T>(
 }
 
 /**
+ * Tells the core's outcome's lines through `warn`, then throws its error (with the report's
+ * list it names as details) or returns its count. The rules are the core's (`callOutcome`).
+ */
+function carryOut(
+  outcome: CallOutcome,
+  lists: Record<DetailsOf, unknown>,
+  warn: (line: string) => void,
+): number {
+  for (const line of outcome.warnings) warn(line);
+  const error = outcome.error;
+  if (error) {
+    // Every code the core names here is a declared one; anything else would be its bug.
+    const code = isSyncErrorCode(error.code) ? error.code : "core-error";
+    throw new SyncError(code, error.message, { details: lists[error.details] });
+  }
+  return outcome.count;
+}
+
+/** The warnings, failures and verdicts of a report, as the core reads them. */
+function notices(list: { code: string; message: string }[]) {
+  return list.map(({ code, message }) => ({ code, message }));
+}
+
+/**
  * A pull's outcome for swamp core: the warnings are told through `warn`; failures and a conflict
  * throw, after the rest of the work. Returns the number of files downloaded.
  */
 export function finishPull(report: PullReport, warn: (line: string) => void): number {
-  // What a person must know, told even when the call succeeds (a conflict also throws below,
-  // after the rest of the work: it is told there, not twice).
-  for (const warning of report.warnings) {
-    if (warning.code !== "conflict") warn(`${warning.message} [${warning.code}]`);
-  }
-  if (report.failures.length > 0) {
-    // Files refused at a symlinked folder carry that code, and a pull stopped on an index
-    // whose objects are not there carries its own, so callers can tell them apart.
-    const stopped = report.failures.some((f) => f.code === "objects-missing");
-    throw new SyncError(
-      report.failures.every(isSymlinkRefusal)
-        ? "symlink-in-path"
-        : stopped
-        ? "objects-missing"
-        : "download-failed",
-      `Failed to pull ${report.failures.length} file(s) from S3: ${
-        report.failures.slice(0, 3).map((f) => `${f.item}: ${f.message}`).join("; ")
-      }`,
-      { details: report.failures },
-    );
-  }
-  if (report.conflict) {
-    // After the rest of the work, as a guard: this cache's versions are kept aside.
-    throw new SyncError(
-      "conflict",
-      `${report.conflict.message} (pulled ${report.downloaded} files)`,
-      { details: report.keptAside ?? [] },
-    );
-  }
-  return report.downloaded;
+  const outcome = callOutcome({
+    run: "pull",
+    warnings: notices(report.warnings),
+    failures: report.failures.map(({ item, code, message }) => ({ item, code, message })),
+    blocked: [],
+    conflict: report.conflict?.message,
+    moved: report.downloaded,
+    deleted: 0,
+  });
+  return carryOut(outcome, {
+    failures: report.failures,
+    keptAside: report.keptAside ?? [],
+    blocked: [],
+  }, warn);
 }
 
 /**
@@ -73,28 +81,17 @@ export function finishPull(report: PullReport, warn: (line: string) => void): nu
  * the plan's warnings and a held-back catalog export are told through `warn`.
  */
 export function finishPush(report: PushReport, warn: (line: string) => void): number {
-  // Told first, whatever follows: a mixed layout or files missing without evidence are what a
-  // person must know even when the push succeeds.
-  for (const warning of report.warnings) warn(`${warning.message} [${warning.code}]`);
-  if (report.failures.length > 0) {
-    throw new SyncError(
-      "upload-failed",
-      `Failed to push ${report.failures.length} file(s) to S3: ${
-        report.failures.slice(0, 3).map((f) => `${f.item}: ${f.message}`).join("; ")
-      }`,
-      { details: report.failures },
-    );
-  }
-  // A held-back catalog export is the one guard that does not fail the call: the bucket's copy
-  // stays (the guard holds), nothing of ours is lost (swamp regenerates the file before every
-  // push), and failing made every push of a clone whose catalog is still empty exit 1.
-  const held = report.plan.blocked.filter((v) => v.code === "catalog-shrink");
-  for (const verdict of held) warn(`${verdict.message} [catalog-shrink]`);
-  const guard = report.plan.blocked.find((v) => v.code !== "catalog-shrink");
-  if (guard) {
-    throw new SyncError(guard.code, `${guard.message} (pushed ${report.uploaded} files first)`, {
-      details: report.plan.blocked,
-    });
-  }
-  return report.uploaded + report.deleted;
+  const outcome = callOutcome({
+    run: "push",
+    warnings: notices(report.warnings),
+    failures: report.failures.map(({ item, code, message }) => ({ item, code, message })),
+    blocked: notices(report.plan.blocked),
+    moved: report.uploaded,
+    deleted: report.deleted,
+  });
+  return carryOut(outcome, {
+    failures: report.failures,
+    keptAside: [],
+    blocked: report.plan.blocked,
+  }, warn);
 }

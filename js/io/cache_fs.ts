@@ -142,7 +142,9 @@ export class DenoCacheFs implements CacheStore, StreamingCache {
     // 5 KiB files through an opened handle (open, stat, read, close: four async ops each) took
     // 110 ms against 30 ms. Anything else (a range, a big file, a link, a FIFO) streams.
     const whole = start === 0 && end === Number.POSITIVE_INFINITY;
-    const small = whole ? await this.#io(path, () => Promise.resolve(this.#readIfSmall(path))) : undefined;
+    const small = whole
+      ? await this.#io(path, () => Promise.resolve(this.#readIfSmall(path)))
+      : undefined;
     if (small !== undefined) return small === null ? null : oneChunk(small);
     const file = await this.#io(path, async () => {
       try {

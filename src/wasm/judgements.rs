@@ -5,6 +5,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::CoreError;
 use crate::model::paths::PathModel;
+use crate::runs::outcome::{self, ReportFacts};
 use crate::safety::object_condition::{self, ExpectedVersion, ObjectFacts, OurBytes};
 
 use super::convert::*;
@@ -82,6 +83,14 @@ pub fn judge_lost_condition(
         size,
         &head,
     ))
+}
+
+/// What a finished pull's or push's report (`ReportFacts`) answers the service's caller: the
+/// lines to tell, and the error to throw after them (see `runs::outcome`).
+#[wasm_bindgen(js_name = callOutcome, unchecked_return_type = "CallOutcome")]
+pub fn call_outcome(facts: JsValue) -> Result<JsValue, JsValue> {
+    let facts: ReportFacts = from_js(facts, "facts")?;
+    to_js(&outcome::call_outcome(&facts))
 }
 
 /// True when uploading a catalog export of `localSize` bytes over a remote one of

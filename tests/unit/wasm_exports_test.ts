@@ -5,7 +5,7 @@
  * here fails the coverage test, so none is added untested.
  */
 import * as wasm from "../../js/core/wasm.ts";
-import { assert, assertEquals } from "../harness/assert.ts";
+import { assert, assertEquals, assertThrows } from "../harness/assert.ts";
 
 const encoder = new TextEncoder();
 /** Bytes no format accepts: invalid UTF-8, NULs, separators, a truncated JSON document. */
@@ -39,6 +39,13 @@ const FUNCTIONS: Record<string, () => unknown> = {
   catalogShrinks: () => wasm.catalogShrinks(NaN, -1),
   classifyCachePath: () => wasm.classifyCachePath(EVIL, EVIL, [EVIL, HUGE]),
   codeLists: () => wasm.codeLists(),
+  callOutcome: () =>
+    wasm.callOutcome({
+      run: "sideways",
+      warnings: [{ code: EVIL, message: HUGE }],
+      failures: [{ item: DEEP, code: 7 }],
+      moved: -1,
+    }),
   findCollisions: () => wasm.findCollisions([EVIL, "a", "a/b", "A", HUGE]),
   findContamination: () => wasm.findContamination(EVIL, JUNK),
   bindUnnamed: () =>
@@ -519,5 +526,30 @@ Deno.test("the check itself fails on a trap and on an error without a code", () 
     !fails(() => {
       throw Object.assign(new Error("coded"), { code: "invalid-input" });
     }),
+  );
+});
+
+Deno.test("callOutcome refuses a report of the wrong shape with invalid-input, and reads a good one", () => {
+  for (
+    const facts of [
+      { run: "pull", warnings: [], failures: [], moved: -1 },
+      { run: "pull", warnings: [], failures: [], moved: 1.5 },
+      { run: "upload", warnings: [], failures: [], moved: 0 },
+      { run: "push", warnings: [{ code: 1 }], failures: [], moved: 0 },
+    ]
+  ) {
+    const error = assertThrows(() => wasm.callOutcome(facts)) as { code?: string };
+    assertEquals(error.code, "invalid-input", JSON.stringify(facts));
+  }
+  assertEquals(
+    wasm.callOutcome({
+      run: "push",
+      warnings: [],
+      failures: [],
+      blocked: [{ code: "delete-cap", message: "held" }],
+      moved: 2,
+      deleted: 0,
+    }).error?.code,
+    "delete-cap",
   );
 });
