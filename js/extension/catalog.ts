@@ -8,7 +8,9 @@
 import { catalogShrinks, mapRel } from "../core/mod.ts";
 import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "../io/engine.ts";
 import { describe, SyncError } from "../core/errors.ts";
-import { isNotFound, type ObjectStoreClient } from "../io/store.ts";
+import { createOnly, hasExtras, isNotFound, type ObjectStoreClient } from "../io/store.ts";
+import { sha256Hex } from "../io/hash.ts";
+import { ownBytesLanded } from "../ops/push_objects.ts";
 
 /** The catalog export's rel inside a namespace. */
 export const CATALOG_EXPORT = ".catalog-export.json";
@@ -98,6 +100,13 @@ export async function pullForeignCatalogs<Row = Record<string, unknown>>(
  * much larger remote copy (an emptied catalog) is held back with `catalog-shrink` unless
  * `allowShrink`, as the push guard does for the same file.
  *
+ * The write is conditional on the copy the HEAD saw, like every write to the bucket: a new
+ * export create-only, a replacement `If-Match` the ETag seen (with the extension's client,
+ * which has no `If-Match`, right after that HEAD). A copy another writer put there in between
+ * stays, and the call fails with `conflict` having written nothing: the export is derived (swamp
+ * core regenerates it before every push), so the next export sends it again, judged against
+ * the new copy.
+ *
  * @returns false when there was nothing to upload (no rows and no local export)
  */
 export async function exportCatalog(
@@ -109,15 +118,38 @@ export async function exportCatalog(
   if (body === null) return false;
   const retry = options.retry ?? DEFAULT_RETRY;
   const key = mapRel(CATALOG_EXPORT, namespace).remoteKey;
-  if (!options.allowShrink) {
-    const head = await withRetry(() => client.headObject(key, options.signal), retry);
-    if (head.exists && catalogShrinks(body.length, head.size ?? 0)) {
-      throw new SyncError(
-        "catalog-shrink",
-        `the catalog export of ${namespace} (${body.length} bytes) would replace a remote copy of ${head.size} bytes; it is held back (restore the catalog, or allow the shrink if the removal is intended)`,
-      );
-    }
+  const head = await withRetry(() => client.headObject(key, options.signal), retry);
+  if (!options.allowShrink && head.exists && catalogShrinks(body.length, head.size ?? 0)) {
+    throw new SyncError(
+      "catalog-shrink",
+      `the catalog export of ${namespace} (${body.length} bytes) would replace a remote copy of ${head.size} bytes; it is held back (restore the catalog, or allow the shrink if the removal is intended)`,
+    );
   }
-  await withRetry(() => client.putObject(key, body, options.signal), retry, options.signal);
+  const written = await withRetry(
+    async () => {
+      if (!head.exists) return await createOnly(client, key, body, options.signal);
+      if (hasExtras(client) && head.etag) {
+        return await client.putObjectIfMatch(key, body, head.etag, options.signal) !== null;
+      }
+      await client.putObject(key, body, options.signal);
+      return true;
+    },
+    retry,
+    options.signal,
+  );
+  // A condition that failed on a retry may have been our own first attempt's write, whose answer
+  // was lost: the bucket holding our bytes is success.
+  if (
+    !written &&
+    !(await ownBytesLanded({ store: client, retry, signal: options.signal }, key, {
+      sha256: await sha256Hex(body),
+      size: body.length,
+    }))
+  ) {
+    throw new SyncError(
+      "conflict",
+      `another writer put a catalog export of ${namespace} at ${key} while this one was sent; theirs stays and nothing was written (export again to replace it)`,
+    );
+  }
   return true;
 }

@@ -33,8 +33,8 @@ function factsOf(head: HeadResult): ObjectFacts {
  * attempt landed and only its answer was lost, or a killed push uploaded it unindexed), as the
  * core judges from a HEAD (and, where the object records no hash, from its content).
  */
-async function ownBytesLanded(
-  ctx: SyncContext,
+export async function ownBytesLanded(
+  ctx: Pick<SyncContext, "store" | "retry" | "signal">,
   key: string,
   ours: { sha256: string; size: number },
 ): Promise<boolean> {

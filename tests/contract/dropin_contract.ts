@@ -58,7 +58,7 @@ function counting(client: ObjectStoreClient): ObjectStoreClient & { calls: Map<s
       k,
       b,
       s,
-    ) => (count("putObjectConditional"), client.putObjectConditional(k, b, s)),
+    ) => (count(`put:${k}`), count("putObjectConditional"), client.putObjectConditional(k, b, s)),
     headObject: (k, s) => (count("headObject"), client.headObject(k, s)),
     deleteObject: (k, s) => (count("deleteObject"), client.deleteObject(k, s)),
     copyObject: (a, b, s) => (count("copyObject"), client.copyObject(a, b, s)),
