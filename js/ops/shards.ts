@@ -70,16 +70,45 @@ export async function migrateToShards(
   // The monolith, or (when there is none) the index rebuilt from a listing.
   const loaded = await loadRemoteIndex(ctx, planner, false);
   const layout = planner.shardLayout(1, false);
-  await writeLayout(ctx, planner, layout);
-  if (loaded.exists) {
+  // Every write conditional on what was read: each shard and the meta over the copy a HEAD
+  // finds (a crashed attempt's leftovers, the v1 mirror) or create-only. Between the shards and the meta,
+  // the monolith is rewritten `If-Match` the copy the shards were cut from: a v1 writer that
+  // published since would have changes the shards lack, so the meta is then not written and
+  // nothing is published (unlisted shards are no part of any index).
+  const markMonolith = async () => {
+    if (!loaded.exists) return true;
     // The monolith is no longer written from here on, so a cache that synced against it would
     // see its ETag unchanged forever and take the pull's fast path past every later commit.
     // Rewritten once, marked, its ETag moves: such a cache takes the full path and finds v2.
     planner.markMovedToShards(ctx.now?.() ?? new Date());
-    await withRetry(
-      () => ctx.store.putObject(planner.remoteIndexKey, planner.indexJson(false), ctx.signal),
+    const body = planner.indexJson(false);
+    const put = await withRetry(
+      () =>
+        publishConditionally(
+          ctx.store,
+          planner.remoteIndexKey,
+          body,
+          loaded.etag ?? null,
+          ctx.signal,
+        ),
       retry,
       ctx.signal,
+    );
+    return put !== null;
+  };
+  // The meta, too, over what a HEAD finds: the v1 mirror's, when v1 pushes wrote one.
+  const over = { metaEtag: undefined, shardEtags: new Map<string, string | null>() };
+  if (!(await writeLayout(ctx, planner, layout, over, markMonolith))) {
+    // Another migration that published its meta first moved the same index: report it.
+    const theirs = await readShardSet(ctx, planner);
+    if (theirs) {
+      const commitSeq = planner.loadShards(theirs.meta, theirs.shards);
+      const { partitions } = JSON.parse(new TextDecoder().decode(theirs.meta));
+      return { version: 2, partitions, commitSeq };
+    }
+    throw new SyncError(
+      "publish-conflict",
+      "another writer changed the index while it was moved to shards; nothing was published (the shards written are listed nowhere): run the migration again",
     );
   }
   ctx.log?.(`moved ${layout.shards.length} shards to the v2 layout`);
@@ -179,7 +208,9 @@ export async function publishRebuiltShards(
 /**
  * Writes the shards of `layout` (in parallel), then its `_meta.json`: the meta last, so until it
  * names the new shards readers keep what they used before. With `over`, every write is
- * conditional (see {@link publishRebuiltShards}).
+ * conditional (see {@link publishRebuiltShards}); without, only the v1 mirror's, a copy of the
+ * monolith that stays the source of truth. `beforeMeta` runs once every shard is in; false from
+ * it keeps the meta unwritten.
  *
  * @returns false when a condition failed (no shard write starts after it, and the meta is not
  *   written)
@@ -188,7 +219,8 @@ async function writeLayout(
   ctx: SyncContext,
   planner: Planner,
   layout: { shards: { partition: string; json: string }[]; meta: string },
-  over?: { metaEtag: string | null; shardEtags: Map<string, string | null> },
+  over?: { metaEtag: string | null | undefined; shardEtags: Map<string, string | null> },
+  beforeMeta?: () => Promise<boolean>,
 ): Promise<boolean> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const put = async (key: string, text: string, etag: string | null | undefined) => {
@@ -227,6 +259,7 @@ async function writeLayout(
   });
   if (failures.length > 0) throw shardWriteFailure(failures, planner.metaKey);
   if (conditionFailed) return false;
+  if (beforeMeta && !(await beforeMeta())) return false;
   return await put(planner.metaKey, layout.meta, over?.metaEtag);
 }
 
