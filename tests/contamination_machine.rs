@@ -66,6 +66,8 @@ fn indexed(bucket: &Bucket) -> Vec<String> {
 struct World {
     list_without_etags: bool,
     index_races: bool,
+    /// Another writer replaces the first object to remove just before the deletes.
+    replaced_before_delete: bool,
 }
 
 #[derive(Debug)]
@@ -113,12 +115,26 @@ fn run(bucket: &mut Bucket, dry_run: bool, world: &World) -> Repaired {
                 let body = run.body().unwrap().to_vec();
                 run.on_published(bucket.put_if(&key, if_match.as_deref(), body).is_some())
             }
-            ContaminationAction::Delete { keys } => {
-                let deleted = keys
-                    .iter()
-                    .filter(|k| bucket.objects.remove(*k).is_some())
-                    .count();
-                run.on_deleted(deleted as u64)
+            ContaminationAction::Delete { objects } => {
+                if world.replaced_before_delete {
+                    if let Some(first) = objects.first() {
+                        put(bucket, &first.key, b"another writer's version");
+                    }
+                }
+                // `If-Match` the listed ETag: another version stays, and is answered as changed.
+                let mut deleted = 0;
+                let mut changed = Vec::new();
+                for object in &objects {
+                    match bucket.objects.get(&object.key) {
+                        Some((_, etag)) if *etag == object.etag => {
+                            bucket.objects.remove(&object.key);
+                            deleted += 1;
+                        }
+                        Some(_) => changed.push(object.key.clone()),
+                        None => deleted += 1,
+                    }
+                }
+                run.on_deleted(deleted, &changed)
             }
             ContaminationAction::Done => {
                 return Repaired {
@@ -193,6 +209,70 @@ fn a_dry_run_reports_and_writes_nothing() {
 }
 
 #[test]
+fn a_duplicate_another_writer_replaced_before_its_delete_stays_and_is_reported() {
+    let mut bucket = contaminated();
+    let world = World {
+        replaced_before_delete: true,
+        ..World::default()
+    };
+    let done = run(&mut bucket, false, &world);
+    let result = done.result.unwrap();
+    assert_eq!(result.deleted, 0);
+    assert_eq!(
+        bucket.objects["ns/other/data/dup.yaml"].0,
+        b"another writer's version"
+    );
+    let changed = result
+        .kept
+        .iter()
+        .find(|k| k.key == "ns/other/data/dup.yaml")
+        .expect("reported as kept");
+    assert_eq!(
+        serde_json::to_value(changed.reason).unwrap(),
+        "changed-since-listing"
+    );
+    // The delete named the version the listing proved redundant.
+    let asked = done.actions.iter().find_map(|a| match a {
+        ContaminationAction::Delete { objects } => Some(objects.clone()),
+        _ => None,
+    });
+    let asked = asked.expect("a delete was asked for");
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        asked[0].etag,
+        format!("\"{}\"", &sim::fake_sha256(b"same")[..32])
+    );
+}
+
+#[test]
+fn an_answer_naming_objects_the_delete_did_not_name_is_refused() {
+    let mut bucket = contaminated();
+    let mut run = ContaminationRun::new(NS, "", false).unwrap();
+    run.on_listing(&bucket.listing(true, "")).unwrap();
+    loop {
+        match run.poll() {
+            ContaminationAction::ReadIndex { key } => {
+                let got = bucket.objects.get(&key).cloned();
+                let etag = got.as_ref().map(|(_, e)| e.clone());
+                run.on_index(got.as_ref().map(|(b, _)| b.as_slice()), etag)
+                    .unwrap();
+            }
+            ContaminationAction::Publish { key, if_match } => {
+                let body = run.body().unwrap().to_vec();
+                let landed = bucket.put_if(&key, if_match.as_deref(), body).is_some();
+                run.on_published(landed).unwrap();
+            }
+            ContaminationAction::Delete { .. } => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(run
+        .on_deleted(0, &["ns/other/data/only.yaml".to_string()])
+        .is_err());
+    assert!(run.on_deleted(2, &[]).is_err());
+}
+
+#[test]
 fn only_proven_duplicates_go_and_their_entries_first() {
     let mut bucket = contaminated();
     let done = run(&mut bucket, false, &World::default());
@@ -220,7 +300,7 @@ fn heads_prove_what_a_listing_without_etags_could_not() {
     let mut bucket = contaminated();
     let world = World {
         list_without_etags: true,
-        index_races: false,
+        ..World::default()
     };
     let done = run(&mut bucket, false, &world);
     let Some(ContaminationAction::Head { keys }) = done
@@ -250,6 +330,7 @@ fn a_lost_publish_stops_the_run_before_any_delete() {
     let world = World {
         list_without_etags: false,
         index_races: true,
+        ..World::default()
     };
     let done = run(&mut bucket, false, &world);
     assert_eq!(done.result.unwrap_err().code(), "publish-conflict");
@@ -277,7 +358,7 @@ fn calls_out_of_order_are_input_errors() {
     assert!(run.on_heads(&[]).is_err());
     assert!(run.on_index(None, None).is_err());
     assert!(run.on_published(true).is_err());
-    assert!(run.on_deleted(1).is_err());
+    assert!(run.on_deleted(1, &[]).is_err());
     assert!(run.body().is_err());
     assert_eq!(
         run.on_listing(b"no-terminator").unwrap_err().code(),
@@ -316,7 +397,7 @@ proptest! {
         let rel_refs: Vec<&str> = rels.iter().map(String::as_str).collect();
         put_index(&mut bucket, &rel_refs);
         let before = bucket.objects.clone();
-        let world = World { list_without_etags, index_races: false };
+        let world = World { list_without_etags, ..World::default() };
         let result = run(&mut bucket, false, &world).result.unwrap();
         for (key, (bytes, _)) in &before {
             if bucket.objects.contains_key(key) {

@@ -203,7 +203,7 @@ proptest! {
                 3 => run.on_index(bytes(arg).as_deref(), Some(text(arg))),
                 4 => run.body().map(|_| ()),
                 5 => run.on_published(arg % 2 == 0),
-                6 => run.on_deleted(u64::from(arg)),
+                6 => run.on_deleted(u64::from(arg), &[]),
                 _ => run.result().map(|_| ()),
             };
             let after = run.poll();

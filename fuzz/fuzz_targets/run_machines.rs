@@ -231,7 +231,10 @@ fuzz_target!(|data: &[u8]| {
                     3 => run.on_index((op & 16 == 0).then_some(arg), None),
                     4 => run.body().map(|_| ()),
                     5 => run.on_published(op & 16 == 0),
-                    6 => run.on_deleted(number(arg)),
+                    6 => {
+                        let changed = [String::from_utf8_lossy(arg).into_owned()];
+                        run.on_deleted(number(arg), &changed[..usize::from(op & 16 == 0)])
+                    }
                     _ => run.result().map(|_| ()),
                 };
                 let after = run.poll();

@@ -140,9 +140,9 @@ export class ContaminationRun {
     core(() => this.#inner.onPublished(published));
   }
 
-  /** How many objects went. */
-  onDeleted(deleted: number): void {
-    core(() => this.#inner.onDeleted(deleted));
+  /** How many objects went, and the keys whose conditional delete found another version. */
+  onDeleted(deleted: number, changed: string[]): void {
+    core(() => this.#inner.onDeleted(deleted, changed));
   }
 
   /** What the repair found and did. */

@@ -178,11 +178,13 @@ impl ContaminationRun {
         self.inner.on_published(published).map_err(to_js_error)
     }
 
-    /// How many objects went.
+    /// How many objects went, and the keys whose conditional delete found another version.
     #[wasm_bindgen(js_name = onDeleted)]
-    pub fn on_deleted(&mut self, deleted: f64) -> Result<(), JsValue> {
+    pub fn on_deleted(&mut self, deleted: f64, changed: Vec<String>) -> Result<(), JsValue> {
         let deleted = count(deleted, "deleted")?;
-        self.inner.on_deleted(deleted).map_err(to_js_error)
+        self.inner
+            .on_deleted(deleted, &changed)
+            .map_err(to_js_error)
     }
 
     /// What the repair found and did (an error before the run is done).

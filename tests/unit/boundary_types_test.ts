@@ -527,7 +527,7 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
         run.onHeads(action.keys.map((key) => ({ key, exists: true, size: 3, etag: '"c"' })));
       } else if (action.action === "readIndex") run.onIndex(index, '"i"');
       else if (action.action === "publish") run.onPublished(run.body().length > 0);
-      else if (action.action === "delete") run.onDeleted(action.keys.length);
+      else if (action.action === "delete") run.onDeleted(action.objects.length, []);
     }
     assertEquals(actions.map((a) => a.action), [
       "listAll",

@@ -411,7 +411,7 @@ const CONTAMINATION_RUN_METHODS: Record<string, () => unknown> = {
   onIndex: () => contaminationRun().onIndex(DEEP, EVIL),
   body: () => contaminationRun().body(),
   onPublished: () => contaminationRun().onPublished(false),
-  onDeleted: () => contaminationRun().onDeleted(Infinity),
+  onDeleted: () => contaminationRun().onDeleted(Infinity, [EVIL, HUGE]),
   result: () => contaminationRun().result(),
 };
 

@@ -50,13 +50,25 @@ pub enum ContaminationAction {
         /// The ETag of the copy read.
         if_match: Option<String>,
     },
-    /// Delete each of `keys`; answer with `onDeleted` and how many went.
+    /// Delete each object only while it is the version the listing showed (`If-Match` its
+    /// ETag; with a client that has none, after a HEAD shows that ETag); answer with
+    /// `onDeleted`: how many went, and the keys where another version was found (kept).
     Delete {
-        /// The keys.
-        keys: Vec<String>,
+        /// The objects, each with the ETag its removal is conditional on.
+        objects: Vec<ObjectVersion>,
     },
     /// The repair is over; `result()` says what it found and did.
     Done,
+}
+
+/// An object and the ETag of the version an action is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectVersion {
+    /// Its key, relative to the prefix.
+    pub key: String,
+    /// The version's ETag, as listed.
+    pub etag: String,
 }
 
 /// A contaminating object kept, with the reason.
@@ -65,7 +77,7 @@ pub enum ContaminationAction {
 pub struct KeptForeignObject {
     /// Its key: `<ns>/<other>/<rel>`.
     pub key: String,
-    /// `only-copy`, `differs` or `unproven`.
+    /// `only-copy`, `differs`, `unproven` or `changed-since-listing`.
     pub reason: ForeignVerdict,
 }
 
@@ -132,12 +144,19 @@ impl ContaminationRun {
         format!("{}/{INDEX_FILE}", self.namespace.as_str())
     }
 
-    fn removable(&self) -> Vec<String> {
+    /// The objects proven redundant, each with the listed ETag that proved it (a redundant
+    /// verdict needs one, so none is left out).
+    fn removable(&self) -> Vec<ObjectVersion> {
         self.report
             .objects
             .iter()
             .filter(|o| o.verdict == ForeignVerdict::Redundant)
-            .map(|o| o.key.clone())
+            .filter_map(|o| {
+                Some(ObjectVersion {
+                    key: o.key.clone(),
+                    etag: o.etag.clone()?,
+                })
+            })
             .collect()
     }
 
@@ -168,7 +187,7 @@ impl ContaminationRun {
                 }
                 Stage::AwaitDeletes => {
                     return ContaminationAction::Delete {
-                        keys: self.removable(),
+                        objects: self.removable(),
                     }
                 }
                 Stage::Finished => return ContaminationAction::Done,
@@ -262,7 +281,7 @@ impl ContaminationRun {
         let rels: Vec<String> = self
             .removable()
             .iter()
-            .filter_map(|k| k.strip_prefix(&own).map(str::to_string))
+            .filter_map(|o| o.key.strip_prefix(&own).map(str::to_string))
             .collect();
         if session.remove_entries(&rels)? > 0 {
             self.body = session.index_json(false)?;
@@ -294,9 +313,28 @@ impl ContaminationRun {
         Ok(())
     }
 
-    /// How many objects went.
-    pub fn on_deleted(&mut self, deleted: u64) -> CoreResult<()> {
+    /// How many objects went, and the keys whose conditional delete found another version:
+    /// those are kept and reported (`changed-since-listing`). A key the action did not name is
+    /// refused (`invalid-input`).
+    pub fn on_deleted(&mut self, deleted: u64, changed: &[String]) -> CoreResult<()> {
         self.expect(Stage::AwaitDeletes, "onDeleted")?;
+        let removable = self.removable();
+        if deleted + changed.len() as u64 > removable.len() as u64 {
+            return Err(CoreError::input(
+                "contamination run: more objects answered than were to be removed",
+            ));
+        }
+        for key in changed {
+            let object = self
+                .report
+                .objects
+                .iter_mut()
+                .find(|o| &o.key == key && o.verdict == ForeignVerdict::Redundant)
+                .ok_or_else(|| {
+                    CoreError::input(format!("contamination run: {key:?} was not to be removed"))
+                })?;
+            object.verdict = ForeignVerdict::ChangedSinceListing;
+        }
         self.deleted = deleted;
         self.stage = Stage::Finished;
         Ok(())

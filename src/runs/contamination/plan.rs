@@ -25,6 +25,8 @@ pub struct ForeignObject {
     pub home_key: String,
     /// Its size.
     pub size: u64,
+    /// Its ETag as the listing showed it: a removal is conditional on it.
+    pub etag: Option<String>,
     /// What the listing showed of its home copy, and so what may be done with it.
     pub verdict: ForeignVerdict,
 }
@@ -42,6 +44,9 @@ pub enum ForeignVerdict {
     Differs,
     /// Sizes agree but an ETag is missing or multipart, so content equality is unproven. Kept.
     Unproven,
+    /// Proven redundant by the listing, but another version was there when it was to be removed
+    /// (its conditional delete failed). Kept.
+    ChangedSinceListing,
 }
 
 /// Contamination of one other namespace.
@@ -109,6 +114,7 @@ pub fn find_contamination(own: &Namespace, listing: &[RemoteObject<'_>]) -> Cont
             key: object.key.to_string(),
             home_key: inner.to_string(),
             size: object.size,
+            etag: object.etag.map(str::to_string),
             verdict,
         });
     }
