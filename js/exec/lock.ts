@@ -282,8 +282,9 @@ async function acquireTraced(
           // lost would, retried, delete the lock the next writer took meanwhile, and two writers
           // would then hold it at once (an extension writer publishes unconditionally under it).
           // A delete that failed leaves our lock to turn stale after its lease.
-          if (isOurs(current, nonce)) await store.deleteObject(key);
-          else options.log?.(`the datastore lock was no longer ours at release; left it alone`);
+          if (!isOurs(current, nonce) || !(await deleteAsRead(store, key, current!.etag))) {
+            options.log?.(`the datastore lock was no longer ours at release; left it alone`);
+          }
         } catch (error) {
           options.log?.(
             `releasing the datastore lock failed: ${
@@ -340,6 +341,20 @@ export async function forceRelease(
     return true;
   }
   if (!isOurs(current, nonce)) return false;
+  return await deleteAsRead(store, key, current!.etag);
+}
+
+/**
+ * Deletes the lock at `key` as it was just read: `If-Match` its ETag where the store has that,
+ * so a lock another writer took between the read and the delete stays (a server that ignores
+ * the condition, or the extension's client, leaves that short window open).
+ */
+async function deleteAsRead(
+  store: ObjectStore | ObjectStoreClient,
+  key: string,
+  etag: string | undefined,
+): Promise<boolean> {
+  if (hasExtras(store) && etag) return await store.deleteObjectIfMatch(key, etag);
   await store.deleteObject(key);
   return true;
 }
