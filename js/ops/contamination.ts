@@ -12,7 +12,8 @@ import type { SyncContext } from "../exec/context.ts";
 import { publishConditionally, readIndexObject } from "./remote_index.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
 import { SyncError } from "../core/errors.ts";
-import { hasExtras, listAll } from "../io/store.ts";
+import { listAll } from "../io/store.ts";
+import { deleteVersion } from "../exec/delete_version.ts";
 
 export type { ContaminationSummary, KeptForeignObject } from "../core/mod.ts";
 
@@ -70,7 +71,7 @@ export async function repairContamination(
           name: (object) => object.key,
           failureCode: "delete-failed",
         }, async ({ key, etag }) => {
-          if (await deleteVersion(ctx, key, etag)) deleted++;
+          if (await deleteVersion(ctx, key, { etag })) deleted++;
           else changed.push(key);
         });
         if (failures.length > 0) {
@@ -89,29 +90,4 @@ export async function repairContamination(
         return run.result();
     }
   }
-}
-
-/**
- * Deletes `key` only while it holds the version `etag` names: a HEAD must show that ETag, and
- * the DELETE then goes `If-Match` it where the store has that (a server that ignores it leaves
- * the window between the two, as the extension's client does). False when another version is
- * there (kept); true when deleted, or already gone.
- */
-async function deleteVersion(ctx: SyncContext, key: string, etag: string): Promise<boolean> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const store = ctx.store;
-  const head = await withRetry(() => store.headObject(key, ctx.signal), retry, ctx.signal);
-  if (!head.exists) return true;
-  // Quoted or not, depending on who reported it.
-  const bare = (tag: string | undefined) => tag?.replace(/^"|"$/g, "");
-  if (bare(head.etag) !== bare(etag)) return false;
-  if (hasExtras(store)) {
-    return await withRetry(
-      () => store.deleteObjectIfMatch(key, etag, ctx.signal),
-      retry,
-      ctx.signal,
-    );
-  }
-  await withRetry(() => store.deleteObject(key, ctx.signal), retry, ctx.signal);
-  return true;
 }

@@ -11,6 +11,7 @@
 import { type HeadFound, type MigrateResult, MigrateRun } from "../core/mod.ts";
 import type { SyncErrorCode } from "../core/codes.ts";
 import type { SyncContext } from "../exec/context.ts";
+import { deleteVersion } from "../exec/delete_version.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
 import { asSyncError, SyncError } from "../core/errors.ts";
 import { publishUnderLock, readIndexObject } from "./remote_index.ts";
@@ -127,12 +128,14 @@ export async function migrateRemote(
               ...pool("remove", "delete-failed"),
               name: (i) => i.rel,
             }, async (item) => {
-              await withRetry(
-                () => ctx.store.deleteObject(item.rel, ctx.signal),
-                retry,
-                ctx.signal,
-              );
-              removed++;
+              // Only the version that was copied: a newer original written since stays.
+              if (await deleteVersion(ctx, item.rel, item)) removed++;
+              else {
+                throw new SyncError(
+                  "conflict",
+                  `the original changed after it was copied; it was kept (run migrate again to compare it with ${item.to})`,
+                );
+              }
             }),
           );
           run.onDeleted(removed);

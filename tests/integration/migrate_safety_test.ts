@@ -13,10 +13,11 @@ import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
 import { bucketKeys, sha256Hex } from "../harness/datastore.ts";
 import { listTree } from "../harness/seed.ts";
 import { startServer } from "../harness/servers.ts";
-import type { S3Store } from "../../js/io/s3.ts";
+import { S3Store } from "../../js/io/s3.ts";
 import { DenoCacheFs } from "../../js/io/cache_fs.ts";
 import { Planner } from "../../js/core/mod.ts";
 import { migrateToShards } from "../../js/ops/shards.ts";
+import { migrateRemote } from "../../js/ops/migrate.ts";
 
 const encoder = new TextEncoder();
 
@@ -204,5 +205,39 @@ Deno.test("migrate refuses a namespace on the sharded (v2) index: nothing copied
   } finally {
     await Deno.remove(cache, { recursive: true });
     await server.stop();
+  }
+});
+
+Deno.test("migrate --remove-originals keeps an original rewritten after its copy: a conflict failure, the new bytes stay", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("migrate-late-write");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-migrate-late-" });
+  try {
+    await seedLayout(store, "", { "logs/a.log": "solo a\n", "logs/b.log": "solo b\n" });
+    // Another writer rewrites logs/b.log once the copies are made, before the originals go.
+    const migrating = new S3Store(server.storeOptions("migrate-late-write"));
+    const head = migrating.headObject.bind(migrating);
+    let copied = false;
+    const copy = migrating.copyObject.bind(migrating);
+    migrating.copyObject = async (from, to, signal) => {
+      await copy(from, to, signal);
+      copied = true;
+    };
+    migrating.headObject = async (key, signal) => {
+      if (copied && key === "logs/b.log") await store.putObject(key, encoder.encode("newer b\n"));
+      return await head(key, signal);
+    };
+    const report = await migrateRemote(
+      { store: migrating, cache: new DenoCacheFs(cache), namespace: "prod", log: () => {} },
+      { apply: true, removeOriginals: true },
+    );
+    migrating.destroy();
+    assertEquals(report.failures.map((f) => [f.item, f.code]), [["logs/b.log", "conflict"]]);
+    assertEquals(await text(store, "logs/b.log"), "newer b\n");
+    assertEquals(await text(store, "prod/logs/b.log"), "solo b\n");
+    assertEquals((await store.headObject("logs/a.log")).exists, false, "the unchanged one went");
+  } finally {
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
   }
 });

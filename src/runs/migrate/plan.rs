@@ -35,6 +35,8 @@ pub struct MigrateItem {
     pub to: String,
     /// Size of the original.
     pub size: u64,
+    /// The original's ETag as listed: its removal is conditional on it.
+    pub etag: Option<String>,
 }
 
 /// Why a namespaced key is a conflict.
@@ -305,6 +307,7 @@ pub fn plan_migrate(model: &PathModel, inputs: MigrateInputs<'_>) -> MigratePlan
             rel: rel.to_string(),
             to: model.under_binding(rel),
             size,
+            etag: object.etag.map(str::to_string),
         };
         let indexed = ns_entry(rel);
         let copy = by_key.get(item.to.as_str()).map(|copy| {
