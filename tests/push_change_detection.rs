@@ -64,6 +64,7 @@ fn a_same_size_edit_over_a_rebuilt_entry_is_uploaded() {
     let plan = plan(&mut session, EDITED_MS, &PushInput::default());
     assert_eq!(uploads(&plan), [(LATEST, UploadReason::MtimeChanged)]);
     assert_eq!(plan.summary.upload, 1);
+    assert_eq!(plan.summary.upload_new, 0, "a replacement, not a new file");
 }
 
 #[test]

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use s3sync_core::model::paths::{is_internal, is_never_synced};
 use s3sync_core::model::time::format_iso_millis;
-use s3sync_core::runs::push::plan::{PushInput, PushPlan};
+use s3sync_core::runs::push::plan::{PushInput, PushPlan, UploadReason};
 use s3sync_core::runs::session::Session;
 use s3sync_core::safety::{
     covering_tombstone, normalize_tombstone, DeletePolicy, Evidence, RunFacts, CATALOG_EXPORT,
@@ -607,6 +607,13 @@ fn check(case: &Case, planned: &Planned, plan: &PushPlan) -> Result<(), TestCase
     // (f) the summary counts the lists.
     let s = &plan.summary;
     prop_assert_eq!(s.upload, plan.uploads.len() as u64);
+    prop_assert_eq!(
+        s.upload_new,
+        plan.uploads
+            .iter()
+            .filter(|u| u.reason == UploadReason::New)
+            .count() as u64
+    );
     prop_assert_eq!(s.delete, plan.deletes.len() as u64);
     prop_assert_eq!(s.withheld_deletes, plan.withheld.len() as u64);
     prop_assert_eq!(s.missing, plan.missing.len() as u64);
@@ -750,5 +757,8 @@ fn the_checker_rejects_unsafe_plans() {
     // A miscounted summary.
     let mut bad = good.clone();
     bad.summary.missing += 1;
+    assert!(check(&case, &planned, &bad).is_err());
+    let mut bad = good.clone();
+    bad.summary.upload_new += 1;
     assert!(check(&case, &planned, &bad).is_err());
 }

@@ -200,11 +200,10 @@ export class S3SyncService {
             ...this.#pushPolicy(),
           }),
       ));
+    // The core counts (`summary`): new files are those the index does not name.
     const plan = report.plan;
-    const created = plan.uploads.filter((u) => u.reason === "new").length;
-    const changed = plan.uploads.length - created;
-    const deleted = plan.deletes.length;
-    return { total: created + changed + deleted, new: created, changed, deleted, plan };
+    const { upload, uploadNew, delete: deleted } = plan.summary;
+    return { total: upload + deleted, new: uploadNew, changed: upload - uploadNew, deleted, plan };
   }
 
   /**

@@ -82,6 +82,9 @@ pub struct Delete {
 pub struct PushSummary {
     /// Files to upload.
     pub upload: u64,
+    /// Of those, files the index does not name (the rest replace an entry): swamp's preview
+    /// counts them as new, the others as changed.
+    pub upload_new: u64,
     /// Bytes to upload.
     pub upload_bytes: u64,
     /// Objects to delete (after the guards).
@@ -418,6 +421,11 @@ pub fn plan_push(
         plan.blocked.push(verdict);
     }
     plan.summary.upload = plan.uploads.len() as u64;
+    plan.summary.upload_new = plan
+        .uploads
+        .iter()
+        .filter(|u| u.reason == UploadReason::New)
+        .count() as u64;
     plan.summary.delete = plan.deletes.len() as u64;
     plan.summary.withheld_deletes = plan.withheld.len() as u64;
     plan.summary.missing = plan.missing.len() as u64;
