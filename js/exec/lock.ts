@@ -334,11 +334,7 @@ export async function forceRelease(
   if (current !== null && nonce === UNREADABLE_LOCK && !lockReadable(current.raw)) {
     // No nonce can be named for a body that is no lock: the one read goes, and only it (a
     // lock taken meanwhile has another ETag) where the store can make the delete conditional.
-    if (hasExtras(store) && current.etag) {
-      return await store.deleteObjectIfMatch(key, current.etag);
-    }
-    await store.deleteObject(key);
-    return true;
+    return await deleteAsRead(store, key, current.etag);
   }
   if (!isOurs(current, nonce)) return false;
   return await deleteAsRead(store, key, current!.etag);

@@ -50,11 +50,6 @@ function carryOut(
   return outcome.count;
 }
 
-/** The warnings, failures and verdicts of a report, as the core reads them. */
-function notices(list: { code: string; message: string }[]) {
-  return list.map(({ code, message }) => ({ code, message }));
-}
-
 /**
  * A pull's outcome for swamp core: the warnings are told through `warn`; failures and a conflict
  * throw, after the rest of the work. Returns the number of files downloaded.
@@ -62,8 +57,8 @@ function notices(list: { code: string; message: string }[]) {
 export function finishPull(report: PullReport, warn: (line: string) => void): number {
   const outcome = callOutcome({
     run: "pull",
-    warnings: notices(report.warnings),
-    failures: report.failures.map(({ item, code, message }) => ({ item, code, message })),
+    warnings: report.warnings,
+    failures: report.failures,
     blocked: [],
     conflict: report.conflict?.message,
     moved: report.downloaded,
@@ -83,9 +78,9 @@ export function finishPull(report: PullReport, warn: (line: string) => void): nu
 export function finishPush(report: PushReport, warn: (line: string) => void): number {
   const outcome = callOutcome({
     run: "push",
-    warnings: notices(report.warnings),
-    failures: report.failures.map(({ item, code, message }) => ({ item, code, message })),
-    blocked: notices(report.plan.blocked),
+    warnings: report.warnings,
+    failures: report.failures,
+    blocked: report.plan.blocked,
     moved: report.uploaded,
     deleted: report.deleted,
   });
