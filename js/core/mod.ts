@@ -110,7 +110,13 @@ export type {
   Verdict,
 } from "./wasm.ts";
 export type { CallError, CallOutcome, DetailsOf, ReportFacts } from "./wasm.ts";
-export { encodeLocalListing, encodeRemotePage, walkChanges } from "./encode.ts";
+export {
+  encodeLocalListing,
+  encodeRemotePage,
+  hashColumns,
+  listingPage,
+  walkChanges,
+} from "./encode.ts";
 export type { ListedObject, LocalFile } from "./encode.ts";
 export { BOOKKEEPING, Planner, sidecarToWrite } from "./planner.ts";
 export { PushRun } from "./push_run.ts";

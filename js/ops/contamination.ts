@@ -7,7 +7,12 @@
  *
  * @module
  */
-import { ContaminationRun, type ContaminationSummary, type HeadFound } from "../core/mod.ts";
+import {
+  ContaminationRun,
+  type ContaminationSummary,
+  type HeadFound,
+  migrateListing,
+} from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { publishConditionally, readIndexObject } from "./remote_index.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
@@ -34,7 +39,12 @@ export async function repairContamination(
     const action = run.poll();
     switch (action.action) {
       case "listAll":
-        run.onListing(await listAll(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal));
+        run.handle({
+          event: "listing",
+          listing: migrateListing(
+            await listAll(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal),
+          ),
+        });
         break;
       case "head": {
         const heads: HeadFound[] = [];
@@ -42,12 +52,12 @@ export async function repairContamination(
           const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry);
           heads.push({ key, exists: head.exists, size: head.size, etag: head.etag });
         }
-        run.onHeads(heads);
+        run.handle({ event: "heads", heads });
         break;
       }
       case "readIndex": {
         const got = await readIndexObject(ctx, action.key);
-        run.onIndex(got?.data, got?.etag);
+        run.handle({ event: "index", bytes: got?.data, etag: got?.etag });
         break;
       }
       case "publish": {
@@ -58,7 +68,7 @@ export async function repairContamination(
           retry,
           ctx.signal,
         );
-        run.onPublished(put !== null);
+        run.handle({ event: "published", published: put !== null });
         break;
       }
       case "delete": {
@@ -83,7 +93,7 @@ export async function repairContamination(
             { details: failures },
           );
         }
-        run.onDeleted(deleted, changed);
+        run.handle({ event: "deleted", deleted, changed });
         break;
       }
       case "done":

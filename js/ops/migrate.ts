@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { type HeadFound, type MigrateResult, MigrateRun } from "../core/mod.ts";
+import { type HeadFound, migrateListing, type MigrateResult, MigrateRun } from "../core/mod.ts";
 import type { SyncErrorCode } from "../core/codes.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { deleteVersion } from "../exec/delete_version.ts";
@@ -58,16 +58,28 @@ export async function migrateRemote(
       const action = run.poll();
       switch (action.action) {
         case "readMeta":
-          run.onMeta((await readIndexObject(ctx, action.key))?.data);
+          run.handle({ event: "meta", bytes: (await readIndexObject(ctx, action.key))?.data });
           break;
         case "readIndexes":
-          run.onIndexes(
-            await readIndexObject(ctx, action.soloKey),
-            await readIndexObject(ctx, action.namespaceKey),
-          );
+          {
+            const solo = await readIndexObject(ctx, action.soloKey);
+            const namespace = await readIndexObject(ctx, action.namespaceKey);
+            run.handle({
+              event: "indexes",
+              solo: solo?.data,
+              soloEtag: solo?.etag,
+              namespace: namespace?.data,
+              namespaceEtag: namespace?.etag,
+            });
+          }
           break;
         case "listAll":
-          run.onListing(await listAll(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal));
+          run.handle({
+            event: "listing",
+            listing: migrateListing(
+              await listAll(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal),
+            ),
+          });
           break;
         case "head": {
           // A HEAD that fails is a failure of the run, never a proof.
@@ -85,7 +97,7 @@ export async function migrateRemote(
               heads.push({ key, exists: head.exists, size: head.size, etag: head.etag });
             }),
           );
-          run.onHeads(heads);
+          run.handle({ event: "heads", heads });
           break;
         }
         case "copy": {
@@ -103,11 +115,14 @@ export async function migrateRemote(
               copied++;
             }),
           );
-          run.onCopied(copied);
+          run.handle({ event: "copied", copied });
           break;
         }
         case "readNamespaceIndex":
-          run.onNamespaceIndex(await readIndexObject(ctx, action.key));
+          {
+            const read = await readIndexObject(ctx, action.key);
+            run.handle({ event: "namespaceIndex", bytes: read?.data, etag: read?.etag });
+          }
           break;
         case "publish": {
           // Each index under its own layout's lock key: the solo index under the solo one.
@@ -118,7 +133,7 @@ export async function migrateRemote(
             action.ifMatch,
             { retry: false },
           );
-          run.onPublished(put !== null);
+          run.handle({ event: "published", published: put !== null });
           break;
         }
         case "delete": {
@@ -138,7 +153,7 @@ export async function migrateRemote(
               }
             }),
           );
-          run.onDeleted(removed);
+          run.handle({ event: "deleted", removed });
           break;
         }
         case "done":

@@ -9,6 +9,7 @@
  * @module
  */
 import {
+  listingPage,
   lockKeyFor,
   type Planner,
   type RebuildReport,
@@ -239,26 +240,26 @@ export async function runRebuild(
         } catch (error) {
           throw asStoreError(error, `cannot read the remote index ${action.key}`);
         }
-        run.onExisting(got?.data, got?.etag);
+        run.handle({ event: "existing", bytes: got?.data, etag: got?.etag });
         break;
       }
       case "list":
         await listInto(ctx, run, action.prefix, action.narration);
         break;
       case "listTopFolders":
-        run.onTopFolders(await topFolders(ctx));
+        run.handle({ event: "topFolders", folders: await topFolders(ctx) });
         break;
       case "publish": {
         const body = planner.indexJson(false);
         const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, {
           retry: action.retry,
         });
-        run.onPublished(put !== null, put?.etag);
+        run.handle({ event: "published", published: put !== null, etag: put?.etag });
         break;
       }
       case "publishShards": {
         if (!publishShards) throw new Error("the rebuild asked for a v2 publish nobody offered");
-        run.onPublished(await underPublishLock(ctx, publishShards), undefined);
+        run.handle({ event: "published", published: await underPublishLock(ctx, publishShards) });
         break;
       }
       case "readPeerIndex": {
@@ -269,11 +270,11 @@ export async function runRebuild(
           retry,
           ctx.signal,
         );
-        run.onPeerIndex(theirs.data, theirs.etag);
+        run.handle({ event: "peerIndex", bytes: theirs.data, etag: theirs.etag });
         break;
       }
       case "done": {
-        const outcome = run.outcome();
+        const outcome = run.result();
         if (outcome.hint) ctx.log?.(`warning: ${outcome.hint}`);
         return outcome;
       }
@@ -295,7 +296,8 @@ async function listInto(
     for await (const page of listPages(ctx.store, prefix, ctx.listPageSize ?? 1000, ctx.signal)) {
       if (!narrated) ctx.log?.(narration);
       narrated = true;
-      run.onPage(page);
+      const [records, unencodable] = listingPage(page);
+      run.handle({ event: "page", page: records, unencodable });
     }
   } catch (error) {
     if (error instanceof SyncError) throw error;
@@ -304,7 +306,7 @@ async function listInto(
         cause: error,
       });
   }
-  run.onListed();
+  run.handle({ event: "listed" });
 }
 
 /** The first segments of one page of the bucket's top level (for the empty-listing hint). */

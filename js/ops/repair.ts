@@ -16,6 +16,7 @@
  */
 import {
   encodeLocalListing,
+  hashColumns,
   Planner,
   type Problem,
   type RepairResult,
@@ -168,31 +169,41 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
     switch (action.action) {
       case "readJournal": {
         const read = await refusing(() => ctx.cache.readFile(action.path));
-        run.onJournal(read.value ?? undefined, read.refused);
+        run.handle({ event: "journal", bytes: read.value ?? undefined, refused: read.refused });
         break;
       }
       case "loadIndex":
         await loadRemoteIndex(ctx, planner, false);
-        run.onIndex();
+        run.handle({ event: "index" });
         break;
       case "walk": {
         const walk = await ctx.cache.walk(ctx.signal);
-        run.onWalk(walk.files, walk.errors);
+        run.handle({
+          event: "walk",
+          listing: encodeLocalListing(walk.files),
+          walkErrors: walk.errors,
+        });
         break;
       }
-      case "hash":
-        run.onHashes(await hashExisting(ctx.cache, action.paths));
+      case "hash": {
+        const [paths, values] = hashColumns(await hashExisting(ctx.cache, action.paths));
+        run.handle({ event: "hashes", paths, values });
         break;
+      }
       case "apply": {
         if (action.narration) ctx.log?.(action.narration);
         const results: StepResult[] = [];
         for (const step of action.steps) results.push(await applyStep(ctx.cache, step));
-        run.onApplied(results);
+        run.handle({ event: "applied", results });
         break;
       }
       case "hydrate":
         hydration = await pull(ctx, { keepExisting: true, verify: true });
-        run.onHydrated(hydration.failures.length, now());
+        run.handle({
+          event: "hydrated",
+          failures: hydration.failures.length,
+          nowIso: now().toISOString(),
+        });
         break;
       case "done":
         return { ...run.result(), hydration };

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { Planner, type ResolveResult, ResolveRun } from "../core/mod.ts";
+import { encodeLocalListing, Planner, type ResolveResult, ResolveRun } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { push, type PushReport } from "./push.ts";
@@ -49,10 +49,13 @@ export async function resolve(
     switch (action.action) {
       case "pull":
         pulled = await pull(ctx, { verify: true });
-        run.onPulled(pulled.failures.map((f) => f.item));
+        run.handle({ event: "pulled", failed: pulled.failures.map((f) => f.item) });
         break;
       case "walk":
-        run.onWalk((await ctx.cache.walk(ctx.signal)).files);
+        run.handle({
+          event: "walk",
+          listing: encodeLocalListing((await ctx.cache.walk(ctx.signal)).files),
+        });
         break;
       case "restore": {
         const restored: string[] = [];
@@ -62,13 +65,14 @@ export async function resolve(
           await ctx.cache.writeAtomic(file.to, data);
           restored.push(file.rel);
         }
-        run.onRestored(restored);
+        run.handle({ event: "restored", rels: restored });
         break;
       }
       case "push":
         // Deletes stay unconfirmed: resolving a conflict never removes a remote object.
         pushed = await push(ctx, { confirmDeletes: () => Promise.resolve(false) });
-        run.onPushed({
+        run.handle({
+          event: "pushed",
           conflicts: pushed.plan.conflicts,
           failed: pushed.failures.map((f) => f.item),
           published: pushed.published,
@@ -81,7 +85,7 @@ export async function resolve(
           await ctx.cache.remove(path);
           removed.push(path);
         }
-        run.onRemoved(removed);
+        run.handle({ event: "removed", removed });
         break;
       }
       case "done":

@@ -22,5 +22,6 @@ mod model;
 mod planner;
 mod pull_run;
 mod push_run;
+mod run_class;
 mod small_runs;
 mod state;

@@ -15,7 +15,9 @@ import {
   encodeRemotePage,
   findCollisions,
   findContamination,
+  listingPage,
   mapRel,
+  migrateListing,
   MigrateRun,
   planMigrate,
   Planner,
@@ -347,12 +349,17 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     const actions = [];
     for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
       actions.push(action);
-      if (action.action === "pull") run.onPulled([]);
-      else if (action.action === "walk") run.onWalk([{ path: copy, size: 4, mtimeMs: 5 }]);
-      else if (action.action === "restore") run.onRestored(action.files.map((f) => f.rel));
-      else if (action.action === "push") {
-        run.onPushed({ conflicts: [], failed: [], published: true, uploaded: 1 });
-      } else if (action.action === "removeCopies") run.onRemoved(action.paths);
+      if (action.action === "pull") run.handle({ event: "pulled", failed: [] });
+      else if (action.action === "walk") {
+        const listing = encodeLocalListing([{ path: copy, size: 4, mtimeMs: 5 }]);
+        run.handle({ event: "walk", listing });
+      } else if (action.action === "restore") {
+        run.handle({ event: "restored", rels: action.files.map((f) => f.rel) });
+      } else if (action.action === "push") {
+        run.handle({ event: "pushed", conflicts: [], failed: [], published: true, uploaded: 1 });
+      } else if (action.action === "removeCopies") {
+        run.handle({ event: "removed", removed: action.paths });
+      }
     }
     assertEquals(actions.map((a) => a.action), ["pull", "walk", "restore", "push", "removeCopies"]);
     actions.forEach((action, i) => expect(action, "ResolveAction", `ResolveRun.poll[${i}]`));
@@ -386,28 +393,29 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     const actions = [];
     for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
       actions.push(action);
-      if (action.action === "readExisting") run.onExisting(undefined, undefined);
+      if (action.action === "readExisting") run.handle({ event: "existing" });
       else if (action.action === "list") {
-        run.onPage([
+        const [page, unencodable] = listingPage([
           { key: "ns/data/a.yaml", size: 1, etag: '"e"', lastModified: NOW },
           { key: "ns/data/A.yaml", size: 1 },
           { key: "ns/data/./x", size: 1 },
           { key: "other/data/b.yaml", size: 2 },
         ]);
-        run.onListed();
-      } else if (action.action === "publish") run.onPublished(false, undefined);
+        run.handle({ event: "page", page, unencodable });
+        run.handle({ event: "listed" });
+      } else if (action.action === "publish") run.handle({ event: "published", published: false });
       else throw new Error(`unexpected ${action.action}`);
     }
     assertEquals(actions.map((a) => a.action), ["readExisting", "list", "publish"]);
     actions.forEach((action, i) => expect(action, "RebuildAction", `RebuildRun.poll[${i}]`));
-    const outcome = run.outcome();
+    const outcome = run.result();
     assert(outcome.report.unsafeExamples.length > 0 && outcome.report.collisions.length > 0);
     assertEquals([outcome.step, outcome.existing, outcome.needsAttention], [
       "lost-race",
       "absent",
       true,
     ]);
-    expect(outcome, "RebuildResult", "RebuildRun.outcome");
+    expect(outcome, "RebuildResult", "RebuildRun.result");
   }
   {
     // A repair run over a root-level only copy, its journal behind a refused path and its
@@ -419,19 +427,28 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     let walks = 0;
     for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
       actions.push(action);
-      if (action.action === "readJournal") run.onJournal(undefined, "a symlinked folder");
-      else if (action.action === "loadIndex") run.onIndex();
+      if (action.action === "readJournal") {
+        run.handle({ event: "journal", refused: "a symlinked folder" });
+      } else if (action.action === "loadIndex") run.handle({ event: "index" });
       else if (action.action === "walk") {
-        run.onWalk(walks++ === 0 ? [{ path: "data/a.yaml", size: 4, mtimeMs: 1 }] : [], []);
+        const files = walks++ === 0 ? [{ path: "data/a.yaml", size: 4, mtimeMs: 1 }] : [];
+        run.handle({ event: "walk", listing: encodeLocalListing(files), walkErrors: [] });
       } else if (action.action === "hash") {
-        run.onHashes(new Map(action.paths.map((p) => [p, "0".repeat(64)])));
+        run.handle({
+          event: "hashes",
+          paths: action.paths,
+          values: action.paths.map(() => "0".repeat(64)),
+        });
       } else if (action.action === "apply") {
-        run.onApplied(
-          action.steps.map((step) =>
+        run.handle({
+          event: "applied",
+          results: action.steps.map((step) =>
             step.step === "removeTree" ? { result: "occupied" } : { result: "done" }
           ),
-        );
-      } else if (action.action === "hydrate") run.onHydrated(0, NOW);
+        });
+      } else if (action.action === "hydrate") {
+        run.handle({ event: "hydrated", failures: 0, nowIso: NOW.toISOString() });
+      }
     }
     assertEquals(actions.map((a) => a.action), [
       "readJournal",
@@ -464,18 +481,23 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     for (;;) {
       const action = run.poll();
       actions.push(action);
-      if (action.action === "readMeta") run.onMeta(undefined);
-      else if (action.action === "readIndexes") run.onIndexes(null, null);
-      else if (action.action === "listAll") run.onListing(listings.shift()!);
-      else if (action.action === "head") {
-        run.onHeads(action.keys.map((key) => ({ key, exists: true, size: 3 })));
-      } else if (action.action === "copy") run.onCopied(action.items.length);
-      else if (action.action === "readNamespaceIndex") run.onNamespaceIndex(null);
+      if (action.action === "readMeta") run.handle({ event: "meta" });
+      else if (action.action === "readIndexes") run.handle({ event: "indexes" });
+      else if (action.action === "listAll") {
+        run.handle({ event: "listing", listing: migrateListing(listings.shift()!) });
+      } else if (action.action === "head") {
+        run.handle({
+          event: "heads",
+          heads: action.keys.map((key) => ({ key, exists: true, size: 3 })),
+        });
+      } else if (action.action === "copy") {
+        run.handle({ event: "copied", copied: action.items.length });
+      } else if (action.action === "readNamespaceIndex") run.handle({ event: "namespaceIndex" });
       else if (action.action === "publish") {
         assert(run.body().length > 0);
         let thrown: unknown;
         try {
-          run.onPublished(false);
+          run.handle({ event: "published", published: false });
         } catch (error) {
           thrown = error;
         }
@@ -497,11 +519,11 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
   {
     using run = new MigrateRun("ns", "p", {}, NOW);
     run.poll();
-    run.onMeta(undefined);
+    run.handle({ event: "meta" });
     run.poll();
-    run.onIndexes(null, null);
+    run.handle({ event: "indexes" });
     run.poll();
-    run.onListing(listed);
+    run.handle({ event: "listing", listing: migrateListing(listed) });
     assertEquals(run.poll().action, "done");
     expect(run.result(), "MigrateResult", "MigrateRun.result");
   }
@@ -522,12 +544,20 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     const actions = [];
     for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
       actions.push(action);
-      if (action.action === "listAll") run.onListing(objects);
-      else if (action.action === "head") {
-        run.onHeads(action.keys.map((key) => ({ key, exists: true, size: 3, etag: '"c"' })));
-      } else if (action.action === "readIndex") run.onIndex(index, '"i"');
-      else if (action.action === "publish") run.onPublished(run.body().length > 0);
-      else if (action.action === "delete") run.onDeleted(action.objects.length, []);
+      if (action.action === "listAll") {
+        run.handle({ event: "listing", listing: migrateListing(objects) });
+      } else if (action.action === "head") {
+        run.handle({
+          event: "heads",
+          heads: action.keys.map((key) => ({ key, exists: true, size: 3, etag: '"c"' })),
+        });
+      } else if (action.action === "readIndex") {
+        run.handle({ event: "index", bytes: index, etag: '"i"' });
+      } else if (action.action === "publish") {
+        run.handle({ event: "published", published: run.body().length > 0 });
+      } else if (action.action === "delete") {
+        run.handle({ event: "deleted", deleted: action.objects.length, changed: [] });
+      }
     }
     assertEquals(actions.map((a) => a.action), [
       "listAll",

@@ -274,6 +274,85 @@ function rebuildRun(): { run: wasm.RebuildRun; planner: wasm.Planner } {
   };
 }
 
+/**
+ * Event fields of every run, each hostile but of the declared type (junk bytes, a traversal in
+ * a string, a negative count), so events get past the shape check into the machines.
+ */
+const JUNK_FIELDS: Record<string, unknown> = {
+  bytes: DEEP,
+  page: JUNK,
+  listing: JUNK,
+  etag: EVIL,
+  folders: [EVIL, HUGE],
+  unencodable: [EVIL, HUGE],
+  published: true,
+  heads: [{ key: EVIL, exists: true, size: Number.MAX_SAFE_INTEGER, etag: HUGE }],
+  deleted: Number.MAX_SAFE_INTEGER,
+  changed: [EVIL, HUGE],
+  failed: [EVIL, HUGE],
+  rels: [EVIL],
+  removed: Number.MAX_SAFE_INTEGER,
+  conflicts: [EVIL],
+  uploaded: 0,
+  walkErrors: [EVIL],
+  paths: [EVIL],
+  values: [],
+  results: [{ result: "done" }, { result: "refused", reason: HUGE }],
+  failures: Number.MAX_SAFE_INTEGER,
+  nowIso: EVIL,
+  refused: HUGE,
+  solo: DEEP,
+  soloEtag: EVIL,
+  namespace: JUNK,
+  namespaceEtag: HUGE,
+  copied: Number.MAX_SAFE_INTEGER,
+};
+
+/** Counts no count can be: negative, fractional, not finite, past 2^53. */
+const BAD_COUNTS: Record<string, unknown> = {
+  deleted: -1,
+  removed: Infinity,
+  failures: NaN,
+  copied: -0.5,
+  uploaded: 2 ** 64,
+};
+
+/** The same fields, each of the wrong type, so events fail the shape check. */
+const WRONG_FIELDS: Record<string, unknown> = Object.fromEntries(
+  Object.keys(JUNK_FIELDS).map((name, i) => [name, i % 2 ? [300, -1, 0.5] : { event: HUGE }]),
+);
+
+/**
+ * Every hostile event for a run whose events are `names`: values that are no event at all, an
+ * unknown tag, and each event with fields missing, junk and of the wrong type; each sent to a
+ * fresh run and to one that has polled once.
+ */
+function hostileEvents<R>(
+  names: string[],
+  fresh: () => R,
+  poll: (run: R) => unknown,
+  handle: (run: R, event: unknown) => unknown,
+): void {
+  const events: unknown[] = [undefined, null, 7, HUGE, [], { event: EVIL }, { event: HUGE }];
+  for (const event of names) {
+    events.push(
+      { event },
+      { event, ...JUNK_FIELDS },
+      { event, ...JUNK_FIELDS, ...BAD_COUNTS },
+      { event, ...WRONG_FIELDS },
+    );
+  }
+  for (const event of events) {
+    const label = JSON.stringify(event)?.slice(0, 80);
+    survives(`handle(${label})`, () => handle(fresh(), event));
+    survives(`poll, handle(${label})`, () => {
+      const run = fresh();
+      survives("poll", () => poll(run));
+      handle(run, event);
+    });
+  }
+}
+
 /** One hostile case per `RebuildRun` method. */
 const REBUILD_RUN_METHODS: Record<string, () => unknown> = {
   free: () => rebuildRun().run.free(),
@@ -282,26 +361,14 @@ const REBUILD_RUN_METHODS: Record<string, () => unknown> = {
     run.poll(planner);
     run.poll(planner);
   },
-  onExisting: () => rebuildRun().run.onExisting(DEEP, EVIL),
-  onPage: () => {
-    const { run, planner } = rebuildRun();
-    run.poll(planner);
-    run.onPage(planner, JUNK, [EVIL, HUGE]);
-  },
-  onListed: () => {
-    const { run, planner } = rebuildRun();
-    run.onListed(planner);
-  },
-  onTopFolders: () => {
-    const { run, planner } = rebuildRun();
-    run.onTopFolders(planner, [EVIL, HUGE]);
-  },
-  onPublished: () => rebuildRun().run.onPublished(true, EVIL),
-  onPeerIndex: () => {
-    const { run, planner } = rebuildRun();
-    run.onPeerIndex(planner, DEEP, EVIL);
-  },
-  outcome: () => rebuildRun().run.outcome(),
+  handle: () =>
+    hostileEvents(
+      ["existing", "page", "listed", "topFolders", "published", "peerIndex"],
+      rebuildRun,
+      ({ run, planner }) => run.poll(planner),
+      ({ run, planner }, event) => run.handle(planner, event as wasm.RebuildEvent),
+    ),
+  result: () => rebuildRun().run.result(),
 };
 
 /** A repair run with a planner, for the run's methods (each called out of order or with junk). */
@@ -316,26 +383,17 @@ function repairRun(): { run: wasm.RepairRun; planner: wasm.Planner } {
 const REPAIR_RUN_METHODS: Record<string, () => unknown> = {
   free: () => repairRun().run.free(),
   poll: () => {
-    const { run } = repairRun();
-    run.poll();
-    run.poll();
-  },
-  onJournal: () => {
-    const { run } = repairRun();
-    run.poll();
-    run.onJournal(DEEP, HUGE);
-  },
-  onIndex: () => repairRun().run.onIndex(),
-  onWalk: () => {
     const { run, planner } = repairRun();
-    run.onWalk(planner, JUNK, [EVIL]);
+    run.poll(planner);
+    run.poll(planner);
   },
-  onHashes: () => {
-    const { run, planner } = repairRun();
-    run.onHashes(planner, [EVIL], []);
-  },
-  onApplied: () => repairRun().run.onApplied([{ result: "sideways" }, 7]),
-  onHydrated: () => repairRun().run.onHydrated(-1, EVIL),
+  handle: () =>
+    hostileEvents(
+      ["journal", "index", "walk", "hashes", "applied", "hydrated"],
+      repairRun,
+      ({ run, planner }) => run.poll(planner),
+      ({ run, planner }, event) => run.handle(planner, event as wasm.RepairEvent),
+    ),
   result: () => repairRun().run.result(),
 };
 
@@ -352,19 +410,23 @@ const MIGRATE_RUN_METHODS: Record<string, () => unknown> = {
     run.poll();
     run.poll();
   },
-  onMeta: () => {
-    const run = migrateRun();
-    run.poll();
-    run.onMeta(DEEP);
-  },
-  onIndexes: () => migrateRun().onIndexes(DEEP, EVIL, JUNK, HUGE),
-  onListing: () => migrateRun().onListing(JUNK),
-  onHeads: () => migrateRun().onHeads([{ key: EVIL, exists: "maybe", size: -1 }]),
-  onCopied: () => migrateRun().onCopied(-0.5),
-  onNamespaceIndex: () => migrateRun().onNamespaceIndex(DEEP, EVIL),
+  handle: () =>
+    hostileEvents(
+      [
+        "meta",
+        "indexes",
+        "listing",
+        "heads",
+        "copied",
+        "namespaceIndex",
+        "published",
+        "deleted",
+      ],
+      migrateRun,
+      (run) => run.poll(),
+      (run, event) => run.handle(event as wasm.MigrateEvent),
+    ),
   body: () => migrateRun().body(),
-  onPublished: () => migrateRun().onPublished(true),
-  onDeleted: () => migrateRun().onDeleted(NaN),
   result: () => migrateRun().result(),
 };
 
@@ -381,15 +443,13 @@ const RESOLVE_RUN_METHODS: Record<string, () => unknown> = {
     run.poll();
     run.poll();
   },
-  onPulled: () => {
-    const run = resolveRun();
-    run.poll();
-    run.onPulled([EVIL, HUGE]);
-  },
-  onWalk: () => resolveRun().onWalk(JUNK),
-  onRestored: () => resolveRun().onRestored([EVIL]),
-  onPushed: () => resolveRun().onPushed({ conflicts: 7, published: "yes", uploaded: -1 }),
-  onRemoved: () => resolveRun().onRemoved([HUGE]),
+  handle: () =>
+    hostileEvents(
+      ["pulled", "walk", "restored", "pushed", "removed"],
+      resolveRun,
+      (run) => run.poll(),
+      (run, event) => run.handle(event as wasm.ResolveEvent),
+    ),
   result: () => resolveRun().result(),
 };
 
@@ -406,12 +466,14 @@ const CONTAMINATION_RUN_METHODS: Record<string, () => unknown> = {
     run.poll();
     run.poll();
   },
-  onListing: () => contaminationRun().onListing(JUNK),
-  onHeads: () => contaminationRun().onHeads([{ key: 7 }]),
-  onIndex: () => contaminationRun().onIndex(DEEP, EVIL),
+  handle: () =>
+    hostileEvents(
+      ["listing", "heads", "index", "published", "deleted"],
+      contaminationRun,
+      (run) => run.poll(),
+      (run, event) => run.handle(event as wasm.ContaminationEvent),
+    ),
   body: () => contaminationRun().body(),
-  onPublished: () => contaminationRun().onPublished(false),
-  onDeleted: () => contaminationRun().onDeleted(Infinity, [EVIL, HUGE]),
   result: () => contaminationRun().result(),
 };
 

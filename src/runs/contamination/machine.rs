@@ -30,20 +30,20 @@ use crate::wire::listing::{decode_remote, encode_remote_fields};
 )]
 #[tsify(missing_as_null)]
 pub enum ContaminationAction {
-    /// List the whole bucket; answer with `onListing`.
+    /// List the whole bucket; answer with the `listing` event.
     ListAll,
-    /// HEAD each of `keys` (their listing gave no ETag); answer with `onHeads`.
+    /// HEAD each of `keys` (their listing gave no ETag); answer with the `heads` event.
     Head {
         /// The keys.
         keys: Vec<String>,
     },
-    /// Read the bound index at `key`; answer with `onIndex`.
+    /// Read the bound index at `key`; answer with the `index` event.
     ReadIndex {
         /// The key.
         key: String,
     },
     /// Write `body()` at `key` over `ifMatch` (retrying transient failures); answer with
-    /// `onPublished`.
+    /// the `published` event.
     Publish {
         /// The key.
         key: String,
@@ -52,7 +52,7 @@ pub enum ContaminationAction {
     },
     /// Delete each object only while it is the version the listing showed (`If-Match` its
     /// ETag; with a client that has none, after a HEAD shows that ETag); answer with
-    /// `onDeleted`: how many went, and the keys where another version was found (kept).
+    /// the `deleted` event: how many went, and the keys where another version was found (kept).
     Delete {
         /// The objects, each with the ETag its removal is conditional on.
         objects: Vec<ObjectVersion>,
@@ -217,7 +217,7 @@ impl ContaminationRun {
 
     /// The whole bucket, listed (`key\0size\0etag\0lastModified\0` records).
     pub fn on_listing(&mut self, listing: &[u8]) -> CoreResult<()> {
-        self.expect(Stage::AwaitListing, "onListing")?;
+        self.expect(Stage::AwaitListing, "event \"listing\"")?;
         let previous = std::mem::replace(&mut self.listing, listing.to_vec());
         let report = match self.judge() {
             Ok(report) => report,
@@ -252,7 +252,7 @@ impl ContaminationRun {
     /// What the HEADs found: an ETag a HEAD sent fills the listing's gap, and the objects are
     /// judged again.
     pub fn on_heads(&mut self, heads: &[HeadFound]) -> CoreResult<()> {
-        self.expect(Stage::AwaitHeads, "onHeads")?;
+        self.expect(Stage::AwaitHeads, "event \"heads\"")?;
         let by_key: std::collections::BTreeMap<&str, &str> = heads
             .iter()
             .filter(|h| h.exists)
@@ -270,7 +270,7 @@ impl ContaminationRun {
 
     /// The bound index as read (`None`: there is none), with its ETag.
     pub fn on_index(&mut self, bytes: Option<&[u8]>, etag: Option<String>) -> CoreResult<()> {
-        self.expect(Stage::AwaitIndex, "onIndex")?;
+        self.expect(Stage::AwaitIndex, "event \"index\"")?;
         let Some(bytes) = bytes else {
             self.stage = Stage::AwaitDeletes;
             return Ok(());
@@ -303,7 +303,7 @@ impl ContaminationRun {
 
     /// Whether the publish landed: a lost one stops the run before any delete.
     pub fn on_published(&mut self, published: bool) -> CoreResult<()> {
-        self.expect(Stage::AwaitPublish, "onPublished")?;
+        self.expect(Stage::AwaitPublish, "event \"published\"")?;
         if !published {
             return Err(CoreError::PublishConflict {
                 what: "the index changed while the repair was removing foreign entries".into(),
@@ -317,7 +317,7 @@ impl ContaminationRun {
     /// those are kept and reported (`changed-since-listing`). A key the action did not name is
     /// refused (`invalid-input`).
     pub fn on_deleted(&mut self, deleted: u64, changed: &[String]) -> CoreResult<()> {
-        self.expect(Stage::AwaitDeletes, "onDeleted")?;
+        self.expect(Stage::AwaitDeletes, "event \"deleted\"")?;
         let removable = self.removable();
         if deleted + changed.len() as u64 > removable.len() as u64 {
             return Err(CoreError::input(

@@ -67,39 +67,39 @@ pub enum MigrateIndex {
 )]
 #[tsify(missing_as_null)]
 pub enum MigrateAction {
-    /// Read the object at `key` (the namespace's `_index/_meta.json`); answer with `onMeta`.
+    /// Read the object at `key` (the namespace's `_index/_meta.json`); answer with the `meta` event.
     ReadMeta {
         /// The key.
         key: String,
     },
     /// Read the index objects at `soloKey` and `namespaceKey` (bytes and ETag, or absent);
-    /// answer with `onIndexes`.
+    /// answer with the `indexes` event.
     ReadIndexes {
         /// The solo index's key.
         solo_key: String,
         /// The namespace's index key.
         namespace_key: String,
     },
-    /// List the whole bucket; answer with `onListing`.
+    /// List the whole bucket; answer with the `listing` event.
     ListAll,
-    /// HEAD each of `keys`; answer with `onHeads` and what each HEAD that answered found (a
+    /// HEAD each of `keys`; answer with the `heads` event and what each HEAD that answered found (a
     /// failed HEAD is the shim's failure to report, never a proof).
     Head {
         /// The keys.
         keys: Vec<String>,
     },
-    /// Copy each item server-side (`rel` to `to`); answer with `onCopied` and how many landed.
+    /// Copy each item server-side (`rel` to `to`); answer with the `copied` event and how many landed.
     Copy {
         /// The copies.
         items: Vec<MigrateItem>,
     },
-    /// Read the namespace's index at `key` again; answer with `onNamespaceIndex`.
+    /// Read the namespace's index at `key` again; answer with the `namespaceIndex` event.
     ReadNamespaceIndex {
         /// The key.
         key: String,
     },
     /// Publish `body()` at `key` over `ifMatch` (null: create-only), once, under the lock of
-    /// the layout `index` names; answer with `onPublished`.
+    /// the layout `index` names; answer with the `published` event.
     Publish {
         /// Which index.
         index: MigrateIndex,
@@ -108,7 +108,7 @@ pub enum MigrateAction {
         /// The ETag of the copy read; null when there was none.
         if_match: Option<String>,
     },
-    /// Delete each original; answer with `onDeleted` and how many went.
+    /// Delete each original; answer with the `deleted` event and how many went.
     Delete {
         /// The originals.
         items: Vec<MigrateItem>,
@@ -397,7 +397,7 @@ impl MigrateRun {
 
     /// The namespace's `_index/_meta.json` as read (`None`: there is none).
     pub fn on_meta(&mut self, bytes: Option<&[u8]>) -> CoreResult<()> {
-        self.expect(&Stage::AwaitMeta, "onMeta")?;
+        self.expect(&Stage::AwaitMeta, "event \"meta\"")?;
         if let Some(bytes) = bytes {
             let key = self.model.under_binding("_index/_meta.json");
             match ShardMeta::shard_first(bytes) {
@@ -429,7 +429,7 @@ impl MigrateRun {
         namespace: Option<Vec<u8>>,
         namespace_etag: Option<String>,
     ) -> CoreResult<()> {
-        self.expect(&Stage::AwaitIndexes, "onIndexes")?;
+        self.expect(&Stage::AwaitIndexes, "event \"indexes\"")?;
         self.solo = Read {
             bytes: solo,
             etag: solo_etag,
@@ -446,7 +446,7 @@ impl MigrateRun {
     pub fn on_listing(&mut self, listing: &[u8]) -> CoreResult<()> {
         let phase = match self.stage {
             Stage::AwaitListing(phase) => phase,
-            _ => return self.expect(&Stage::AwaitListing(Phase::Plan), "onListing"),
+            _ => return self.expect(&Stage::AwaitListing(Phase::Plan), "event \"listing\""),
         };
         decode_remote(listing)?;
         self.listing = listing.to_vec();
@@ -465,7 +465,7 @@ impl MigrateRun {
     pub fn on_heads(&mut self, heads: &[HeadFound]) -> CoreResult<()> {
         let phase = match self.stage {
             Stage::AwaitHeads(phase) => phase,
-            _ => return self.expect(&Stage::AwaitHeads(Phase::Plan), "onHeads"),
+            _ => return self.expect(&Stage::AwaitHeads(Phase::Plan), "event \"heads\""),
         };
         let by_key: std::collections::BTreeMap<&str, &HeadFound> =
             heads.iter().map(|h| (h.key.as_str(), h)).collect();
@@ -497,7 +497,7 @@ impl MigrateRun {
 
     /// How many copies landed.
     pub fn on_copied(&mut self, copied: u64) -> CoreResult<()> {
-        self.expect(&Stage::AwaitCopies, "onCopied")?;
+        self.expect(&Stage::AwaitCopies, "event \"copied\"")?;
         self.copied = copied;
         self.stage = Stage::AwaitNamespaceIndex;
         Ok(())
@@ -509,7 +509,7 @@ impl MigrateRun {
         bytes: Option<Vec<u8>>,
         etag: Option<String>,
     ) -> CoreResult<()> {
-        self.expect(&Stage::AwaitNamespaceIndex, "onNamespaceIndex")?;
+        self.expect(&Stage::AwaitNamespaceIndex, "event \"namespaceIndex\"")?;
         self.namespace_index = Read { bytes, etag };
         self.stage = Stage::AwaitListing(Phase::Index);
         Ok(())
@@ -528,7 +528,12 @@ impl MigrateRun {
     pub fn on_published(&mut self, published: bool) -> CoreResult<()> {
         let index = match self.stage {
             Stage::AwaitPublish(index) => index,
-            _ => return self.expect(&Stage::AwaitPublish(MigrateIndex::Namespace), "onPublished"),
+            _ => {
+                return self.expect(
+                    &Stage::AwaitPublish(MigrateIndex::Namespace),
+                    "event \"published\"",
+                )
+            }
         };
         if !published {
             return Err(CoreError::PublishConflict {
@@ -545,7 +550,7 @@ impl MigrateRun {
 
     /// How many originals went.
     pub fn on_deleted(&mut self, removed: u64) -> CoreResult<()> {
-        self.expect(&Stage::AwaitDeletes, "onDeleted")?;
+        self.expect(&Stage::AwaitDeletes, "event \"deleted\"")?;
         self.removed = removed;
         self.stage = Stage::Finished;
         Ok(())

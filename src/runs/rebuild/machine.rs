@@ -72,13 +72,13 @@ impl Default for RebuildRequest {
 #[tsify(missing_as_null)]
 pub enum RebuildAction {
     /// Read the index object at `key` (its bytes and ETag, or that there is none); answer with
-    /// `onExisting`.
+    /// the `existing` event.
     ReadExisting {
         /// The index key, relative to the prefix.
         key: String,
     },
-    /// List every object under `prefix`, page by page, handing each page to `onPage`; then
-    /// answer with `onListed`. `narration` is said once the first page is in (a bucket that
+    /// List every object under `prefix`, page by page, handing each page over as a `page` event; then
+    /// answer with the `listed` event. `narration` is said once the first page is in (a bucket that
     /// does not exist fails the listing, and is not a missing index).
     List {
         /// The folder to list (`ns/`, or empty for the whole bucket).
@@ -86,12 +86,12 @@ pub enum RebuildAction {
         /// What the run is doing, for the log.
         narration: String,
     },
-    /// List one page of the bucket's top level; answer with `onTopFolders` and the first
+    /// List one page of the bucket's top level; answer with the `topFolders` event and the first
     /// segments of its keys (near names of the namespace go in the hint).
     ListTopFolders,
     /// Publish the session's index (`indexJson(false)`) at `key` under the datastore lock:
     /// over `ifMatch`, or create-only when it is null; retry transient failures when `retry`.
-    /// Answer with `onPublished`.
+    /// Answer with the `published` event.
     Publish {
         /// The index key.
         key: String,
@@ -102,15 +102,15 @@ pub enum RebuildAction {
         retry: bool,
     },
     /// Publish the session's index as the v2 shard set over the one judged, under the
-    /// datastore lock; answer with `onPublished`.
+    /// datastore lock; answer with the `published` event.
     PublishShards,
     /// Another writer's index landed first: read it at `key` into the session; answer with
-    /// `onPeerIndex`.
+    /// the `peerIndex` event.
     ReadPeerIndex {
         /// The index key.
         key: String,
     },
-    /// The rebuild is over; `outcome()` says what became of it.
+    /// The rebuild is over; `result()` says what became of it.
     Done,
 }
 
@@ -359,7 +359,7 @@ impl RebuildRun {
 
     /// The index object as read (`None`: there is none), with its ETag.
     pub fn on_existing(&mut self, bytes: Option<&[u8]>, etag: Option<String>) -> CoreResult<()> {
-        self.expect(&Stage::AwaitExisting, "onExisting")?;
+        self.expect(&Stage::AwaitExisting, "event \"existing\"")?;
         self.existing = Some(ExistingIndex::of(bytes));
         self.existing_etag = etag;
         self.stage = Stage::Start;
@@ -374,13 +374,13 @@ impl RebuildRun {
         page: &[u8],
         unencodable: &[String],
     ) -> CoreResult<()> {
-        self.expect(&Stage::AwaitListing, "onPage")?;
+        self.expect(&Stage::AwaitListing, "event \"page\"")?;
         session.add_listing_page(page, unencodable)
     }
 
     /// The listing is complete: the rebuilt index becomes the session's index.
     pub fn on_listed(&mut self, session: &mut Session) -> CoreResult<()> {
-        self.expect(&Stage::AwaitListing, "onListed")?;
+        self.expect(&Stage::AwaitListing, "event \"listed\"")?;
         self.report = Some(session.finish_rebuild(Some(&self.now_iso))?);
         self.stage = Stage::Listed;
         Ok(())
@@ -388,7 +388,7 @@ impl RebuildRun {
 
     /// The first segments of one page of the bucket's top level.
     pub fn on_top_folders(&mut self, session: &Session, folders: &[String]) -> CoreResult<()> {
-        self.expect(&Stage::AwaitTopFolders, "onTopFolders")?;
+        self.expect(&Stage::AwaitTopFolders, "event \"topFolders\"")?;
         self.hint = Some(self.empty_hint(session, folders));
         self.stage = Stage::Decide;
         Ok(())
@@ -396,7 +396,7 @@ impl RebuildRun {
 
     /// The publish: its new ETag, or `None` when another writer's index got there first.
     pub fn on_published(&mut self, published: bool, etag: Option<String>) -> CoreResult<()> {
-        self.expect(&Stage::AwaitPublish, "onPublished")?;
+        self.expect(&Stage::AwaitPublish, "event \"published\"")?;
         if published {
             self.step = Some(RebuildStep::Published);
             self.etag = etag;
@@ -419,7 +419,7 @@ impl RebuildRun {
         bytes: &[u8],
         etag: Option<String>,
     ) -> CoreResult<()> {
-        self.expect(&Stage::AwaitPeer, "onPeerIndex")?;
+        self.expect(&Stage::AwaitPeer, "event \"peerIndex\"")?;
         session.load_index(bytes)?;
         self.step = Some(RebuildStep::AdoptedPeer);
         self.etag = etag;

@@ -110,22 +110,22 @@ pub enum StepResult {
 )]
 #[tsify(missing_as_null)]
 pub enum RepairAction {
-    /// Read the journal at `path` (undefined when there is none); answer with `onJournal`.
+    /// Read the journal at `path` (undefined when there is none); answer with the `journal` event.
     ReadJournal {
         /// The journal's cache path.
         path: String,
     },
     /// Load the remote index into the planner without publishing anything (a missing one is
-    /// rebuilt from a listing, in memory); answer with `onIndex`.
+    /// rebuilt from a listing, in memory); answer with the `index` event.
     LoadIndex,
-    /// Walk the cache; answer with `onWalk`.
+    /// Walk the cache; answer with the `walk` event.
     Walk,
-    /// Hash these cache paths (those that still exist); answer with `onHashes`.
+    /// Hash these cache paths (those that still exist); answer with the `hashes` event.
     Hash {
         /// Cache paths.
         paths: Vec<String>,
     },
-    /// Do `steps` in order, each on its own, and answer with `onApplied` and one result per
+    /// Do `steps` in order, each on its own, and answer with the `applied` event and one result per
     /// step; say `narration` first when there is one.
     Apply {
         /// The steps.
@@ -134,7 +134,7 @@ pub enum RepairAction {
         narration: Option<String>,
     },
     /// Hydrate the namespace folder download-only (a verified pull that keeps every local
-    /// file); answer with `onHydrated`.
+    /// file); answer with the `hydrated` event.
     Hydrate,
     /// The repair is over; `result()` says what it did.
     Done,
@@ -348,7 +348,7 @@ impl RepairRun {
     /// The journal as read (`None`: there is none), or why it could not be read (a folder in
     /// its path is a symlink).
     pub fn on_journal(&mut self, bytes: Option<&[u8]>, refused: Option<String>) -> CoreResult<()> {
-        self.expect(&Stage::AwaitJournal, "onJournal")?;
+        self.expect(&Stage::AwaitJournal, "event \"journal\"")?;
         // A journal that does not say `complete` was left by a repair that stopped: one that
         // cannot be read at all was not written complete either.
         self.resumed = bytes.is_some_and(|b| {
@@ -369,7 +369,7 @@ impl RepairRun {
 
     /// The remote index is loaded into the session.
     pub fn on_index(&mut self) -> CoreResult<()> {
-        self.expect(&Stage::AwaitIndex, "onIndex")?;
+        self.expect(&Stage::AwaitIndex, "event \"index\"")?;
         self.stage = Stage::AwaitWalk;
         Ok(())
     }
@@ -412,7 +412,7 @@ impl RepairRun {
                 }
                 Ok(())
             }
-            _ => self.expect(&Stage::AwaitWalk, "onWalk"),
+            _ => self.expect(&Stage::AwaitWalk, "event \"walk\""),
         }
     }
 
@@ -439,7 +439,7 @@ impl RepairRun {
                 self.dedupe(redundant);
                 Ok(())
             }
-            _ => self.expect(&Stage::AwaitHashes, "onHashes"),
+            _ => self.expect(&Stage::AwaitHashes, "event \"hashes\""),
         }
     }
 
@@ -508,7 +508,7 @@ impl RepairRun {
 
     /// The hydration is over: how many downloads failed, at `now_iso`.
     pub fn on_hydrated(&mut self, failures: u64, now_iso: &str) -> CoreResult<()> {
-        self.expect(&Stage::AwaitHydrate, "onHydrated")?;
+        self.expect(&Stage::AwaitHydrate, "event \"hydrated\"")?;
         self.hydration_failures = failures;
         self.finished_iso = now_iso.to_string();
         self.stage = Stage::AwaitDedupeWalk;

@@ -64,19 +64,19 @@ pub struct ResolvePushed {
     rename_all_fields = "camelCase"
 )]
 pub enum ResolveAction {
-    /// Pull, verified (never the fast path); answer with `onPulled` and the items that failed.
+    /// Pull, verified (never the fast path); answer with the `pulled` event and the items that failed.
     Pull,
-    /// Walk the cache; answer with `onWalk`.
+    /// Walk the cache; answer with the `walk` event.
     Walk,
     /// Put each copy back in place (read `from`, write `to` atomically; a copy gone meanwhile
-    /// is skipped); answer with `onRestored` and the rels put back.
+    /// is skipped); answer with the `restored` event and the rels put back.
     Restore {
         /// The copies.
         files: Vec<Restore>,
     },
-    /// Push, deletes unconfirmed; answer with `onPushed`.
+    /// Push, deletes unconfirmed; answer with the `pushed` event.
     Push,
-    /// Remove these conflict copies; answer with `onRemoved` and those removed.
+    /// Remove these conflict copies; answer with the `removed` event and those removed.
     RemoveCopies {
         /// Cache paths.
         paths: Vec<String>,
@@ -195,7 +195,7 @@ impl ResolveRun {
     /// The pull is over: the items that failed. Nothing is resolved after a failed pull: a
     /// conflict it did not set aside would be settled blind.
     pub fn on_pulled(&mut self, failed: &[String]) -> CoreResult<()> {
-        self.expect(Stage::AwaitPull, "onPulled")?;
+        self.expect(Stage::AwaitPull, "event \"pulled\"")?;
         if !failed.is_empty() {
             return Err(CoreError::ResolvePullFailed {
                 failed: failed.len() as u64,
@@ -213,7 +213,7 @@ impl ResolveRun {
 
     /// The cache walk (a local listing buffer, `encodeLocalListing`).
     pub fn on_walk(&mut self, listing: &[u8]) -> CoreResult<()> {
-        self.expect(Stage::AwaitWalk, "onWalk")?;
+        self.expect(Stage::AwaitWalk, "event \"walk\"")?;
         let files = decode_local(listing)?;
         self.plan = plan_resolve(&self.model, self.keep, &self.rels, &files)?;
         match self.keep {
@@ -228,7 +228,7 @@ impl ResolveRun {
 
     /// The rels whose copy was put back in place.
     pub fn on_restored(&mut self, rels: &[String]) -> CoreResult<()> {
-        self.expect(Stage::AwaitRestore, "onRestored")?;
+        self.expect(Stage::AwaitRestore, "event \"restored\"")?;
         self.restored = self
             .plan
             .files
@@ -242,7 +242,7 @@ impl ResolveRun {
 
     /// What the push of the restored files did.
     pub fn on_pushed(&mut self, pushed: &ResolvePushed) -> CoreResult<()> {
-        self.expect(Stage::AwaitPush, "onPushed")?;
+        self.expect(Stage::AwaitPush, "event \"pushed\"")?;
         self.still_in_conflict = self
             .restored
             .iter()
@@ -275,7 +275,7 @@ impl ResolveRun {
 
     /// The copies removed.
     pub fn on_removed(&mut self, removed: Vec<String>) -> CoreResult<()> {
-        self.expect(Stage::AwaitRemove, "onRemoved")?;
+        self.expect(Stage::AwaitRemove, "event \"removed\"")?;
         self.removed = removed;
         self.stage = Stage::Finished;
         Ok(())

@@ -1,0 +1,61 @@
+/**
+ * {@link CoreRun}: the one class through which TypeScript drives every run of the core.
+ *
+ * Each run class the core exports (one macro, `src/wasm/run_class.rs`) has the same three
+ * methods: `poll` says what to do next, `handle` takes back one event, `result` says what the
+ * run did. Runs that read or replace the planner's index take its session first. This class
+ * hides that difference, turns core errors into {@link SyncError}s at one point, and frees the
+ * WASM memory on `using`.
+ *
+ * @module
+ */
+import type * as wasm from "./wasm.ts";
+import { core } from "./errors.ts";
+import { type Planner, sessionOf } from "./planner.ts";
+
+/** A run class as the core exports it, with or without the planner's session first. */
+interface ExportedRun {
+  poll(...context: unknown[]): unknown;
+  handle(...contextAndEvent: unknown[]): unknown;
+  result(): unknown;
+  free(): void;
+}
+
+/**
+ * A run of the core, typed by what it asks for (`Action`), what it takes back (`Event`), what
+ * an event answers (`Reply`, mostly nothing) and what it did (`Output`). Hold it with `using`.
+ */
+export class CoreRun<Action, Event, Reply, Output> implements Disposable {
+  readonly #inner: ExportedRun;
+  readonly #context: [wasm.Planner] | [];
+
+  /**
+   * @param inner the exported run (built inside {@link core} by the caller)
+   * @param planner the planner whose session the run reads or replaces; none for runs that hold
+   *   their own state
+   */
+  constructor(inner: ExportedRun, planner?: Planner) {
+    this.#inner = inner;
+    this.#context = planner ? [sessionOf(planner)] : [];
+  }
+
+  /** The next action. */
+  poll(): Action {
+    return core(() => this.#inner.poll(...this.#context) as Action);
+  }
+
+  /** Hands back what happened; returns the core's answer when the event has one. */
+  handle(event: Event): Reply {
+    return core(() => this.#inner.handle(...this.#context, event) as Reply);
+  }
+
+  /** What the run did (throws before the run is done). */
+  result(): Output {
+    return core(() => this.#inner.result() as Output);
+  }
+
+  /** Frees the run's WASM memory. */
+  [Symbol.dispose](): void {
+    this.#inner.free();
+  }
+}

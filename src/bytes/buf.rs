@@ -1,0 +1,63 @@
+//! [`Bytes`]: an owned byte buffer that a run's event carries across the boundary.
+
+use serde::de::{Deserialize, Deserializer, Error, SeqAccess, Visitor};
+
+/// Bytes an event carries (an index as read, a listing buffer). From JS it is a `Uint8Array`,
+/// which serde-wasm-bindgen hands over as one byte buffer; a plain array of numbers is also
+/// read (a test or a hand-written event), each checked to be a byte. It exists so events can be
+/// plain serde enums without a dependency for one small type.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bytes(pub Vec<u8>);
+
+impl Bytes {
+    /// The bytes, borrowed.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(bytes: Vec<u8>) -> Bytes {
+        Bytes(bytes)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Bytes, D::Error> {
+        deserializer.deserialize_byte_buf(BytesVisitor)
+    }
+}
+
+struct BytesVisitor;
+
+impl<'de> Visitor<'de> for BytesVisitor {
+    type Value = Bytes;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a byte buffer (Uint8Array)")
+    }
+
+    fn visit_bytes<E: Error>(self, bytes: &[u8]) -> Result<Bytes, E> {
+        Ok(Bytes(bytes.to_vec()))
+    }
+
+    fn visit_byte_buf<E: Error>(self, bytes: Vec<u8>) -> Result<Bytes, E> {
+        Ok(Bytes(bytes))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bytes, A::Error> {
+        let mut bytes = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+        while let Some(byte) = seq.next_element::<u8>()? {
+            bytes.push(byte);
+        }
+        Ok(Bytes(bytes))
+    }
+}
