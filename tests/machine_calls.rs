@@ -9,12 +9,18 @@
 use proptest::prelude::*;
 
 use s3sync_core::bytes::buf::Bytes;
+use s3sync_core::bytes::buf::F64s;
 use s3sync_core::model::paths::PathModel;
 use s3sync_core::runs::contamination::events::ContaminationEvent;
 use s3sync_core::runs::contamination::machine::ContaminationRun;
 use s3sync_core::runs::machine::Machine;
 use s3sync_core::runs::migrate::events::MigrateEvent;
 use s3sync_core::runs::migrate::machine::{HeadFound, MigrateRequest, MigrateRun};
+use s3sync_core::runs::pull::events::PullEvent;
+use s3sync_core::runs::pull::machine::{PullRequest, PullRun};
+use s3sync_core::runs::push::events::PushEvent;
+use s3sync_core::runs::push::machine::{PushRun, PushRunRequest};
+use s3sync_core::runs::push::plan::Uploaded;
 use s3sync_core::runs::rebuild::events::RebuildEvent;
 use s3sync_core::runs::rebuild::machine::{RebuildRequest, RebuildRun};
 use s3sync_core::runs::repair::events::RepairEvent;
@@ -22,6 +28,7 @@ use s3sync_core::runs::repair::machine::{RepairRequest, RepairRun, StepResult};
 use s3sync_core::runs::resolve::events::ResolveEvent;
 use s3sync_core::runs::resolve::machine::{ResolvePushed, ResolveRequest, ResolveRun};
 use s3sync_core::runs::session::Session;
+use s3sync_core::safety::conflicts::KeptAside;
 use s3sync_core::wire::listing::{encode_local, encode_remote};
 
 const NOW: &str = "2026-12-01T00:00:00.000Z";
@@ -227,6 +234,74 @@ proptest! {
             if !matches!(&result, Err(e) if e.code() == "publish-conflict") {
                 check!(before, after, result);
             }
+        }
+    }
+
+    #[test]
+    fn the_pull_run_survives_any_caller(verify in any::<bool>(), ops in prop::collection::vec((0u8..10, any::<u8>()), 0..24)) {
+        let mut session = Session::new(Some("ns"), "").unwrap();
+        let mut run = PullRun::new(PullRequest { verify, ..PullRequest::default() });
+        for (op, arg) in ops {
+            let before = Machine::poll(&mut run, &mut session);
+            let result = match op {
+                0 => Ok(()),
+                1 => run.handle(&mut session, PullEvent::LocalState { sidecar: blob(arg), local_index_exists: arg % 2 == 0 }).map(|_| ()),
+                2 => run.handle(&mut session, PullEvent::Head { exists: arg % 3 != 0, etag: Some(text(arg)) }).map(|_| ()),
+                3 => run.handle(&mut session, PullEvent::Index { exists: arg % 2 == 0, etag: Some(text(arg)), commit_seq: (arg % 4 == 0).then_some(u64::from(arg)) }).map(|_| ()),
+                4 => run.handle(&mut session, PullEvent::Base { bytes: blob(arg) }).map(|_| ()),
+                5 => run.handle(&mut session, PullEvent::Walk { listing: some_blob(arg) }).map(|_| ()),
+                6 => run.handle(&mut session, PullEvent::Transfers {
+                    downloaded: some_blob(arg),
+                    not_found: texts(arg),
+                    aside: texts(arg / 3).into_iter().map(|rel| KeptAside { copy: format!("{rel}.copy"), rel }).collect(),
+                    hashed_rels: texts(arg),
+                    hashed_sha256: texts(arg / 5),
+                    removed: texts(arg / 7),
+                    kept_pointers: texts(arg / 11),
+                    failures: u64::from(arg % 3),
+                    now_iso: if arg % 5 == 0 { text(arg) } else { NOW.to_string() },
+                }).map(|_| ()),
+                7 => run.handle(&mut session, PullEvent::Published { published: arg % 2 == 0, etag: Some(text(arg)) }).map(|_| ()),
+                8 => run.handle(&mut session, PullEvent::Written { sidecar_now: blob(arg) }).map(|_| ()),
+                _ => Machine::result(&run).map(|_| ()),
+            };
+            let after = Machine::poll(&mut run, &mut session);
+            check!(before.map_err(|e| e.code()), after.map_err(|e| e.code()), result);
+        }
+    }
+
+    #[test]
+    fn the_push_run_survives_any_caller(two_phase in any::<bool>(), ops in prop::collection::vec((0u8..17, any::<u8>()), 0..24)) {
+        let mut session = Session::new(Some("ns"), "").unwrap();
+        let mut run = PushRun::new(PushRunRequest { two_phase, ..PushRunRequest::default() });
+        for (op, arg) in ops {
+            let before = Machine::poll(&mut run, &mut session);
+            let changes = F64s(vec![f64::NAN, f64::from(arg), -1.0][..usize::from(arg % 4).min(3)].to_vec());
+            let uploaded: Vec<Uploaded> = texts(arg)
+                .into_iter()
+                .map(|rel| Uploaded { rel, size: u64::from(arg), mtime_ms: Some(i64::from(arg)), sha256: "0".repeat(64), etag: None })
+                .collect();
+            let result = match op {
+                0 => Ok(()),
+                1 => run.handle(&mut session, PushEvent::LocalState { sidecar: blob(arg) }).map(|_| ()),
+                2 => run.handle(&mut session, PushEvent::Index { etag: Some(text(arg)), v2: arg % 5 == 0, commit_seq: (arg % 4 == 0).then_some(u64::from(arg)) }).map(|_| ()),
+                3 => run.handle(&mut session, PushEvent::Base { bytes: blob(arg) }).map(|_| ()),
+                4 => run.handle(&mut session, PushEvent::WalkFirst { listing: some_blob(arg), changes, walk_errors: u64::from(arg % 2), symlinked_folders: 0, walked_at_ms: i64::from(arg) }).map(|_| ()),
+                5 => run.handle(&mut session, PushEvent::SealHashes { paths: texts(arg), values: texts(arg / 3) }).map(|_| ()),
+                6 => run.handle(&mut session, PushEvent::SealRefreshed).map(|_| ()),
+                7 => run.handle(&mut session, PushEvent::Walk { listing: some_blob(arg), listing_digest: text(arg), walk_errors: 0, symlinked_folders: u64::from(arg % 2), changes, walked_at_ms: i64::from(arg) }).map(|_| ()),
+                8 => run.handle(&mut session, PushEvent::Hashes { paths: texts(arg), values: texts(arg / 3) }).map(|_| ()),
+                9 => run.handle(&mut session, PushEvent::Confirmed { confirmed: arg % 2 == 0 }).map(|_| ()),
+                10 => run.handle(&mut session, PushEvent::Uploaded { uploaded, failures: u64::from(arg % 2), lost: texts(arg / 5), now_iso: NOW.to_string() }).map(|_| ()),
+                11 => run.handle(&mut session, PushEvent::Commit).map(|_| ()),
+                12 => run.handle(&mut session, PushEvent::Rebased { etag: Some(text(arg)) }).map(|_| ()),
+                13 => run.handle(&mut session, PushEvent::Published { etag: Some(text(arg)), commit_seq: None }).map(|_| ()),
+                14 => run.handle(&mut session, PushEvent::Deleted { deleted: u64::from(arg), failures: 0, lost: texts(arg) }).map(|_| ()),
+                15 => run.handle(&mut session, PushEvent::Written { sidecar_now: blob(arg), now_iso: NOW.to_string() }).map(|_| ()),
+                _ => Machine::result(&run).map(|_| ()),
+            };
+            let after = Machine::poll(&mut run, &mut session);
+            check!(before.map_err(|e| e.code()), after.map_err(|e| e.code()), result);
         }
     }
 }

@@ -119,7 +119,7 @@ export {
 } from "./encode.ts";
 export type { ListedObject, LocalFile } from "./encode.ts";
 export { BOOKKEEPING, Planner, sidecarToWrite } from "./planner.ts";
-export { PushRun } from "./push_run.ts";
+export { f64Bytes, PushRun } from "./push_run.ts";
 export { PullRun } from "./pull_run.ts";
 export { ContaminationRun, MigrateRun, RebuildRun, RepairRun, ResolveRun } from "./small_runs.ts";
 export {

@@ -21,11 +21,19 @@ interface ExportedRun {
   free(): void;
 }
 
+/** The replies of a run whose events answer nothing. */
+export type NoReplies = Record<never, never>;
+
+/** What the event named `K` answers, by the run's map of replies (absent: nothing). */
+export type ReplyTo<Replies, K> = K extends keyof Replies ? Replies[K] : void;
+
 /**
  * A run of the core, typed by what it asks for (`Action`), what it takes back (`Event`), what
- * an event answers (`Reply`, mostly nothing) and what it did (`Output`). Hold it with `using`.
+ * each event answers (`Replies`, by event name; most answer nothing) and what it did
+ * (`Output`). Hold it with `using`.
  */
-export class CoreRun<Action, Event, Reply, Output> implements Disposable {
+export class CoreRun<Action, Event extends { event: string }, Replies, Output>
+  implements Disposable {
   readonly #inner: ExportedRun;
   readonly #context: [wasm.Planner] | [];
 
@@ -45,8 +53,8 @@ export class CoreRun<Action, Event, Reply, Output> implements Disposable {
   }
 
   /** Hands back what happened; returns the core's answer when the event has one. */
-  handle(event: Event): Reply {
-    return core(() => this.#inner.handle(...this.#context, event) as Reply);
+  handle<E extends Event>(event: E): ReplyTo<Replies, E["event"]> {
+    return core(() => this.#inner.handle(...this.#context, event) as ReplyTo<Replies, E["event"]>);
   }
 
   /** What the run did (throws before the run is done). */

@@ -27,13 +27,13 @@ import type {
   ResolveResult,
 } from "./wasm.ts";
 import { type Planner, sessionOf } from "./planner.ts";
-import { CoreRun } from "./run.ts";
+import { CoreRun, type NoReplies } from "./run.ts";
 
 /**
  * A rebuild of the remote index from a listing as the core's state machine: a sync's rebuild of
  * a missing index, or `rebuild-index`'s. The rebuilt index becomes the planner's.
  */
-export class RebuildRun extends CoreRun<RebuildAction, RebuildEvent, void, RebuildResult> {
+export class RebuildRun extends CoreRun<RebuildAction, RebuildEvent, NoReplies, RebuildResult> {
   /** A run driving `planner` for `request`, at `now`. */
   constructor(planner: Planner, request: RebuildRequest, now: Date) {
     super(core(() => new wasm.RebuildRun(request, now.toISOString())), planner);
@@ -45,7 +45,7 @@ export class RebuildRun extends CoreRun<RebuildAction, RebuildEvent, void, Rebui
  * the index, delete).
  */
 export class ContaminationRun
-  extends CoreRun<ContaminationAction, ContaminationEvent, void, ContaminationSummary> {
+  extends CoreRun<ContaminationAction, ContaminationEvent, NoReplies, ContaminationSummary> {
   #bodyOf: () => Uint8Array;
 
   /** A run for the bound `namespace`; a dry run only reports. */
@@ -62,7 +62,7 @@ export class ContaminationRun
 }
 
 /** `resolve` as the core's state machine (pull, walk, restore copies, push, remove copies). */
-export class ResolveRun extends CoreRun<ResolveAction, ResolveEvent, void, ResolveResult> {
+export class ResolveRun extends CoreRun<ResolveAction, ResolveEvent, NoReplies, ResolveResult> {
   /** A run in the layout `planner` binds, for `request`. */
   constructor(planner: Planner, request: ResolveRequest) {
     super(core(() => new wasm.ResolveRun(sessionOf(planner), request)));
@@ -73,7 +73,7 @@ export class ResolveRun extends CoreRun<ResolveAction, ResolveEvent, void, Resol
  * The remote side of a solo → namespaced migrate as the core's state machine (read, list, HEAD,
  * copy, publish, delete). It holds its own index sessions.
  */
-export class MigrateRun extends CoreRun<MigrateAction, MigrateEvent, void, MigrateResult> {
+export class MigrateRun extends CoreRun<MigrateAction, MigrateEvent, NoReplies, MigrateResult> {
   #bodyOf: () => Uint8Array;
 
   /** A run migrating into `namespace` (`prefix` only for the key length limit), at `now`. */
@@ -95,7 +95,7 @@ export class MigrateRun extends CoreRun<MigrateAction, MigrateEvent, void, Migra
  * The layout repair as the core's state machine (read the journal, load the index, walk, hash,
  * apply steps to the cache, hydrate).
  */
-export class RepairRun extends CoreRun<RepairAction, RepairEvent, void, RepairResult> {
+export class RepairRun extends CoreRun<RepairAction, RepairEvent, NoReplies, RepairResult> {
   /** A run over `planner` (which will hold the index) for `request`, started at `now`. */
   constructor(planner: Planner, request: RepairRequest, now: Date) {
     super(core(() => new wasm.RepairRun(request, now.toISOString())), planner);

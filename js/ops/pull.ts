@@ -14,6 +14,8 @@
 import { sweepLine, sweepStaleTemps } from "./temp_sweep.ts";
 import {
   type BaseLoad,
+  encodeLocalListing,
+  hashColumns,
   type KeptAside,
   Planner,
   type PullApplied,
@@ -80,7 +82,7 @@ export interface PullReport {
 }
 
 /** Says why a local index is no base (every file is then compared with the remote index). */
-export function logBase(ctx: SyncContext, outcome: BaseLoad | undefined): void {
+export function logBase(ctx: SyncContext, outcome: BaseLoad | null | undefined): void {
   if (outcome === "unreadable") {
     ctx.log?.(
       `the local ${LOCAL_INDEX} is unreadable: every file is compared with the remote index`,
@@ -148,7 +150,11 @@ async function pullWith(
     switch (action.action) {
       case "readLocalState": {
         const sidecar = await readSidecar(ctx.cache, action.sidecar);
-        run.onLocalState(sidecar, (await ctx.cache.stat(action.localIndex)) !== null);
+        run.handle({
+          event: "localState",
+          sidecar,
+          localIndexExists: (await ctx.cache.stat(action.localIndex)) !== null,
+        });
         break;
       }
       case "headIndex": {
@@ -157,7 +163,7 @@ async function pullWith(
           retry,
           ctx.signal,
         );
-        run.onHead(head.exists, head.etag);
+        run.handle({ event: "head", exists: head.exists, etag: head.etag });
         break;
       }
       case "loadIndex":
@@ -165,20 +171,29 @@ async function pullWith(
         walks.start();
         loaded = await loadRemoteIndex(ctx, planner);
         if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
-        run.onIndex(
-          loaded.exists,
-          loaded.etag ?? loaded.v2?.metaEtag ?? undefined,
-          loaded.v2?.commitSeq,
-        );
+        run.handle({
+          event: "index",
+          exists: loaded.exists,
+          etag: loaded.etag ?? loaded.v2?.metaEtag ?? undefined,
+          commitSeq: loaded.v2?.commitSeq,
+        });
         break;
       case "readBase":
-        logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
+        logBase(
+          ctx,
+          run.handle({
+            event: "base",
+            bytes: (await ctx.cache.readFile(action.path)) ?? undefined,
+          }),
+        );
         break;
       case "walk": {
         const walk = await walks.take();
         const swept = sweepLine(await sweepStaleTemps(ctx.cache, walk.tempFiles, Date.now()));
         if (swept) ctx.log?.(swept);
-        plan = run.onWalk(walk.files);
+        plan = JSON.parse(
+          run.handle({ event: "walk", listing: encodeLocalListing(walk.files) }),
+        ) as PullPlan;
         phases.note(`toPull=${plan.summary.download}`);
         ctx.log?.(
           `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
@@ -190,15 +205,19 @@ async function pullWith(
       case "transfer": {
         moved = await transfer(ctx, planner, must(plan), action.folders);
         phases.note(`pulled=${moved.downloaded.length}`);
-        applied = run.onTransfers({
-          downloaded: moved.downloaded,
+        const [hashedRels, hashedSha256] = hashColumns(moved.hashes);
+        applied = run.handle({
+          event: "transfers",
+          downloaded: encodeLocalListing(moved.downloaded),
           notFound: moved.notFound,
           aside: moved.keptAside,
-          hashes: moved.hashes,
+          hashedRels,
+          hashedSha256,
           removed: moved.removed,
           keptPointers: moved.keptPointers,
           failures: moved.failures.length,
-        }, ctx.now?.() ?? new Date());
+          nowIso: (ctx.now?.() ?? new Date()).toISOString(),
+        });
         const merged = moved.pointersTaken.length + moved.keptPointers.length;
         if (merged > 0) {
           ctx.log?.(
@@ -224,7 +243,7 @@ async function pullWith(
           retry: true,
         });
         indexPublished = put !== null;
-        run.onPublished(indexPublished, put?.etag);
+        run.handle({ event: "published", published: indexPublished, etag: put?.etag });
         break;
       }
       case "writeLocalIndex": {
@@ -237,13 +256,13 @@ async function pullWith(
         const written = await rewriteSidecar(
           ctx.cache,
           (sidecarNow) => {
-            run.onWritten(sidecarNow);
+            run.handle({ event: "written", sidecarNow });
             return sidecarToWrite(run);
           },
           SIDECAR,
           ctx.log,
         );
-        if (written !== undefined) run.onWritten();
+        if (written !== undefined) run.handle({ event: "written" });
         break;
       }
       case "writeSidecar":

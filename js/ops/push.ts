@@ -79,7 +79,7 @@ export async function commitPreparedPush(
   using _planner = prepared.planner;
   using run = prepared.run;
   try {
-    run.commit();
+    run.handle({ event: "commit" });
     return (await drive(ctx, prepared, "commitPush")).report;
   } catch (error) {
     throw asSyncError(error, "push");

@@ -8,7 +8,14 @@
  */
 import { sweepLine, sweepStaleTemps } from "./temp_sweep.ts";
 import { sha256Hex } from "../io/hash.ts";
-import { encodeLocalListing, sidecarToWrite, walkChanges } from "../core/mod.ts";
+import {
+  encodeLocalListing,
+  f64Bytes,
+  hashColumns,
+  type PushPlan,
+  sidecarToWrite,
+  walkChanges,
+} from "../core/mod.ts";
 import type { WalkResult } from "../io/cache_fs.ts";
 import { SIDECAR, type SyncContext } from "../exec/context.ts";
 import { runPool } from "../io/engine.ts";
@@ -95,7 +102,7 @@ async function driveSteps(
     if (action.action !== "done" && action.action !== "prepared") phases.enter(action.action);
     switch (action.action) {
       case "readLocalState":
-        run.onLocalState(await readSidecar(ctx.cache, action.sidecar));
+        run.handle({ event: "localState", sidecar: await readSidecar(ctx.cache, action.sidecar) });
         break;
       case "loadIndex": {
         // The walk that follows does not need the index: it runs while the index arrives.
@@ -107,15 +114,22 @@ async function driveSteps(
         push.loaded = loaded;
         // v2: `_index/_meta.json`'s ETag, which every commit changes (the monolith is stale).
         report.remoteIndexEtag = loaded.exists ? loaded.etag ?? loaded.v2?.metaEtag ?? null : null;
-        run.onIndex(
-          report.remoteIndexEtag ?? undefined,
-          loaded.v2 !== undefined,
-          loaded.v2?.commitSeq,
-        );
+        run.handle({
+          event: "index",
+          etag: report.remoteIndexEtag ?? undefined,
+          v2: loaded.v2 !== undefined,
+          commitSeq: loaded.v2?.commitSeq,
+        });
         break;
       }
       case "readBase":
-        logBase(ctx, run.onBase((await ctx.cache.readFile(action.path)) ?? undefined));
+        logBase(
+          ctx,
+          run.handle({
+            event: "base",
+            bytes: (await ctx.cache.readFile(action.path)) ?? undefined,
+          }),
+        );
         break;
       case "walkFirst": {
         // Before any request: the sidecar's seal may show there is nothing to push.
@@ -126,24 +140,27 @@ async function driveSteps(
         firstWalk = await whileCheckingCredentials(ctx, planner.remoteIndexKey, walks.take());
         await sweep(ctx, firstWalk);
         // A symlinked file keeps the push off the seal, so its walk says so each time.
-        const sealed = run.onWalkFirst(
-          encodeLocalListing(firstWalk.files),
-          walkChanges(firstWalk.files),
-          firstWalk.errors.length,
-          firstWalk.symlinkedFolders.length + (firstWalk.symlinkedFiles?.length ?? 0),
-          walkedAt,
-        );
-        if (sealed) {
-          report.plan = sealed;
+        const sealed = run.handle({
+          event: "walkFirst",
+          listing: encodeLocalListing(firstWalk.files),
+          changes: f64Bytes(walkChanges(firstWalk.files)),
+          walkErrors: firstWalk.errors.length,
+          symlinkedFolders: firstWalk.symlinkedFolders.length +
+            (firstWalk.symlinkedFiles?.length ?? 0),
+          walkedAtMs: walkedAt.getTime(),
+        });
+        if (sealed !== null) {
+          report.plan = JSON.parse(sealed) as PushPlan;
           ctx.log?.("nothing changed here since the last complete push: nothing sent");
         }
         break;
       }
       case "verifySeal": {
         // Files changed too close to the sealing walk: their bytes, not their stats, decide.
-        const sealed = run.onSealHashes(await hashAll(ctx, action.paths));
-        if (sealed) {
-          report.plan = sealed;
+        const [paths, values] = hashColumns(await hashAll(ctx, action.paths));
+        const sealed = run.handle({ event: "sealHashes", paths, values });
+        if (sealed !== null) {
+          report.plan = JSON.parse(sealed) as PushPlan;
           ctx.log?.(
             `nothing changed here since the last complete push (${action.paths.length} recent ` +
               `file(s) hashed): nothing sent`,
@@ -159,7 +176,7 @@ async function driveSteps(
         } catch (error) {
           ctx.log?.(`the seal was not refreshed (${describe(error)}): the next push hashes again`);
         }
-        run.onSealRefreshed();
+        run.handle({ event: "sealRefreshed" });
         break;
       case "walk": {
         const walk = firstWalk ?? await sweep(ctx, await walks.take());
@@ -177,24 +194,29 @@ async function driveSteps(
         if (linkedFiles.length > 5) {
           ctx.log?.(`... and ${linkedFiles.length - 5} more symlinked files not pushed`);
         }
-        report.plan = run.onWalk(
+        report.plan = JSON.parse(run.handle({
+          event: "walk",
           listing,
-          report.listingDigest,
-          walk.errors.length,
-          walk.symlinkedFolders.length,
-          walkChanges(walk.files),
-          walkedAt,
-        );
+          listingDigest: report.listingDigest,
+          walkErrors: walk.errors.length,
+          symlinkedFolders: walk.symlinkedFolders.length,
+          changes: f64Bytes(walkChanges(walk.files)),
+          walkedAtMs: walkedAt.getTime(),
+        })) as PushPlan;
         if (report.plan.needsHash.length === 0) announce(ctx, report.plan);
         break;
       }
       case "hash": {
-        report.plan = run.onHashes(await hashAll(ctx, action.paths));
+        const [paths, values] = hashColumns(await hashAll(ctx, action.paths));
+        report.plan = JSON.parse(run.handle({ event: "hashes", paths, values })) as PushPlan;
         announce(ctx, report.plan);
         break;
       }
       case "confirm":
-        report.plan = run.onConfirmed(await must(request.confirmDeletes)(report.plan));
+        report.plan = JSON.parse(run.handle({
+          event: "confirmed",
+          confirmed: await must(request.confirmDeletes)(report.plan),
+        })) as PushPlan;
         break;
       case "upload": {
         const batch = report.plan.uploads.filter((u) =>
@@ -212,13 +234,22 @@ async function driveSteps(
             `conflict: ${rel} changed in the bucket since this cache read it; not uploaded`,
           );
         }
-        report.plan = run.onUploaded(uploaded, report.failures.length, lost, now());
+        report.plan = JSON.parse(run.handle({
+          event: "uploaded",
+          uploaded,
+          failures: report.failures.length,
+          lost,
+          nowIso: now().toISOString(),
+        })) as PushPlan;
         break;
       }
       case "prepared":
         return withWarnings(push);
       case "rebase":
-        run.onRebased(await rebaseOnCurrent(ctx, planner, must(push.loaded)));
+        run.handle({
+          event: "rebased",
+          etag: await rebaseOnCurrent(ctx, planner, must(push.loaded)),
+        });
         break;
       case "publish": {
         const v2 = push.loaded?.v2;
@@ -228,12 +259,16 @@ async function driveSteps(
         report.published = true;
         // A re-merge over another writer's publish may have turned uploads into conflicts and
         // named files this cache is now behind on: the report carries the plan as it ends.
-        report.plan = run.onPublished(etag ?? undefined, v2?.commitSeq);
+        report.plan = JSON.parse(run.handle({
+          event: "published",
+          etag: etag ?? undefined,
+          commitSeq: v2?.commitSeq,
+        })) as PushPlan;
         break;
       }
       case "writeMirror":
         report.shardsWritten += await writeV1Mirror(ctx, planner);
-        run.onWritten(undefined, now());
+        run.handle({ event: "written", nowIso: now().toISOString() });
         break;
       case "delete": {
         // The published index no longer names these; a crash from here on leaves orphan
@@ -257,7 +292,12 @@ async function driveSteps(
           ctx.log?.(`conflict: ${rel} changed in the bucket since this cache read it; not deleted`);
         }
         phases.note(`deleted=${report.deleted}`);
-        report.plan = run.onDeleted(report.deleted, failures.length, lost);
+        report.plan = JSON.parse(run.handle({
+          event: "deleted",
+          deleted: report.deleted,
+          failures: failures.length,
+          lost,
+        })) as PushPlan;
         break;
       }
       case "writeLocalIndex": {
@@ -273,13 +313,13 @@ async function driveSteps(
           rewriteSidecar(
             ctx.cache,
             (sidecarNow) => {
-              run.onWritten(sidecarNow, now());
+              run.handle({ event: "written", sidecarNow, nowIso: now().toISOString() });
               return sidecarToWrite(run);
             },
             SIDECAR,
             ctx.log,
           ));
-        if (written !== undefined) run.onWritten(undefined, now());
+        if (written !== undefined) run.handle({ event: "written", nowIso: now().toISOString() });
         const verdict = unremembered.get(ctx.cache);
         if (verdict) {
           unremembered.delete(ctx.cache);

@@ -61,3 +61,32 @@ impl<'de> Visitor<'de> for BytesVisitor {
         Ok(Bytes(bytes))
     }
 }
+
+/// Numbers an event carries in bulk (each walked file's change time and inode): the bytes of a
+/// `Float64Array`, which cross the boundary in one copy where an array of numbers would cross
+/// one value at a time. Little-endian, as WebAssembly's memory and every JS engine's typed
+/// arrays on the platforms Deno runs on are.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct F64s(pub Vec<f64>);
+
+impl<'de> Deserialize<'de> for F64s {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<F64s, D::Error> {
+        let Bytes(bytes) = Bytes::deserialize(deserializer)?;
+        if bytes.len() % 8 != 0 {
+            return Err(D::Error::custom(format!(
+                "{} bytes are not a whole number of 8-byte floats",
+                bytes.len()
+            )));
+        }
+        Ok(F64s(
+            bytes
+                .chunks_exact(8)
+                .map(|chunk| {
+                    let mut word = [0u8; 8];
+                    word.copy_from_slice(chunk);
+                    f64::from_le_bytes(word)
+                })
+                .collect(),
+        ))
+    }
+}

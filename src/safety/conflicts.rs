@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use tsify_next::Tsify;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::codes::GuardCode;
 use crate::error::{CoreError, CoreResult};
@@ -191,7 +191,7 @@ pub fn plan_resolve(
 }
 
 /// A conflict a pull met, and where this cache's version went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Tsify)]
 #[tsify(missing_as_null, hashmap_as_object)]
 #[serde(rename_all = "camelCase")]
 pub struct KeptAside {

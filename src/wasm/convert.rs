@@ -6,7 +6,6 @@ use tsify_next::Tsify;
 use wasm_bindgen::prelude::*;
 
 use crate::error::CoreError;
-use crate::runs::session::BaseLoad;
 
 /// Turns a core error into a JS `Error` with a `code` property.
 pub(super) fn to_js_error(error: CoreError) -> JsValue {
@@ -110,14 +109,6 @@ pub(super) fn iso_time(text: &str, what: &str) -> Result<(), JsValue> {
     crate::model::time::parse_iso_millis(text)
         .map(|_| ())
         .ok_or_else(|| to_js_error(CoreError::input(format!("{what}: {text:?} is not a time"))))
-}
-
-/// How a run's base loaded, or `undefined` when there was no local index to load.
-pub(super) fn base_load_js(loaded: Option<BaseLoad>) -> Result<JsValue, JsValue> {
-    match loaded {
-        Some(outcome) => to_js(&outcome),
-        None => Ok(JsValue::UNDEFINED),
-    }
 }
 
 /// Options of a push plan: the user's delete policy and the run's facts (flat for JS).

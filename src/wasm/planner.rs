@@ -6,17 +6,17 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::CoreError;
 use crate::model::paths::INDEX_FILE;
+use crate::runs::pull::plan::PullOutcome;
 use crate::runs::push::plan::{PushInput, Uploaded};
 use crate::runs::repair::plan::DoctorFacts;
 use crate::runs::session::{BaseLoad, Session, ShardFormat};
-use crate::safety::conflicts::{self, Keep};
+use crate::safety::conflicts::{self, Keep, KeptAside};
 use crate::safety::{
     self, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
 };
 use crate::wire::listing::decode_local;
 
 use super::convert::*;
-use super::pull_run::pull_outcome;
 
 /// A planning session bound to a namespace and prefix (see `runs/session/`).
 #[wasm_bindgen]
@@ -284,7 +284,18 @@ impl Planner {
         aside_rels: Vec<String>,
         aside_copies: Vec<String>,
     ) -> Result<JsValue, JsValue> {
-        let outcome = pull_outcome(downloaded, not_found, aside_rels, aside_copies)?;
+        if aside_rels.len() != aside_copies.len() {
+            return Err(to_js_error(CoreError::input(
+                "asideRels and asideCopies differ in length",
+            )));
+        }
+        let aside = aside_rels
+            .into_iter()
+            .zip(aside_copies)
+            .map(|(rel, copy)| KeptAside { rel, copy })
+            .collect();
+        let outcome =
+            PullOutcome::of_downloads(downloaded, not_found, aside).map_err(to_js_error)?;
         to_js(&self.inner.apply_pull(&outcome).map_err(to_js_error)?)
     }
 

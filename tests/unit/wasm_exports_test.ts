@@ -162,59 +162,36 @@ function pushRun(): { run: wasm.PushRun; planner: wasm.Planner } {
 /** One hostile case per `PushRun` method. */
 const PUSH_RUN_METHODS: Record<string, () => unknown> = {
   free: () => new wasm.PushRun(undefined).free(),
-  poll: () => pushRun().run.poll(),
-  onLocalState: () => {
+  poll: () => {
     const { run, planner } = pushRun();
-    run.onLocalState(planner, DEEP);
+    run.poll(planner);
   },
-  onIndex: () => pushRun().run.onIndex(EVIL, true, -5),
-  onBase: () => {
-    const { run, planner } = pushRun();
-    return run.onBase(planner, JUNK);
-  },
-  onWalk: () => {
-    const { run, planner } = pushRun();
-    return run.onWalk(planner, JUNK, HUGE, NaN, -1, new Float64Array([NaN, -1, Infinity]), NaN);
-  },
-  onWalkFirst: () => {
-    const { run, planner } = pushRun();
-    return run.onWalkFirst(planner, JUNK, new Float64Array([NaN, -Infinity]), NaN, -1, NaN);
-  },
+  handle: () =>
+    hostileEvents(
+      [
+        "localState",
+        "index",
+        "base",
+        "walkFirst",
+        "sealHashes",
+        "sealRefreshed",
+        "walk",
+        "hashes",
+        "confirmed",
+        "uploaded",
+        "commit",
+        "rebased",
+        "published",
+        "deleted",
+        "written",
+      ],
+      pushRun,
+      ({ run, planner }) => run.poll(planner),
+      ({ run, planner }, event) => run.handle(planner, event as wasm.PushEvent),
+      { walkErrors: 0 },
+    ),
+  result: () => pushRun().run.result(),
   sealRefresh: () => pushRun().run.sealRefresh(JUNK),
-  onSealRefreshed: () => pushRun().run.onSealRefreshed(),
-  onHashes: () => {
-    const { run, planner } = pushRun();
-    return run.onHashes(planner, [EVIL], []);
-  },
-  onSealHashes: () => {
-    const { run, planner } = pushRun();
-    return run.onSealHashes(planner, [EVIL, HUGE], [EVIL]);
-  },
-  onConfirmed: () => {
-    const { run, planner } = pushRun();
-    return run.onConfirmed(planner, true);
-  },
-  onUploaded: () => {
-    const { run, planner } = pushRun();
-    run.onUploaded(planner, [{ rel: EVIL }], Infinity, [EVIL, HUGE], HUGE);
-  },
-  commit: () => {
-    const { run, planner } = pushRun();
-    run.commit(planner);
-  },
-  onRebased: () => pushRun().run.onRebased(EVIL),
-  onPublished: () => {
-    const { run, planner } = pushRun();
-    run.onPublished(planner, EVIL, 0.5);
-  },
-  onDeleted: () => {
-    const { run, planner } = pushRun();
-    run.onDeleted(planner, -1, NaN, [EVIL]);
-  },
-  onWritten: () => {
-    const { run, planner } = pushRun();
-    run.onWritten(planner, DEEP, HUGE);
-  },
   sidecar: () => pushRun().run.sidecar(),
 };
 
@@ -231,38 +208,14 @@ const RUN_METHODS: Record<string, () => unknown> = {
     run.poll(planner);
     run.poll(planner);
   },
-  onLocalState: () => pullRun().run.onLocalState(DEEP, true),
-  onHead: () => pullRun().run.onHead(true, EVIL),
-  onIndex: () => pullRun().run.onIndex(true, EVIL, NaN),
-  onBase: () => {
-    const { run, planner } = pullRun();
-    return run.onBase(planner, DEEP);
-  },
-  onWalk: () => {
-    const { run, planner } = pullRun();
-    return run.onWalk(planner, JUNK);
-  },
-  onTransfers: () => {
-    const { run, planner } = pullRun();
-    return run.onTransfers(
-      planner,
-      JUNK,
-      [EVIL],
-      [EVIL],
-      [],
-      [EVIL],
-      [HUGE, EVIL],
-      [EVIL],
-      [EVIL, HUGE],
-      -1,
-      HUGE,
-    );
-  },
-  onPublished: () => pullRun().run.onPublished(true, EVIL),
-  onWritten: () => {
-    const { run, planner } = pullRun();
-    run.onWritten(planner);
-  },
+  handle: () =>
+    hostileEvents(
+      ["localState", "head", "index", "base", "walk", "transfers", "published", "written"],
+      pullRun,
+      ({ run, planner }) => run.poll(planner),
+      ({ run, planner }, event) => run.handle(planner, event as wasm.PullEvent),
+    ),
+  result: () => pullRun().run.result(),
   sidecar: () => pullRun().run.sidecar(),
 };
 
@@ -293,7 +246,6 @@ const JUNK_FIELDS: Record<string, unknown> = {
   rels: [EVIL],
   removed: Number.MAX_SAFE_INTEGER,
   conflicts: [EVIL],
-  uploaded: 0,
   walkErrors: [EVIL],
   paths: [EVIL],
   values: [],
@@ -306,6 +258,25 @@ const JUNK_FIELDS: Record<string, unknown> = {
   namespace: JUNK,
   namespaceEtag: HUGE,
   copied: Number.MAX_SAFE_INTEGER,
+  sidecar: DEEP,
+  localIndexExists: true,
+  exists: true,
+  commitSeq: Number.MAX_SAFE_INTEGER,
+  downloaded: JUNK,
+  notFound: [EVIL],
+  aside: [{ rel: EVIL, copy: HUGE }],
+  hashedRels: [EVIL],
+  hashedSha256: [HUGE, EVIL],
+  keptPointers: [EVIL, HUGE],
+  sidecarNow: DEEP,
+  v2: true,
+  changes: new Uint8Array(new Float64Array([NaN, -Infinity, 1e308]).buffer),
+  symlinkedFolders: 0,
+  walkedAtMs: Number.MAX_SAFE_INTEGER,
+  listingDigest: HUGE,
+  confirmed: true,
+  uploaded: [{ rel: EVIL, size: 1, mtimeMs: -1, sha256: HUGE }],
+  lost: [EVIL, HUGE],
 };
 
 /** Counts no count can be: negative, fractional, not finite, past 2^53. */
@@ -314,6 +285,15 @@ const BAD_COUNTS: Record<string, unknown> = {
   removed: Infinity,
   failures: NaN,
   copied: -0.5,
+  commitSeq: NaN,
+  walkedAtMs: 0.5,
+  walkErrors: -1,
+};
+
+/** Byte fields that are no whole number of floats, and numbers where bytes belong. */
+const BAD_BUFFERS: Record<string, unknown> = {
+  changes: JUNK,
+  listing: new Float64Array([1, 2]),
   uploaded: 2 ** 64,
 };
 
@@ -325,20 +305,23 @@ const WRONG_FIELDS: Record<string, unknown> = Object.fromEntries(
 /**
  * Every hostile event for a run whose events are `names`: values that are no event at all, an
  * unknown tag, and each event with fields missing, junk and of the wrong type; each sent to a
- * fresh run and to one that has polled once.
+ * fresh run and to one that has polled once. `own` holds the run's own junk for a field name
+ * another run types differently.
  */
 function hostileEvents<R>(
   names: string[],
   fresh: () => R,
   poll: (run: R) => unknown,
   handle: (run: R, event: unknown) => unknown,
+  own: Record<string, unknown> = {},
 ): void {
   const events: unknown[] = [undefined, null, 7, HUGE, [], { event: EVIL }, { event: HUGE }];
   for (const event of names) {
     events.push(
       { event },
-      { event, ...JUNK_FIELDS },
-      { event, ...JUNK_FIELDS, ...BAD_COUNTS },
+      { event, ...JUNK_FIELDS, ...own },
+      { event, ...JUNK_FIELDS, ...own, ...BAD_COUNTS },
+      { event, ...JUNK_FIELDS, ...own, ...BAD_BUFFERS },
       { event, ...WRONG_FIELDS },
     );
   }

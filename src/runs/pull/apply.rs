@@ -6,10 +6,12 @@ use tsify_next::Tsify;
 
 use serde::Serialize;
 
+use crate::error::CoreResult;
 use crate::index::Index;
 use crate::model::time::format_iso_millis;
 use crate::safety::conflicts::{pull_conflict_verdict, KeptAside};
 use crate::safety::Verdict;
+use crate::wire::listing::decode_local;
 
 use super::plan::PullPlan;
 
@@ -38,6 +40,31 @@ pub struct PullOutcome {
     /// local index records the bucket's version as seen (with its hash in `hashes`) under a
     /// local mtime no file has, so the next push finds the file changed and uploads it.
     pub kept_pointers: Vec<String>,
+}
+
+impl PullOutcome {
+    /// The downloads as the shim reports them: the files written, with the mtime read after
+    /// each write (a local listing buffer), the rels whose object was gone, and the conflicts
+    /// kept aside. Hashes, removals and kept pointers start empty.
+    pub fn of_downloads(
+        downloaded: &[u8],
+        not_found: Vec<String>,
+        aside: Vec<KeptAside>,
+    ) -> CoreResult<PullOutcome> {
+        let files = decode_local(downloaded)?;
+        Ok(PullOutcome {
+            aside,
+            downloaded: files
+                .iter()
+                .filter_map(|f| Some((f.path.to_string(), f.mtime_ms?)))
+                .collect(),
+            sizes: files.iter().map(|f| (f.path.to_string(), f.size)).collect(),
+            not_found,
+            hashes: Vec::new(),
+            removed: Vec::new(),
+            kept_pointers: Vec::new(),
+        })
+    }
 }
 
 /// The `localMtime` recorded for a pointer kept over the bucket's version (see

@@ -46,48 +46,48 @@ pub struct PullRequest {
 #[tsify(missing_as_null)]
 pub enum PullAction {
     /// Read the sidecar at `sidecar` and whether a file exists at `localIndex`; answer with
-    /// `onLocalState`.
+    /// the `localState` event.
     ReadLocalState {
         /// The sidecar's cache path.
         sidecar: String,
         /// The local index's cache path.
         local_index: String,
     },
-    /// HEAD the remote index at `key`; answer with `onHead`.
+    /// HEAD the remote index at `key`; answer with the `head` event.
     HeadIndex {
         /// The index key, relative to the prefix.
         key: String,
     },
     /// Load the remote index into the planner (the v2 shards, the monolith, or a rebuild from a
-    /// listing when it is missing); answer with `onIndex`.
+    /// listing when it is missing); answer with the `index` event.
     LoadIndex,
-    /// Read the local index at `path` (this cache's base); answer with `onBase`.
+    /// Read the local index at `path` (this cache's base); answer with the `base` event.
     ReadBase {
         /// The local index's cache path.
         path: String,
     },
-    /// Walk the cache; answer with `onWalk`, which returns the plan.
+    /// Walk the cache; answer with the `walk` event, which returns the plan.
     Walk,
     /// Create `folders` (lazy hydration), then download the plan's `downloads`, keeping the
-    /// local copy of each `setAside` file first; answer with `onTransfers`.
+    /// local copy of each `setAside` file first; answer with the `transfers` event.
     Transfer {
         /// Folders to create.
         folders: Vec<String>,
     },
     /// Publish the planner's index (`indexJson(false)`) at `key` over `ifMatch` under the
-    /// datastore lock; answer with `onPublished`.
+    /// datastore lock; answer with the `published` event.
     PublishIndex {
         /// The index key.
         key: String,
         /// The ETag the bucket's copy must still have (the one read).
         if_match: Option<String>,
     },
-    /// Write the planner's `localIndexAfterPull()` at `path`; answer with `onWritten`.
+    /// Write the planner's `localIndexAfterPull()` at `path`; answer with the `written` event.
     WriteLocalIndex {
         /// The local index's cache path.
         path: String,
     },
-    /// Write the run's `sidecar()` bytes at `path`; answer with `onWritten`.
+    /// Write the run's `sidecar()` bytes at `path`; answer with the `written` event.
     WriteSidecar {
         /// The sidecar's cache path.
         path: String,
@@ -282,7 +282,7 @@ impl PullRun {
         sidecar: Option<Vec<u8>>,
         local_index_exists: bool,
     ) -> CoreResult<()> {
-        self.expect(&Stage::AwaitLocalState, "onLocalState")?;
+        self.expect(&Stage::AwaitLocalState, "event \"localState\"")?;
         self.sidecar = sidecar;
         self.local_index_exists = local_index_exists;
         self.stage = Stage::LocalStateRead;
@@ -291,7 +291,7 @@ impl PullRun {
 
     /// What the HEAD of the remote index found.
     pub fn on_head(&mut self, exists: bool, etag: Option<String>) -> CoreResult<()> {
-        self.expect(&Stage::AwaitHead, "onHead")?;
+        self.expect(&Stage::AwaitHead, "event \"head\"")?;
         self.stage = Stage::Headed { exists, etag };
         Ok(())
     }
@@ -305,7 +305,7 @@ impl PullRun {
         etag: Option<String>,
         commit_seq: Option<u64>,
     ) -> CoreResult<()> {
-        self.expect(&Stage::AwaitIndex, "onIndex")?;
+        self.expect(&Stage::AwaitIndex, "event \"index\"")?;
         self.index_exists = exists;
         self.etag = etag;
         self.commit_seq = commit_seq;
@@ -320,7 +320,7 @@ impl PullRun {
         session: &mut Session,
         bytes: Option<Vec<u8>>,
     ) -> CoreResult<Option<BaseLoad>> {
-        self.expect(&Stage::AwaitBase, "onBase")?;
+        self.expect(&Stage::AwaitBase, "event \"base\"")?;
         let outcome = bytes.map(|bytes| session.load_base(bytes));
         self.stage = Stage::BaseRead;
         Ok(outcome)
@@ -332,7 +332,7 @@ impl PullRun {
         session: &'s mut Session,
         listing: &[u8],
     ) -> CoreResult<&'s PullPlan> {
-        self.expect(&Stage::AwaitWalk, "onWalk")?;
+        self.expect(&Stage::AwaitWalk, "event \"walk\"")?;
         // Files deleted here and not yet pushed are local changes, never brought back.
         let tombstones = self
             .sidecar
@@ -362,7 +362,7 @@ impl PullRun {
         failures: u64,
         now_iso: &str,
     ) -> CoreResult<PullApplied> {
-        self.expect(&Stage::AwaitTransfers, "onTransfers")?;
+        self.expect(&Stage::AwaitTransfers, "event \"transfers\"")?;
         let applied = session.apply_pull(outcome)?;
         session.set_last_pulled(now_iso)?;
         self.failures = failures;
@@ -375,7 +375,7 @@ impl PullRun {
     /// meanwhile (nothing was written; the sidecar then vouches for nothing), else with the
     /// new ETag (if the server gave one).
     pub fn on_published(&mut self, published: bool, etag: Option<String>) -> CoreResult<()> {
-        self.expect(&Stage::AwaitPublish, "onPublished")?;
+        self.expect(&Stage::AwaitPublish, "event \"published\"")?;
         self.published = published;
         self.etag = etag.filter(|_| published);
         // Whether published or not, the next step is the local index.
@@ -408,7 +408,7 @@ impl PullRun {
                 Ok(())
             }
             _ => Err(CoreError::input(format!(
-                "pull run: onWritten out of order (at {:?})",
+                "pull run: event \"written\" out of order (at {:?})",
                 self.stage
             ))),
         }
@@ -419,6 +419,17 @@ impl PullRun {
         self.sidecar_after
             .as_deref()
             .ok_or_else(|| CoreError::input("pull run: no sidecar to write"))
+    }
+
+    /// How the run ended, once it has.
+    pub fn ended(&self) -> Option<crate::runs::pull::events::PullEnded> {
+        match self.stage {
+            Stage::Finished { noop } => Some(crate::runs::pull::events::PullEnded {
+                noop,
+                index_published: self.published,
+            }),
+            _ => None,
+        }
     }
 
     /// True once the pull has published its pruned index.

@@ -3,6 +3,7 @@
 //! how it ends ([`run`]).
 
 mod apply;
+pub mod events;
 pub mod machine;
 pub mod plan;
 mod rules;

@@ -5,6 +5,7 @@
 
 mod changes;
 mod compare;
+pub mod events;
 mod guards;
 pub mod machine;
 mod order;

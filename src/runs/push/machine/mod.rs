@@ -56,7 +56,7 @@ pub struct PushRunRequest {
     pub preview: bool,
     /// Ask before any delete (a `confirm` action); without, deletes are confirmed.
     pub ask_confirmation: bool,
-    /// Stop after the uploads (a `prepared` action) until `commit` is called: swamp core's
+    /// Stop after the uploads (a `prepared` action) until the `commit` event: swamp core's
     /// two-phase push, uploads outside its lock, the commit under it.
     pub two_phase: bool,
     /// A saved plan (the JSON of `s3sync plan --out`) the plan must equal, else `plan-stale`.
@@ -104,17 +104,17 @@ impl UploadBatch {
 )]
 #[tsify(missing_as_null)]
 pub enum PushAction {
-    /// Read the sidecar at `sidecar`; answer with `onLocalState`.
+    /// Read the sidecar at `sidecar`; answer with the `localState` event.
     ReadLocalState {
         /// The sidecar's cache path.
         sidecar: String,
     },
     /// Walk the cache before any request: the sidecar's seal may show there is nothing to
-    /// push (see [`crate::state::seal`]); answer with `onWalkFirst`. The same walk answers the later
+    /// push (see [`crate::state::seal`]); answer with the `walkFirst` event. The same walk answers the later
     /// `walk`.
     WalkFirst,
     /// Hash these cache paths' files (SHA-256, hex), which the seal cannot vouch for (changed
-    /// too close to its walk); answer with `onSealHashes`. Asked after `readBase`, before any
+    /// too close to its walk); answer with the `sealHashes` event. Asked after `readBase`, before any
     /// request: the push ends on the seal when each still holds the bytes last synced.
     VerifySeal {
         /// Cache paths.
@@ -123,61 +123,61 @@ pub enum PushAction {
     /// The seal held once the files it could not vouch for were hashed: record this walk's
     /// time in the sidecar at `path` as the seal's, so the next push need not hash them again
     /// (git's index refresh). Ask `sealRefresh` for the bytes against the sidecar as it is
-    /// now, write them (nothing when it returns none), then answer with `onSealRefreshed`
+    /// now, write them (nothing when it returns none), then answer with the `sealRefreshed` event
     /// whatever happened: a refresh that fails costs the next push a re-hash, never a change.
     RefreshSeal {
         /// The sidecar's cache path.
         path: String,
     },
     /// Load the remote index into the planner (a missing one rebuilt from a listing, not
-    /// published); answer with `onIndex`.
+    /// published); answer with the `index` event.
     LoadIndex,
-    /// Read the local index at `path`; answer with `onBase`.
+    /// Read the local index at `path`; answer with the `base` event.
     ReadBase {
         /// The local index's cache path.
         path: String,
     },
-    /// Walk the cache; answer with `onWalk` (the listing, its digest, the walk's errors).
+    /// Walk the cache; answer with the `walk` event (the listing, its digest, the walk's errors).
     Walk,
-    /// Hash these cache paths' files (SHA-256, hex); answer with `onHashes`.
+    /// Hash these cache paths' files (SHA-256, hex); answer with the `hashes` event.
     Hash {
         /// Cache paths.
         paths: Vec<String>,
     },
-    /// Ask a person whether the plan's deletes may go; answer with `onConfirmed`.
+    /// Ask a person whether the plan's deletes may go; answer with the `confirmed` event.
     Confirm,
-    /// Upload the plan's `uploads` of `batch`; answer with `onUploaded`.
+    /// Upload the plan's `uploads` of `batch`; answer with the `uploaded` event.
     Upload {
         /// Which of them.
         batch: UploadBatch,
     },
-    /// The uploads are done; `commit` continues (two-phase push).
+    /// The uploads are done; the `commit` event continues (two-phase push).
     Prepared,
     /// Read the index as it is now and re-apply this push's changes over it (a commit after
-    /// others may have published); answer with `onRebased`.
+    /// others may have published); answer with the `rebased` event.
     Rebase,
     /// Publish the planner's index (the v2 shards and meta when `v2`) over the copy read, with
-    /// re-merges on lost races, under the lock; answer with `onPublished`.
+    /// re-merges on lost races, under the lock; answer with the `published` event.
     Publish {
         /// The repo uses the v2 shard-first index.
         v2: bool,
         /// v1: the ETag the bucket's index must still have (`None`: create-only).
         if_match: Option<String>,
     },
-    /// Write the v1 per-partition mirror of the published index; answer with `onWritten`.
+    /// Write the v1 per-partition mirror of the published index; answer with the `written` event.
     WriteMirror,
     /// Delete the objects of these deletes (the published index no longer names them);
-    /// answer with `onDeleted`.
+    /// answer with the `deleted` event.
     Delete {
         /// Index keys of the plan's deletes that still apply.
         rels: Vec<String>,
     },
-    /// Write the planner's `localIndexAfterPush()` at `path`; answer with `onWritten`.
+    /// Write the planner's `localIndexAfterPush()` at `path`; answer with the `written` event.
     WriteLocalIndex {
         /// The local index's cache path.
         path: String,
     },
-    /// Write the run's `sidecar()` at `path`; answer with `onWritten`.
+    /// Write the run's `sidecar()` at `path`; answer with the `written` event.
     WriteSidecar {
         /// The sidecar's cache path.
         path: String,
@@ -237,7 +237,7 @@ pub struct PushRun {
     /// The seal the first walk would leave (its digest is the sidecar's seal's, its time this
     /// walk's), recorded when the racy files it had to hash hold the bytes last synced.
     refreshed_seal: Option<StatSeal>,
-    /// The binding's path model, to read the sidecar's marks (set by `onLocalState`).
+    /// The binding's path model, to read the sidecar's marks (set by the `localState` event).
     model: Option<PathModel>,
     /// Marks (tombstones, dirty paths) that name derived files: they leave the seal usable when
     /// each names a file the first walk finds (see [`crate::state::seal`]).
@@ -321,7 +321,7 @@ impl PushRun {
         session: &Session,
         sidecar: Option<Vec<u8>>,
     ) -> CoreResult<()> {
-        self.expect("onLocalState", |p| {
+        self.expect("event \"localState\"", |p| {
             matches!(p, PushAction::ReadLocalState { .. })
         })?;
         self.model = Some(session.model().clone());
@@ -362,7 +362,7 @@ impl PushRun {
         v2: bool,
         commit_seq: Option<u64>,
     ) -> CoreResult<()> {
-        self.expect("onIndex", |p| matches!(p, PushAction::LoadIndex))?;
+        self.expect("event \"index\"", |p| matches!(p, PushAction::LoadIndex))?;
         self.index_rebuilt = etag.is_none() && !v2;
         self.index_etag = etag;
         self.v2 = v2;
@@ -383,7 +383,9 @@ impl PushRun {
         session: &mut Session,
         bytes: Option<Vec<u8>>,
     ) -> CoreResult<Option<BaseLoad>> {
-        self.expect("onBase", |p| matches!(p, PushAction::ReadBase { .. }))?;
+        self.expect("event \"base\"", |p| {
+            matches!(p, PushAction::ReadBase { .. })
+        })?;
         let outcome = bytes.map(|b| session.load_base(b));
         self.base_read = true;
         self.pending = if self.racy.is_empty() {
@@ -408,7 +410,7 @@ impl PushRun {
         symlinked_folders: u64,
         stats: WalkStats,
     ) -> CoreResult<&'s PushPlan> {
-        self.expect("onWalk", |p| matches!(p, PushAction::Walk))?;
+        self.expect("event \"walk\"", |p| matches!(p, PushAction::Walk))?;
         if walk_errors == 0 && symlinked_folders == 0 {
             let files = decode_local(&listing)?;
             let stamp = seal::stamp(&survey(session.model(), &files), &stats.changes);
@@ -438,7 +440,7 @@ impl PushRun {
         paths: Vec<String>,
         values: Vec<String>,
     ) -> CoreResult<&'s PushPlan> {
-        self.expect("onHashes", |p| matches!(p, PushAction::Hash { .. }))?;
+        self.expect("event \"hashes\"", |p| matches!(p, PushAction::Hash { .. }))?;
         if paths.len() != values.len() {
             return Err(CoreError::input("hash paths and values differ in length"));
         }
@@ -511,7 +513,7 @@ impl PushRun {
         session: &'s mut Session,
         confirmed: bool,
     ) -> CoreResult<&'s PushPlan> {
-        self.expect("onConfirmed", |p| matches!(p, PushAction::Confirm))?;
+        self.expect("event \"confirmed\"", |p| matches!(p, PushAction::Confirm))?;
         self.deletes_confirmed = confirmed;
         if !confirmed {
             session.withhold_unconfirmed_deletes()?;
@@ -529,7 +531,9 @@ impl PushRun {
         lost: &[String],
         now_iso: &str,
     ) -> CoreResult<()> {
-        self.expect("onUploaded", |p| matches!(p, PushAction::Upload { .. }))?;
+        self.expect("event \"uploaded\"", |p| {
+            matches!(p, PushAction::Upload { .. })
+        })?;
         let PushAction::Upload { batch } = self.pending else {
             return Err(CoreError::input("push run: onUploaded out of order"));
         };

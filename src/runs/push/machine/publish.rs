@@ -17,7 +17,7 @@ impl PushRun {
             // The prepare ended on the seal: nothing to commit, and the run stays done.
             return Ok(());
         }
-        self.expect("commit", |p| matches!(p, PushAction::Prepared))?;
+        self.expect("event \"commit\"", |p| matches!(p, PushAction::Prepared))?;
         if self.prepared_uploads.is_some() {
             self.pending = PushAction::Upload {
                 batch: UploadBatch::Replacements,
@@ -42,7 +42,7 @@ impl PushRun {
     /// The index was re-read and this push's changes re-applied; `etag` is what the publish
     /// must match (v1; `None`: create-only).
     pub fn on_rebased(&mut self, etag: Option<String>) -> CoreResult<()> {
-        self.expect("onRebased", |p| matches!(p, PushAction::Rebase))?;
+        self.expect("event \"rebased\"", |p| matches!(p, PushAction::Rebase))?;
         if !self.v2 {
             self.index_etag = etag;
         }
@@ -57,7 +57,9 @@ impl PushRun {
         etag: Option<String>,
         commit_seq: Option<u64>,
     ) -> CoreResult<()> {
-        self.expect("onPublished", |p| matches!(p, PushAction::Publish { .. }))?;
+        self.expect("event \"published\"", |p| {
+            matches!(p, PushAction::Publish { .. })
+        })?;
         self.published = true;
         self.index_etag = etag;
         if commit_seq.is_some() {
@@ -111,7 +113,9 @@ impl PushRun {
         failures: u64,
         lost: &[String],
     ) -> CoreResult<()> {
-        self.expect("onDeleted", |p| matches!(p, PushAction::Delete { .. }))?;
+        self.expect("event \"deleted\"", |p| {
+            matches!(p, PushAction::Delete { .. })
+        })?;
         self.deleted = deleted;
         self.failures += failures;
         session.add_push_conflicts(lost.iter().cloned())?;
@@ -160,7 +164,7 @@ impl PushRun {
             }
             other => {
                 return Err(CoreError::input(format!(
-                    "push run: onWritten out of order (waiting for {other:?})"
+                    "push run: event \"written\" out of order (waiting for {other:?})"
                 )))
             }
         }

@@ -61,7 +61,9 @@ impl PushRun {
         symlinked_folders: u64,
         walked_at_ms: i64,
     ) -> CoreResult<bool> {
-        self.expect("onWalkFirst", |p| matches!(p, PushAction::WalkFirst))?;
+        self.expect("event \"walkFirst\"", |p| {
+            matches!(p, PushAction::WalkFirst)
+        })?;
         let files = decode_local(listing)?;
         let surveyed = survey(session.model(), &files);
         let stamp = (walk_errors == 0 && symlinked_folders == 0)
@@ -122,7 +124,7 @@ impl PushRun {
         paths: Vec<String>,
         values: Vec<String>,
     ) -> CoreResult<bool> {
-        self.expect("onSealHashes", |p| {
+        self.expect("event \"sealHashes\"", |p| {
             matches!(p, PushAction::VerifySeal { .. })
         })?;
         if paths.len() != values.len() {
@@ -180,7 +182,7 @@ impl PushRun {
 
     /// The `refreshSeal` is over (written, skipped or failed): the push is done.
     pub fn on_seal_refreshed(&mut self) -> CoreResult<()> {
-        self.expect("onSealRefreshed", |p| {
+        self.expect("event \"sealRefreshed\"", |p| {
             matches!(p, PushAction::RefreshSeal { .. })
         })?;
         self.refreshed_seal = None;
