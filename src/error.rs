@@ -149,6 +149,16 @@ pub enum CoreError {
         /// The version it declares.
         version: u64,
     },
+    /// An index names more entries than the run accepts: it is not loaded. A genuine index
+    /// that large needs the limit raised; a hostile one would otherwise cost memory in
+    /// proportion (and a pull, a GET per entry).
+    #[error("{file} names more than {limit} entries, the most this run loads: nothing was read from it. If the index is genuine, raise the limit (--max-index-entries, or maxIndexEntries)")]
+    IndexTooLarge {
+        /// The index file.
+        file: String,
+        /// The limit.
+        limit: u64,
+    },
     /// An input from the shim (a listing, options, a result batch) is malformed.
     #[error("invalid input: {detail}")]
     InvalidInput {
@@ -244,6 +254,7 @@ impl CoreError {
         "download-failed",
         "key-outside-namespace",
         "index-corrupt",
+        "index-too-large",
         "index-version-unsupported",
         "invalid-input",
         "migrate-v2-unsupported",
@@ -265,6 +276,7 @@ impl CoreError {
             }
             CoreError::KeyOutsideNamespace { .. } => "key-outside-namespace",
             CoreError::IndexCorrupt { .. } => "index-corrupt",
+            CoreError::IndexTooLarge { .. } => "index-too-large",
             CoreError::IndexVersionUnsupported { .. } => "index-version-unsupported",
             CoreError::InvalidInput { .. } => "invalid-input",
             CoreError::UnsafePartition { .. } => "partition-name-unsafe",

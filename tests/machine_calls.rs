@@ -158,7 +158,7 @@ proptest! {
 
     #[test]
     fn the_migrate_run_survives_any_caller(ops in prop::collection::vec((0u8..10, any::<u8>()), 0..24)) {
-        let request = MigrateRequest { apply: true, remove_originals: true };
+        let request = MigrateRequest { apply: true, remove_originals: true, max_index_entries: None };
         let mut run = MigrateRun::new("ns", "", request, NOW).unwrap();
         for (op, arg) in ops {
             let before = run.poll().map_err(|e| e.code());

@@ -193,6 +193,7 @@ fn apply(remove_originals: bool) -> MigrateRequest {
     MigrateRequest {
         apply: true,
         remove_originals,
+        max_index_entries: None,
     }
 }
 

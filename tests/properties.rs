@@ -310,8 +310,8 @@ proptest! {
             })
             .collect();
         let bytes = format!(r#"{{"version":1,"entries":{{{}}}}}"#, entries.join(","));
-        let counted = Index::parse_counting_internal(bytes.as_bytes());
-        let owned = Index::parse_owned_counting_internal(bytes.clone().into_bytes());
+        let counted = Index::parse_counting_internal(bytes.as_bytes(), usize::MAX);
+        let owned = Index::parse_owned_counting_internal(bytes.clone().into_bytes(), usize::MAX);
         match Index::parse(bytes.as_bytes()) {
             Ok(index) => {
                 let internal = index.entries.keys().filter(|rel| is_internal(rel)).count() as u64;

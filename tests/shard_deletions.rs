@@ -118,7 +118,7 @@ fn a_delete_commits_its_record_into_the_partitions_shard() {
     assert_eq!(written.len(), 1);
     let (partition, bytes) = &written[0];
     assert_eq!(partition, "logs");
-    let doc = parse_shard_document(bytes.as_ref().unwrap(), "logs").unwrap();
+    let doc = parse_shard_document(bytes.as_ref().unwrap(), "logs", usize::MAX).unwrap();
     assert_eq!(doc.entries.keys().collect::<Vec<_>>(), ["logs/a.log"]);
     let records = doc.extra[DELETIONS_FIELD].as_object().unwrap();
     assert_eq!(records.keys().collect::<Vec<_>>(), ["logs/b.log"]);
@@ -176,7 +176,7 @@ fn records_ride_along_when_another_change_rewrites_their_shard() {
         NOW,
     );
     let (written, next) = second.shard_commit().unwrap();
-    let doc = parse_shard_document(written[0].1.as_ref().unwrap(), "logs").unwrap();
+    let doc = parse_shard_document(written[0].1.as_ref().unwrap(), "logs", usize::MAX).unwrap();
     assert_eq!(
         doc.entries.keys().collect::<Vec<_>>(),
         ["logs/b.log", "logs/c.log"]
@@ -222,7 +222,7 @@ fn a_record_read_from_a_shard_is_forgotten_when_the_rel_is_written_again() {
     assert!(deletion_of(&index_of(&session), "logs/a.log").is_some());
     push_new(&mut session, &["ns/logs/a.log"], "logs/a.log", NOW);
     let (written, _) = session.shard_commit().unwrap();
-    let doc = parse_shard_document(written[0].1.as_ref().unwrap(), "logs").unwrap();
+    let doc = parse_shard_document(written[0].1.as_ref().unwrap(), "logs", usize::MAX).unwrap();
     assert!(doc.entries.contains_key("logs/a.log"));
     assert!(
         !doc.extra.contains_key(DELETIONS_FIELD),
@@ -268,7 +268,7 @@ fn moving_a_monolith_to_shards_carries_its_records() {
     let meta = ShardMeta::parse(&layout.meta).unwrap();
     assert_eq!(meta.partitions, ["logs"]);
     assert!(meta.extra[DELETIONS_FIELD]["audit/x.json"].is_object());
-    let logs = parse_shard_document(&layout.shards[0].1, "logs").unwrap();
+    let logs = parse_shard_document(&layout.shards[0].1, "logs", usize::MAX).unwrap();
     assert!(logs.extra[DELETIONS_FIELD]["logs/b.log"].is_object());
     let reader = load(&layout.shards, &layout.meta);
     let index = index_of(&reader);
@@ -278,7 +278,7 @@ fn moving_a_monolith_to_shards_carries_its_records() {
     // The v1 mirror needs none: the monolith it mirrors keeps them.
     let mirror = session.shard_layout(ShardFormat::V1Mirror, false).unwrap();
     for (partition, bytes) in &mirror.shards {
-        let doc = parse_shard_document(bytes, partition).unwrap();
+        let doc = parse_shard_document(bytes, partition, usize::MAX).unwrap();
         assert!(!doc.extra.contains_key(DELETIONS_FIELD));
     }
 }
@@ -299,7 +299,7 @@ fn a_record_stays_in_the_shard_it_was_read_from() {
     );
     let (written, next) = session.shard_commit().unwrap();
     assert_eq!(written.len(), 1);
-    let doc = parse_shard_document(written[0].1.as_ref().unwrap(), "logs").unwrap();
+    let doc = parse_shard_document(written[0].1.as_ref().unwrap(), "logs", usize::MAX).unwrap();
     assert!(doc.extra[DELETIONS_FIELD]["audit/x.json"].is_object());
     assert_eq!(ShardMeta::parse(&next).unwrap().partitions, ["logs"]);
 }
@@ -344,7 +344,7 @@ fn a_record_in_the_meta_moves_into_its_shard_once_the_partition_has_entries_agai
         NOW,
     );
     let (written, next) = session.shard_commit().unwrap();
-    let audit = parse_shard_document(written[0].1.as_ref().unwrap(), "audit").unwrap();
+    let audit = parse_shard_document(written[0].1.as_ref().unwrap(), "audit", usize::MAX).unwrap();
     assert!(audit.entries.contains_key("audit/y.json"));
     assert!(audit.extra[DELETIONS_FIELD]["audit/x.json"].is_object());
     let next_meta = ShardMeta::parse(&next).unwrap();

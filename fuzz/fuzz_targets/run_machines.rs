@@ -141,6 +141,7 @@ fuzz_target!(|data: &[u8]| {
             let request = MigrateRequest {
                 apply: pick & 8 == 0,
                 remove_originals: pick & 16 == 0,
+                max_index_entries: (pick & 32 == 0).then_some(1),
             };
             let mut run = MigrateRun::new("ns", "", request, NOW).unwrap();
             for call in calls {

@@ -43,6 +43,8 @@ export const ERROR_EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   "plan-stale": EXIT.attention,
   "symlink-in-path": EXIT.attention,
   "migrate-v2-unsupported": EXIT.attention,
+  // An index longer than --max-index-entries: a person raises the limit or looks at the bucket.
+  "index-too-large": EXIT.attention,
 };
 
 /**

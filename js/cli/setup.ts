@@ -47,9 +47,10 @@ export function setUp(values: FlagValues): Setup {
   const concurrency = positiveInt(values, "concurrency");
   const listPageSize = positiveInt(values, "page-size");
   const timeout = positiveNumber(values, "timeout");
+  const maxIndexEntries = positiveInt(values, "max-index-entries");
   const lockWait = flag(values, "no-lock") ? undefined : nonNegative(values, "lock-wait") ?? 60;
   // Validate the binding before any request: a bad namespace is a usage error, not a fault.
-  new Planner(namespace, prefix).free();
+  new Planner(namespace, prefix, maxIndexEntries).free();
   const bucket = bucketName(values);
   const endpoint = endpointUrl(values);
   const store = new S3Store({
@@ -87,6 +88,7 @@ export function setUp(values: FlagValues): Setup {
     // SWAMP_S3_SYNC_TRACE timings go to stderr: stdout may carry --json.
     traceSink: (line) => console.error(line),
     lock: lockWait === undefined ? false : { maxWaitMs: lockWait * 1000 },
+    maxIndexEntries,
   };
   return {
     ctx,

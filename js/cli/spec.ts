@@ -73,6 +73,11 @@ export const COMMON_FLAGS: Readonly<Record<string, FlagSpec>> = {
     help:
       "give up a request after S seconds without data (default 30, or SWAMP_S3_REQUEST_TIMEOUT_MS in ms; a slow link may take longer)",
   },
+  "max-index-entries": {
+    type: "string",
+    value: "N",
+    help: "load an index of at most N entries (default 1000000; a longer one is index-too-large)",
+  },
   json: { type: "boolean", help: "print one JSON object on stdout" },
   "no-lock": {
     type: "boolean",

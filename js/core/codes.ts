@@ -74,6 +74,7 @@ export const CORE_ERROR_CODES = [
   ...PATH_REFUSAL_CODES,
   "download-failed",
   "index-corrupt",
+  "index-too-large",
   "index-version-unsupported",
   "invalid-input",
   "key-outside-namespace",

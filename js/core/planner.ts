@@ -57,8 +57,10 @@ export class Planner {
    * @param namespace bound namespace, or undefined/"" for solo mode
    * @param prefix bucket prefix (only used to enforce the key length limit)
    */
-  constructor(namespace?: string, prefix?: string) {
-    this.#inner = core(() => new wasm.Planner(namespace || undefined, prefix || undefined));
+  constructor(namespace?: string, prefix?: string, maxIndexEntries?: number) {
+    this.#inner = core(() =>
+      new wasm.Planner(namespace || undefined, prefix || undefined, maxIndexEntries)
+    );
     SESSIONS.set(this, this.#inner);
   }
 

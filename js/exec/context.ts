@@ -55,6 +55,11 @@ export interface SyncContext {
    */
   maxMissingInARow?: number;
   /**
+   * The most entries an index a run loads may name (default 1,000,000, the largest size this
+   * project measures); a longer one is refused with `index-too-large` as it is read.
+   */
+  maxIndexEntries?: number;
+  /**
    * The datastore lock held around every publish (default: on, the extension's settings).
    * `false` turns it off: only for buckets with a single writer.
    */

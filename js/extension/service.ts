@@ -136,6 +136,7 @@ export class S3SyncService {
       log: this.#options.log,
       lock: this.#options.lock ?? false,
       maxMissingInARow: this.#options.maxMissingInARow,
+      maxIndexEntries: this.#options.maxIndexEntries,
     };
   }
 

@@ -69,6 +69,11 @@ export interface SyncServiceOptions {
    */
   maxMissingInARow?: number;
   /**
+   * The most entries an index may name (default 1,000,000, the largest size measured); a longer
+   * one fails the sync with `index-too-large` as it is read, before it takes memory.
+   */
+  maxIndexEntries?: number;
+  /**
    * The global lock around publishing. Default `false`: swamp core, the service's caller,
    * already holds it around `pushChanged`, `commitPush` and structural commands, so waiting
    * for the same key would deadlock against the caller. Pass lock options only when nothing

@@ -53,7 +53,12 @@ export async function migrateRemote(
   });
   const failures: ItemFailure[] = [];
   try {
-    using run = new MigrateRun(namespace, ctx.prefix, options, ctx.now?.() ?? new Date());
+    using run = new MigrateRun(
+      namespace,
+      ctx.prefix,
+      { ...options, maxIndexEntries: ctx.maxIndexEntries },
+      ctx.now?.() ?? new Date(),
+    );
     for (;;) {
       const action = run.poll();
       switch (action.action) {

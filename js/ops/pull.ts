@@ -107,7 +107,7 @@ export function defaultCaseInsensitive(): boolean {
  * @returns what happened; failures are listed, not thrown (the caller decides the exit)
  */
 export async function pull(ctx: SyncContext, request: PullRequest = {}): Promise<PullReport> {
-  using planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   using phases = new PhaseClock("pull", ctx.traceSink);
   try {
     return await pullWith(ctx, planner, request, phases);

@@ -39,7 +39,7 @@ export {
  * @param request delete policy, confirmation, dry run
  */
 export async function push(ctx: SyncContext, request: PushRequest = {}): Promise<PushReport> {
-  using planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   try {
     using run = new PushRun(planner, runRequest(ctx, request, false));
     return (await drive(ctx, started(planner, run, request), "push")).report;
@@ -56,7 +56,7 @@ export async function preparePush(
   ctx: SyncContext,
   request: PushRequest = {},
 ): Promise<PreparedPush> {
-  const planner = new Planner(ctx.namespace, ctx.prefix);
+  const planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   let run: PushRun | undefined;
   try {
     run = new PushRun(planner, runRequest(ctx, request, true));

@@ -109,7 +109,7 @@ export interface ServerProbe extends ConditionalSupport {
 export async function probeServer(ctx: SyncContext): Promise<ServerProbe | null> {
   if (!hasExtras(ctx.store)) return null;
   const store = ctx.store;
-  using planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const probe = (check: typeof conditionalWritesWork) =>
     withRetry(() => check(store, planner.controlFolder, ctx.signal), retry, ctx.signal);

@@ -59,7 +59,7 @@ export interface Note {
  * @returns problems and notes with stable codes; no problem when healthy
  */
 export async function doctor(ctx: SyncContext): Promise<DoctorFindings> {
-  using planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   const problems: Problem[] = [];
   const notes: Note[] = [];
   try {
@@ -161,7 +161,7 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
     );
   }
   const now = () => ctx.now?.() ?? new Date();
-  using planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   using run = new RepairRun(planner, { apply }, now());
   let hydration: PullReport | undefined;
   for (;;) {

@@ -40,7 +40,7 @@ export async function resolve(
   keep: Keep,
   rels: string[] = [],
 ): Promise<ResolveReport> {
-  using planner = new Planner(ctx.namespace, ctx.prefix);
+  using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   using run = new ResolveRun(planner, { keep, rels });
   let pulled: PullReport | undefined;
   let pushed: PushReport | undefined;

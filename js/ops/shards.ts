@@ -169,7 +169,7 @@ export async function findShardIndex(
     shardEtags: new Map(),
     state: "valid",
   };
-  using check = new Planner(ctx.namespace, ctx.prefix);
+  using check = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   try {
     const set = await readShardSet(ctx, planner);
     if (set) {

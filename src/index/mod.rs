@@ -35,6 +35,12 @@ pub use shards::{
 };
 use write::MonolithView;
 
+/// The most entries a session loads from one index unless told otherwise
+/// ([`crate::runs::session::Session::set_entry_limit`]): the largest index this project measures
+/// and tests (10^6 entries, ~190 MB of JSON, ~390 MiB of WASM memory while it loads). A longer
+/// one is `index-too-large`, refused as it is read.
+pub const DEFAULT_MAX_ENTRIES: usize = 1_000_000;
+
 /// The largest integer a JavaScript number holds exactly; sizes above it are refused so the
 /// shim and the core can never disagree about a size.
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
@@ -68,31 +74,44 @@ pub struct Index {
 impl Index {
     /// Parses a v1 monolith from raw bytes.
     pub fn parse(bytes: &[u8]) -> CoreResult<Index> {
-        Index::from_document(parse_document(bytes, MONOLITH_FILE)?)
+        Index::parse_limited(bytes, usize::MAX)
+    }
+
+    /// [`Index::parse`] of at most `limit` entries: a longer index is `index-too-large`, refused
+    /// before the entries past the limit take memory.
+    pub fn parse_limited(bytes: &[u8], limit: usize) -> CoreResult<Index> {
+        Index::from_document(parse_document(bytes, MONOLITH_FILE, limit)?)
     }
 
     /// [`Index::parse`] with serde's general reader only: what `parse` falls back to when its
     /// fast reader (`index/scan.rs`) steps aside. Both give the same answer for any bytes; this
     /// one exists so tests and fuzzing can hold them to that.
     pub fn parse_fully(bytes: &[u8]) -> CoreResult<Index> {
-        Index::from_document(parse_document_fully(bytes, MONOLITH_FILE)?)
+        Index::from_document(parse_document_fully(bytes, MONOLITH_FILE, usize::MAX)?)
     }
 
     /// [`Index::parse`] of bytes it owns, dropped as soon as they are read: the entries are
     /// sorted and built into the map after that, so the bytes (190 MB for 10^6 entries) and
     /// the sort's lists are never held at once.
     pub fn parse_owned(bytes: Vec<u8>) -> CoreResult<Index> {
-        Index::from_document(document_of_owned(bytes)?)
+        Index::parse_owned_limited(bytes, usize::MAX)
     }
 
-    /// [`Index::parse`], also counting the entries whose rel is internal ([`is_internal`]).
-    pub fn parse_counting_internal(bytes: &[u8]) -> CoreResult<(Index, u64)> {
-        Index::counted(parse_document(bytes, MONOLITH_FILE)?)
+    /// [`Index::parse_owned`] of at most `limit` entries (see [`Index::parse_limited`]).
+    pub fn parse_owned_limited(bytes: Vec<u8>, limit: usize) -> CoreResult<Index> {
+        Index::from_document(document_of_owned(bytes, limit)?)
     }
 
-    /// [`Index::parse_owned`], also counting the entries whose rel is internal ([`is_internal`]).
-    pub fn parse_owned_counting_internal(bytes: Vec<u8>) -> CoreResult<(Index, u64)> {
-        Index::counted(document_of_owned(bytes)?)
+    /// [`Index::parse_limited`], also counting the entries whose rel is internal
+    /// ([`is_internal`]).
+    pub fn parse_counting_internal(bytes: &[u8], limit: usize) -> CoreResult<(Index, u64)> {
+        Index::counted(parse_document(bytes, MONOLITH_FILE, limit)?)
+    }
+
+    /// [`Index::parse_owned_limited`], also counting the entries whose rel is internal
+    /// ([`is_internal`]).
+    pub fn parse_owned_counting_internal(bytes: Vec<u8>, limit: usize) -> CoreResult<(Index, u64)> {
+        Index::counted(document_of_owned(bytes, limit)?)
     }
 
     /// The index of `raw` and how many of its entries are internal. They are counted as read, in

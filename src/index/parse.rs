@@ -2,6 +2,7 @@
 //! where a wrong reading could lose data (see the module doc of [`crate::index`]).
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
@@ -71,29 +72,46 @@ pub(super) fn entries_by_rel(
 
 /// Reads a monolith's document from bytes it owns, which are dropped as soon as they are read
 /// (see [`Index::parse_owned`]).
-pub(super) fn document_of_owned(bytes: Vec<u8>) -> CoreResult<RawDocument> {
-    let document = parse_document(&bytes, MONOLITH_FILE)?;
+pub(super) fn document_of_owned(bytes: Vec<u8>, limit: usize) -> CoreResult<RawDocument> {
+    let document = parse_document(&bytes, MONOLITH_FILE, limit)?;
     drop(bytes);
     Ok(document)
 }
 
 /// Reads a document: the common shape by [`scan::scan_document`], anything else (and every error)
 /// by serde. A document the scanner gives up on late (an unknown field in its last entry) is read
-/// twice; one whose writer adds fields to every entry is given up on at the first.
-pub(super) fn parse_document(bytes: &[u8], file: &str) -> CoreResult<RawDocument> {
-    match super::scan::scan_document(bytes) {
+/// twice; one whose writer adds fields to every entry is given up on at the first. A document
+/// of more than `limit` entries is `index-too-large`, refused as it is read (so the entries past
+/// the limit never take memory).
+pub(super) fn parse_document(bytes: &[u8], file: &str, limit: usize) -> CoreResult<RawDocument> {
+    match super::scan::scan_document(bytes, limit) {
         Some(document) => Ok(document),
-        None => parse_document_fully(bytes, file),
+        None => parse_document_fully(bytes, file, limit),
     }
 }
 
-/// Reads a document with serde: any valid JSON, every error located.
-pub(super) fn parse_document_fully(bytes: &[u8], file: &str) -> CoreResult<RawDocument> {
+/// Reads a document with serde: any valid JSON, every error located; more than `limit`
+/// entries is `index-too-large`.
+pub(super) fn parse_document_fully(
+    bytes: &[u8],
+    file: &str,
+    limit: usize,
+) -> CoreResult<RawDocument> {
+    let over = Cell::new(false);
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let raw = deserializer
-        .deserialize_map(DocumentVisitor)
+        .deserialize_map(DocumentVisitor { limit, over: &over })
         .and_then(|raw| deserializer.end().map(|()| raw))
-        .map_err(|e| CoreError::corrupt(format!("{file}: {e}")))?;
+        .map_err(|e| {
+            if over.get() {
+                CoreError::IndexTooLarge {
+                    file: file.to_string(),
+                    limit: limit as u64,
+                }
+            } else {
+                CoreError::corrupt(format!("{file}: {e}"))
+            }
+        })?;
     Ok(raw)
 }
 
@@ -128,9 +146,13 @@ pub(super) fn optional_string(value: Option<Value>, field: &str) -> CoreResult<O
     }
 }
 
-pub(super) struct DocumentVisitor;
+/// Reads a document's top level; `over` is set when `entries` holds more than `limit`.
+pub(super) struct DocumentVisitor<'a> {
+    pub(super) limit: usize,
+    pub(super) over: &'a Cell<bool>,
+}
 
-impl<'de> Visitor<'de> for DocumentVisitor {
+impl<'de> Visitor<'de> for DocumentVisitor<'_> {
     type Value = RawDocument;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -150,7 +172,10 @@ impl<'de> Visitor<'de> for DocumentVisitor {
                 "lastPulled" => raw.last_pulled.replace(map.next_value()?).is_some(),
                 "entries" => raw
                     .entries
-                    .replace(map.next_value_seed(EntriesSeed)?)
+                    .replace(map.next_value_seed(EntriesSeed {
+                        limit: self.limit,
+                        over: self.over,
+                    })?)
                     .is_some(),
                 _ => {
                     let value = map.next_value::<Value>()?;
@@ -167,19 +192,29 @@ impl<'de> Visitor<'de> for DocumentVisitor {
     }
 }
 
-pub(super) struct EntriesSeed;
+/// Reads `entries`, at most `limit` of them (`over` is set at the one past it).
+pub(super) struct EntriesSeed<'a> {
+    pub(super) limit: usize,
+    pub(super) over: &'a Cell<bool>,
+}
 
-impl<'de> DeserializeSeed<'de> for EntriesSeed {
+impl<'de> DeserializeSeed<'de> for EntriesSeed<'_> {
     type Value = Vec<(String, IndexEntry)>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(EntriesVisitor)
+        deserializer.deserialize_map(EntriesVisitor {
+            limit: self.limit,
+            over: self.over,
+        })
     }
 }
 
-pub(super) struct EntriesVisitor;
+pub(super) struct EntriesVisitor<'a> {
+    limit: usize,
+    over: &'a Cell<bool>,
+}
 
-impl<'de> Visitor<'de> for EntriesVisitor {
+impl<'de> Visitor<'de> for EntriesVisitor<'_> {
     type Value = Vec<(String, IndexEntry)>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -190,6 +225,10 @@ impl<'de> Visitor<'de> for EntriesVisitor {
         // Kept in document order; `entries_by_rel` sorts them and refuses a repeated key.
         let mut entries = Vec::new();
         while let Some(rel) = map.next_key::<String>()? {
+            if entries.len() == self.limit {
+                self.over.set(true);
+                return Err(de::Error::custom("too many entries"));
+            }
             let entry = map.next_value_seed(EntryFieldsSeed { rel: &rel })?;
             entries.push((rel, entry));
         }

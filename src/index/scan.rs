@@ -22,9 +22,14 @@ use super::{IndexEntry, RawDocument, MAX_SAFE_INTEGER};
 use crate::bytes::swar;
 
 /// Reads `bytes` as an index document of the common shape, or `None` when it is not one (the
-/// document may still be valid: serde decides).
-pub(super) fn scan_document(bytes: &[u8]) -> Option<RawDocument> {
-    let mut scan = Scanner { bytes, at: 0 };
+/// document may still be valid: serde decides). A document of more than `limit` entries is left
+/// to serde too, which refuses it with its own error.
+pub(super) fn scan_document(bytes: &[u8], limit: usize) -> Option<RawDocument> {
+    let mut scan = Scanner {
+        bytes,
+        at: 0,
+        limit,
+    };
     let mut document = RawDocument {
         version: None,
         last_pulled: None,
@@ -67,6 +72,8 @@ pub(super) fn scan_document(bytes: &[u8]) -> Option<RawDocument> {
 struct Scanner<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// The most entries read before stepping aside.
+    limit: usize,
 }
 
 impl<'a> Scanner<'a> {
@@ -195,6 +202,9 @@ impl<'a> Scanner<'a> {
             return Some(entries);
         }
         loop {
+            if entries.len() == self.limit {
+                return None;
+            }
             let rel = self.plain_str()?;
             self.expect(b':')?;
             let entry = self.entry(rel)?;
@@ -324,7 +334,7 @@ mod tests {
             r#"{"entries":{"ab":{"size":1,"sha256":nullnull}}}"#,
             r#"{"version":1"entries":{}}"#,
         ] {
-            assert!(scan_document(doc.as_bytes()).is_none(), "{doc}");
+            assert!(scan_document(doc.as_bytes(), usize::MAX).is_none(), "{doc}");
         }
     }
 
@@ -425,7 +435,8 @@ mod tests {
 
     /// Whatever serde's visitor makes of the same bytes, compared field by field.
     fn assert_same(scanned: &RawDocument, bytes: &[u8]) {
-        let parsed = parse_document_fully(bytes, "f").expect("serde accepts what the scanner read");
+        let parsed = parse_document_fully(bytes, "f", usize::MAX)
+            .expect("serde accepts what the scanner read");
         assert_eq!(scanned.version, parsed.version);
         assert_eq!(scanned.last_pulled, parsed.last_pulled);
         assert_eq!(scanned.entries, parsed.entries);
@@ -438,7 +449,7 @@ mod tests {
         /// On any document the scanner either steps aside or reads what serde reads.
         #[test]
         fn reads_what_serde_reads_or_steps_aside(doc in document()) {
-            if let Some(scanned) = scan_document(doc.as_bytes()) {
+            if let Some(scanned) = scan_document(doc.as_bytes(), usize::MAX) {
                 assert_same(&scanned, doc.as_bytes());
             }
         }
@@ -448,7 +459,7 @@ mod tests {
         #[test]
         fn cut_documents_are_read_as_serde_reads_them(doc in document(), cut in 0usize..200) {
             let bytes = &doc.as_bytes()[..cut.min(doc.len())];
-            if let Some(scanned) = scan_document(bytes) {
+            if let Some(scanned) = scan_document(bytes, usize::MAX) {
                 assert_same(&scanned, bytes);
             }
         }
@@ -473,7 +484,7 @@ mod tests {
                 });
             }
             for bytes in [index.to_compact_json(), index.to_pretty_json()] {
-                let scanned = scan_document(&bytes);
+                let scanned = scan_document(&bytes, usize::MAX);
                 prop_assert!(scanned.is_some(), "{}", String::from_utf8_lossy(&bytes));
                 if let Some(scanned) = scanned {
                     assert_same(&scanned, &bytes);

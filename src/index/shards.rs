@@ -149,7 +149,7 @@ impl ShardMeta {
 
 /// Parses one shard (`_index/{partition}.json`, `{"version":1,"entries":{...}}`).
 pub fn parse_shard(bytes: &[u8], partition: &str) -> CoreResult<Entries> {
-    Ok(parse_shard_document(bytes, partition)?.entries)
+    Ok(parse_shard_document(bytes, partition, usize::MAX)?.entries)
 }
 
 /// A shard as read: its entries, and the top-level fields beside them (kept so a field of ours,
@@ -162,10 +162,15 @@ pub struct ShardDocument {
     pub extra: Map<String, Value>,
 }
 
-/// [`parse_shard`], keeping the shard's other top-level fields.
-pub fn parse_shard_document(bytes: &[u8], partition: &str) -> CoreResult<ShardDocument> {
+/// [`parse_shard`], keeping the shard's other top-level fields; more than `limit` entries is
+/// `index-too-large`.
+pub fn parse_shard_document(
+    bytes: &[u8],
+    partition: &str,
+    limit: usize,
+) -> CoreResult<ShardDocument> {
     let file = format!("_index/{partition}.json");
-    let raw = parse_document(bytes, &file)?;
+    let raw = parse_document(bytes, &file, limit)?;
     let entries = raw
         .entries
         .map(|entries| entries_by_rel(entries, &file))

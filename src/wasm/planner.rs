@@ -26,11 +26,20 @@ pub struct Planner {
 
 #[wasm_bindgen]
 impl Planner {
-    /// Creates a session; `namespace` empty or absent means solo mode.
+    /// Creates a session; `namespace` empty or absent means solo mode. `maxIndexEntries`:
+    /// the most entries an index it loads may name (absent: the default, 10^6).
     #[wasm_bindgen(constructor)]
-    pub fn new(namespace: Option<String>, prefix: Option<String>) -> Result<Planner, JsValue> {
-        let inner = Session::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
+    pub fn new(
+        namespace: Option<String>,
+        prefix: Option<String>,
+        max_index_entries: Option<f64>,
+    ) -> Result<Planner, JsValue> {
+        let mut inner = Session::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
             .map_err(to_js_error)?;
+        if let Some(limit) = max_index_entries {
+            let limit = count(limit, "maxIndexEntries")?;
+            inner.set_entry_limit(limit).map_err(to_js_error)?;
+        }
         Ok(Planner { inner })
     }
 

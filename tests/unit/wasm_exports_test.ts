@@ -542,6 +542,9 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   }
   // Hostile constructor arguments are refused with a code as well.
   survives("new Planner", () => new wasm.Planner(EVIL, HUGE));
+  for (const limit of [0, -1, 0.5, NaN, Infinity, 2 ** 64]) {
+    survives(`new Planner(maxIndexEntries ${limit})`, () => new wasm.Planner("ns", "p", limit));
+  }
   survives("new PullRun", () => new wasm.PullRun({ metadataOnly: undefined, scope: 7 }));
   survives("new PushRun", () => new wasm.PushRun({ dryRun: "yes", maxDeletePercent: "x" }));
   survives("new RebuildRun", () => new wasm.RebuildRun({ mode: "asked", apply: 1 }, HUGE));

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use tsify_next::Tsify;
 
 use crate::error::{CoreError, CoreResult};
-use crate::index::{Index, ShardMeta};
+use crate::index::{Index, ShardMeta, DEFAULT_MAX_ENTRIES};
 use crate::model::paths::{PathModel, INDEX_FILE};
 use crate::runs::migrate::plan::{
     plan_migrate, MigrateConflict, MigrateInputs, MigrateItem, MigratePlan,
@@ -30,6 +30,10 @@ pub struct MigrateRequest {
     pub apply: bool,
     /// Also remove the originals whose copies are verified and indexed.
     pub remove_originals: bool,
+    /// The most entries either index may name (absent: [`DEFAULT_MAX_ENTRIES`]); a longer one
+    /// is `index-too-large`.
+    #[tsify(optional)]
+    pub max_index_entries: Option<u64>,
 }
 
 /// What a HEAD of a key the listing gave no ETag for found.
@@ -312,11 +316,29 @@ impl MigrateRun {
         }
     }
 
+    /// The most entries an index this run reads may name.
+    fn entry_limit(&self) -> usize {
+        self.request
+            .max_index_entries
+            .map_or(DEFAULT_MAX_ENTRIES, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            })
+    }
+
+    /// A session bound to `namespace` (none: solo) under the run's prefix and entry limit.
+    fn session(&self, namespace: Option<&str>) -> CoreResult<Session> {
+        let mut session = Session::new(namespace, &self.prefix)?;
+        session.set_entry_limit(self.entry_limit() as u64)?;
+        Ok(session)
+    }
+
     /// Plans from the listing held and the indexes as read.
     fn plan_now(&self, namespace_index: Option<&[u8]>) -> CoreResult<MigratePlan> {
         let listed = decode_remote(&self.listing)?;
-        let solo = self.solo.bytes.as_deref().map(Index::parse).transpose()?;
-        let namespace = namespace_index.map(Index::parse).transpose()?;
+        let limit = self.entry_limit();
+        let parse = |bytes: &[u8]| Index::parse_limited(bytes, limit);
+        let solo = self.solo.bytes.as_deref().map(parse).transpose()?;
+        let namespace = namespace_index.map(parse).transpose()?;
         Ok(plan_migrate(
             &self.model,
             MigrateInputs {
@@ -331,7 +353,7 @@ impl MigrateRun {
     /// Indexes the verified copies in the namespace's index as re-read, and publishes it when
     /// that added anything.
     fn index_copies(&mut self) -> CoreResult<()> {
-        let mut session = Session::new(Some(&self.namespace()), &self.prefix)?;
+        let mut session = self.session(Some(&self.namespace()))?;
         match &self.namespace_index.bytes {
             Some(bytes) => {
                 session.load_index(bytes)?;
@@ -372,7 +394,7 @@ impl MigrateRun {
             self.stage = Stage::AwaitDeletes;
             return Ok(());
         };
-        let mut solo = Session::new(None, &self.prefix)?;
+        let mut solo = self.session(None)?;
         solo.load_index(solo_bytes)?;
         let rels: Vec<String> = self.removable.iter().map(|i| i.rel.clone()).collect();
         if solo.remove_entries(&rels)? > 0 {

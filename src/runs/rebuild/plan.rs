@@ -158,6 +158,11 @@ impl RebuildBuilder {
         }
     }
 
+    /// How many entries the rebuild keeps so far.
+    pub fn kept_len(&self) -> usize {
+        self.kept.len()
+    }
+
     /// Counts an object whose key cannot even be carried in a listing buffer (it holds a NUL)
     /// as seen and refused: such a key can never be a safe path.
     pub fn add_unencodable(&mut self, key: &str) {

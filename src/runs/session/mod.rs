@@ -10,7 +10,7 @@ use tsify_next::Tsify;
 use serde::Serialize;
 
 use crate::error::{CoreError, CoreResult};
-use crate::index::{Index, ShardMeta};
+use crate::index::{Index, ShardMeta, DEFAULT_MAX_ENTRIES};
 use crate::model::paths::{PathModel, INDEX_FILE};
 use crate::runs::pull::plan::{PullApplied, PullPlan};
 use crate::runs::push::plan::{PushChanges, PushPlan};
@@ -110,6 +110,8 @@ pub struct Session {
     /// For a v2 index: the rels whose deletion record was read from a shard (the one `homes`
     /// names); the others' were read from `_meta.json`.
     records_in_shards: BTreeSet<String>,
+    /// The most entries an index this session loads may name ([`Session::set_entry_limit`]).
+    entry_limit: usize,
 }
 
 impl Session {
@@ -132,7 +134,26 @@ impl Session {
             meta: None,
             homes: BTreeMap::new(),
             records_in_shards: BTreeSet::new(),
+            entry_limit: DEFAULT_MAX_ENTRIES,
         })
+    }
+
+    /// The most entries an index this session loads may name (default
+    /// [`DEFAULT_MAX_ENTRIES`]): the remote index (v1, or v2's shards together), the local
+    /// base, another writer's index read to re-merge, and an index rebuilt from a listing. A
+    /// longer one is `index-too-large`, refused as it is read. Zero is refused
+    /// (`invalid-input`): no datastore is read with it.
+    pub fn set_entry_limit(&mut self, limit: u64) -> CoreResult<()> {
+        if limit == 0 {
+            return Err(CoreError::input("the index entry limit must be at least 1"));
+        }
+        self.entry_limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        Ok(())
+    }
+
+    /// The most entries an index this session loads may name.
+    pub fn entry_limit(&self) -> usize {
+        self.entry_limit
     }
 
     /// The path model of this session.
@@ -142,14 +163,15 @@ impl Session {
 
     /// Parses and keeps a v1 index from raw bytes.
     pub fn load_index(&mut self, bytes: &[u8]) -> CoreResult<IndexLoaded> {
-        let (index, internal_entries) = Index::parse_counting_internal(bytes)?;
+        let (index, internal_entries) = Index::parse_counting_internal(bytes, self.entry_limit)?;
         Ok(self.keep_index(index, internal_entries))
     }
 
     /// [`Session::load_index`] of bytes it owns, dropped once read (see
     /// [`Index::parse_owned`]): the WASM surface hands over its copy.
     pub fn load_index_owned(&mut self, bytes: Vec<u8>) -> CoreResult<IndexLoaded> {
-        let (index, internal_entries) = Index::parse_owned_counting_internal(bytes)?;
+        let (index, internal_entries) =
+            Index::parse_owned_counting_internal(bytes, self.entry_limit)?;
         Ok(self.keep_index(index, internal_entries))
     }
 
@@ -181,7 +203,7 @@ impl Session {
     /// [`Index::parse_owned`]): a base is as large as the remote index it mirrors.
     pub fn load_base(&mut self, bytes: Vec<u8>) -> BaseLoad {
         self.base = None;
-        let Ok(base) = Index::parse_owned(bytes) else {
+        let Ok(base) = Index::parse_owned_limited(bytes, self.entry_limit) else {
             return BaseLoad::Unreadable;
         };
         let key = self.model.under_binding(INDEX_FILE);

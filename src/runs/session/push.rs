@@ -132,7 +132,7 @@ impl Session {
         if self.changes.is_none() {
             return Err(CoreError::input("rebase_push before record_push"));
         }
-        let newer = Index::parse(newer)?;
+        let newer = Index::parse_limited(newer, self.entry_limit)?;
         self.remerge(newer)
     }
 

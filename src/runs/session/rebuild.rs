@@ -21,7 +21,7 @@ impl Session {
     /// Copies into the loaded index the entries of `other` (raw index bytes) for `rels` that it
     /// lacks; an entry already present is never replaced. Returns how many were added.
     pub fn adopt_entries(&mut self, other: &[u8], rels: &[String]) -> CoreResult<u64> {
-        let other = Index::parse(other)?;
+        let other = Index::parse_limited(other, self.entry_limit)?;
         let index = self
             .index
             .as_mut()
@@ -53,7 +53,9 @@ impl Session {
         if self.model.namespace().is_none() {
             return Err(CoreError::input("migrate needs a namespace"));
         }
-        let solo = solo_index.map(Index::parse).transpose()?;
+        let solo = solo_index
+            .map(|bytes| Index::parse_limited(bytes, self.entry_limit))
+            .transpose()?;
         let listed = decode_remote(listing)?;
         let index = self
             .index
@@ -107,6 +109,15 @@ impl Session {
         builder.add_page(&decode_remote(page)?);
         for key in unencodable {
             builder.add_unencodable(key);
+        }
+        // A bucket of more objects than an index may name yields no index: refused as the
+        // listing arrives, before the rest of it takes memory.
+        if builder.kept_len() > self.entry_limit {
+            self.rebuild = None;
+            return Err(CoreError::IndexTooLarge {
+                file: "the index rebuilt from the listing".to_string(),
+                limit: self.entry_limit as u64,
+            });
         }
         Ok(())
     }

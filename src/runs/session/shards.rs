@@ -45,13 +45,24 @@ impl Session {
         let listed: BTreeSet<&str> = meta.partitions.iter().map(String::as_str).collect();
         let mut parsed = Vec::new();
         let mut extras = Vec::new();
+        let mut total = 0usize;
         for (partition, bytes) in shards {
             if !listed.contains(partition.as_str()) {
                 return Err(CoreError::input(format!(
                     "shard {partition:?} is not listed in _meta.json"
                 )));
             }
-            let document = parse_shard_document(bytes, partition)?;
+            // The limit holds for the shards together: each may name what the others left.
+            let remaining = self.entry_limit.saturating_sub(total);
+            let document =
+                parse_shard_document(bytes, partition, remaining).map_err(|error| match error {
+                    CoreError::IndexTooLarge { .. } => CoreError::IndexTooLarge {
+                        file: "_index/ (the v2 shards together)".to_string(),
+                        limit: self.entry_limit as u64,
+                    },
+                    other => other,
+                })?;
+            total += document.entries.len();
             parsed.push((partition.clone(), document.entries));
             extras.push((partition.clone(), document.extra));
         }
