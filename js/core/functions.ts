@@ -17,11 +17,13 @@ import type {
   ObjectFacts,
   ObjectVerdict,
   OurBytes,
+  ProvenVersion,
   ReportFacts,
   ServerVerdict,
   ShardMeta,
   TopLevelEntry,
   UnnamedCaller,
+  VersionAtKey,
 } from "./wasm.ts";
 import { encodeRemotePage, type ListedObject } from "./encode.ts";
 import { Planner } from "./planner.ts";
@@ -104,6 +106,15 @@ export function judgeLostCondition(
   head: ObjectFacts,
 ): ObjectVerdict {
   return core(() => wasm.judgeLostCondition(oursSha256, oursSize, head));
+}
+
+/**
+ * Whether the version a run proved redundant is still what a HEAD of its key found: `gone`,
+ * `same` (delete it), or `changed` (another writer's version: keep it). By ETag, quoted or not;
+ * by size only when the listing gave no ETag; a version with neither proves nothing.
+ */
+export function versionAtKey(head: ObjectFacts, version: ProvenVersion): VersionAtKey {
+  return core(() => wasm.versionAtKey(head, version));
 }
 
 /**

@@ -151,4 +151,5 @@ export {
   sidecarUnreadable,
   sidecarWithCatalogHash,
   sidecarWithServerVerdict,
+  versionAtKey,
 } from "./functions.ts";

@@ -1,19 +1,22 @@
 /**
  * Deleting one version of an object, not whatever is at its key: what a contamination repair
  * and a migrate's removal of originals do with an object they proved redundant. I/O, no
- * decision: the version is the core's (the ETag its listing showed).
+ * decision: the version is the core's (the ETag its listing showed), and so is the verdict on
+ * what a HEAD finds (`versionAtKey`).
  *
  * @module
  */
 import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { hasExtras } from "../io/store.ts";
+import { versionAtKey } from "../core/functions.ts";
 
 /**
- * Deletes `key` only while it holds the version named: a HEAD must show that ETag (or, for a
- * listing without one, that size), and the DELETE then goes `If-Match` it where the store has
- * that (a server that ignores it, or the extension's client, leaves the window between the
- * two). False when another version is there (kept); true when deleted, or already gone.
+ * Deletes `key` only while it holds the version named: the core judges a HEAD of it (that ETag,
+ * or for a listing without one that size), and the DELETE then goes `If-Match` it where the
+ * store has that (a server that ignores it, or the extension's client, leaves the window
+ * between the two). False when another version is there (kept); true when deleted, or already
+ * gone.
  */
 export async function deleteVersion(
   ctx: Pick<SyncContext, "store" | "retry" | "signal">,
@@ -23,13 +26,12 @@ export async function deleteVersion(
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const store = ctx.store;
   const head = await withRetry(() => store.headObject(key, ctx.signal), retry, ctx.signal);
-  if (!head.exists) return true;
-  // Quoted or not, depending on who reported it.
-  const bare = (tag: string | null | undefined) => tag?.replace(/^"|"$/g, "");
+  const verdict = versionAtKey(
+    { exists: head.exists, size: head.size, etag: head.etag ?? undefined },
+    { etag: version.etag ?? undefined, size: version.size },
+  );
+  if (verdict !== "same") return verdict === "gone";
   const etag = version.etag ?? undefined;
-  if (etag !== undefined ? bare(head.etag) !== bare(etag) : head.size !== version.size) {
-    return false;
-  }
   if (hasExtras(store) && etag !== undefined) {
     return await withRetry(
       () => store.deleteObjectIfMatch(key, etag, ctx.signal),

@@ -7,6 +7,7 @@
 //! sends a single request.
 
 pub mod conflicts;
+pub mod delete_version;
 pub mod deletions;
 pub mod object_condition;
 

@@ -6,6 +6,7 @@ use wasm_bindgen::prelude::*;
 use crate::error::CoreError;
 use crate::model::paths::PathModel;
 use crate::runs::outcome::{self, ReportFacts};
+use crate::safety::delete_version::{self, ProvenVersion};
 use crate::safety::object_condition::{self, ExpectedVersion, ObjectFacts, OurBytes};
 
 use super::convert::*;
@@ -83,6 +84,16 @@ pub fn judge_lost_condition(
         size,
         &head,
     ))
+}
+
+/// Whether the version a run proved redundant (`{etag, size}`) is still what a HEAD of its key
+/// found (`{exists, size, etag}`): `"gone"`, `"same"` (delete it) or `"changed"` (keep it). See
+/// `safety::delete_version`.
+#[wasm_bindgen(js_name = versionAtKey, unchecked_return_type = "VersionAtKey")]
+pub fn version_at_key(head: JsValue, version: JsValue) -> Result<JsValue, JsValue> {
+    let head: ObjectFacts = from_js(head, "head")?;
+    let version: ProvenVersion = from_js(version, "version")?;
+    to_js(&delete_version::version_at_key(&head, &version))
 }
 
 /// What a finished pull's or push's report (`ReportFacts`) answers the service's caller: the

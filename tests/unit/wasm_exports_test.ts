@@ -58,6 +58,8 @@ const FUNCTIONS: Record<string, () => unknown> = {
       size: NaN,
       etag: DEEP,
     }),
+  versionAtKey: () =>
+    wasm.versionAtKey({ exists: "yes", size: -1, etag: DEEP }, { etag: 7, size: NaN }),
   judgeLostCondition: () => wasm.judgeLostCondition(HUGE, NaN, { exists: true, size: -1 }),
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
   lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
