@@ -36,21 +36,8 @@ pub struct MigrateRequest {
     pub max_index_entries: Option<u64>,
 }
 
-/// What a HEAD of a key the listing gave no ETag for found.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Tsify)]
-#[serde(rename_all = "camelCase")]
-pub struct HeadFound {
-    /// The key.
-    pub key: String,
-    /// False when it is gone (it then leaves the listing).
-    pub exists: bool,
-    /// Its size, when sent.
-    #[serde(default)]
-    pub size: Option<u64>,
-    /// Its ETag, when sent.
-    #[serde(default)]
-    pub etag: Option<String>,
-}
+// Shared with the contamination repair, which HEADs the same way.
+pub use crate::runs::migrate::plan::HeadFound;
 
 /// Which index a publish writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]

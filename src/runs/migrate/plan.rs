@@ -13,13 +13,29 @@
 use std::collections::{BTreeMap, BTreeSet};
 use tsify_next::Tsify;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::codes::GuardCode;
 use crate::index::{Index, IndexEntry};
 use crate::model::paths::{is_internal, PathModel, DATA_TREES, NAMESPACE_MARKER};
 use crate::state::sync_state::{is_trusted_etag, unquote_etag};
 use crate::wire::listing::RemoteListed;
+
+/// What a HEAD of a key the listing gave no ETag for found.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct HeadFound {
+    /// The key.
+    pub key: String,
+    /// False when it is gone (it then leaves the listing).
+    pub exists: bool,
+    /// Its size, when sent.
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// Its ETag, when sent.
+    #[serde(default)]
+    pub etag: Option<String>,
+}
 
 /// The stable code of a namespaced key that holds something other than its solo original.
 pub const CONFLICT: GuardCode = GuardCode::Conflict;
