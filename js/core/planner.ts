@@ -22,7 +22,6 @@ import type {
   ResolvePlan,
   ShardCommit,
   ShardLayout,
-  Uploaded,
   Verdict,
 } from "./wasm.ts";
 import {
@@ -184,34 +183,6 @@ export class Planner {
     core(() => this.#inner.rebasePushShards(meta, names, blob, lengths));
   }
 
-  /** Starts from an empty index (the bucket has none yet). */
-  loadEmptyIndex(): void {
-    this.#inner.loadEmptyIndex();
-  }
-
-  /** Adds the entries of `other` (raw index bytes) for `rels` that the loaded index lacks. */
-  adoptEntries(other: Uint8Array, rels: string[]): number {
-    return core(() => this.#inner.adoptEntries(other, rels));
-  }
-
-  /**
-   * Migrate: indexes every verified copy in `listing` that the loaded (namespace) index lacks,
-   * from the solo index where its entry matches, else from the copy's listing.
-   *
-   * @param listing the whole bucket, from {@link migrateListing}
-   * @param soloIndex the solo index's raw bytes, when it exists
-   * @param now dates entries of copies listed without a date
-   * @returns entries added
-   */
-  indexMigratedCopies(listing: Uint8Array, soloIndex: Uint8Array | undefined, now: Date): number {
-    return core(() => this.#inner.indexMigratedCopies(listing, soloIndex, now.toISOString()));
-  }
-
-  /** Removes `rels` from the loaded index; returns how many were there. */
-  removeEntries(rels: string[]): number {
-    return core(() => this.#inner.removeEntries(rels));
-  }
-
   /** Starts rebuilding the index from a bucket listing. */
   beginRebuild(now: Date): void {
     core(() => this.#inner.beginRebuild(now.toISOString()));
@@ -312,23 +283,9 @@ export class Planner {
     );
   }
 
-  /**
-   * Records the last push plan's uploads (and, when confirmed, its deletes) in the index.
-   *
-   * @returns true when the remote index must be written
-   */
-  recordPush(uploaded: Uploaded[], now: Date, deletesConfirmed: boolean): boolean {
-    return core(() => this.#inner.recordPush(uploaded, now.toISOString(), deletesConfirmed));
-  }
-
   /** Re-applies this push's changes over a newer remote index (after a lost race). */
   rebasePush(newer: Uint8Array): void {
     core(() => this.#inner.rebasePush(newer));
-  }
-
-  /** Rels of this push's deletes that the current index no longer names (safe to delete). */
-  deletesStillApplying(): string[] {
-    return core(() => this.#inner.deletesStillApplying());
   }
 
   /** A `markDirty` path as a tombstone inside the bound tree, or undefined. */
@@ -374,11 +331,6 @@ export class Planner {
   ): BackupDedupe {
     const [paths, values] = hashColumns(hashes);
     return core(() => this.#inner.planBackupDedupe(listing, paths, values));
-  }
-
-  /** Sets the index's `lastPulled`. */
-  setLastPulled(when: Date): void {
-    core(() => this.#inner.setLastPulled(when.toISOString()));
   }
 
   /** The index as JSON bytes: pretty (local copy) or compact (remote copy). */

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use crate::error::CoreError;
 use crate::model::paths::INDEX_FILE;
 use crate::runs::pull::plan::PullOutcome;
-use crate::runs::push::plan::{PushInput, Uploaded};
+use crate::runs::push::plan::PushInput;
 use crate::runs::repair::plan::DoctorFacts;
 use crate::runs::session::{BaseLoad, Session, ShardFormat};
 use crate::safety::conflicts::{self, Keep, KeptAside};
@@ -201,43 +201,6 @@ impl Planner {
             .map_err(to_js_error)
     }
 
-    /// Starts from an empty index (the bucket has none yet).
-    #[wasm_bindgen(js_name = loadEmptyIndex)]
-    pub fn load_empty_index(&mut self) {
-        self.inner.load_empty_index();
-    }
-
-    /// Adds the entries of `other` (raw index bytes) for `rels` that the loaded index lacks.
-    #[wasm_bindgen(js_name = adoptEntries)]
-    pub fn adopt_entries(&mut self, other: &[u8], rels: Vec<String>) -> Result<f64, JsValue> {
-        Ok(self
-            .inner
-            .adopt_entries(other, &rels)
-            .map_err(to_js_error)? as f64)
-    }
-
-    /// Migrate: indexes the verified, unindexed copies found in `listing` (a whole-bucket
-    /// listing buffer), from `soloIndex` where it matches, else from the listing; returns how
-    /// many entries were added.
-    #[wasm_bindgen(js_name = indexMigratedCopies)]
-    pub fn index_migrated_copies(
-        &mut self,
-        listing: &[u8],
-        solo_index: Option<Vec<u8>>,
-        now_iso: String,
-    ) -> Result<f64, JsValue> {
-        Ok(self
-            .inner
-            .index_migrated_copies(listing, solo_index.as_deref(), &now_iso)
-            .map_err(to_js_error)? as f64)
-    }
-
-    /// Removes `rels` from the loaded index; returns how many were there.
-    #[wasm_bindgen(js_name = removeEntries)]
-    pub fn remove_entries(&mut self, rels: Vec<String>) -> Result<f64, JsValue> {
-        Ok(self.inner.remove_entries(&rels).map_err(to_js_error)? as f64)
-    }
-
     /// Starts an index rebuild from a listing.
     #[wasm_bindgen(js_name = beginRebuild)]
     pub fn begin_rebuild(&mut self, now_iso: String) {
@@ -349,33 +312,10 @@ impl Planner {
         to_json(self.inner.plan_push(listing, &input).map_err(to_js_error)?)
     }
 
-    /// Records the last push plan's uploads (`[{rel, size, mtimeMs, sha256}]`) and, when
-    /// `deletesConfirmed`, its deletes in the index; returns true when the remote index must be
-    /// written.
-    #[wasm_bindgen(js_name = recordPush)]
-    pub fn record_push(
-        &mut self,
-        uploaded: JsValue,
-        now_iso: String,
-        deletes_confirmed: bool,
-    ) -> Result<bool, JsValue> {
-        let uploaded: Vec<Uploaded> = from_js(uploaded, "uploaded")?;
-        self.inner
-            .record_push(&uploaded, &now_iso, deletes_confirmed)
-            .map_err(to_js_error)
-    }
-
     /// Re-applies this push's changes over a newer remote index (after a lost race).
     #[wasm_bindgen(js_name = rebasePush)]
     pub fn rebase_push(&mut self, newer: &[u8]) -> Result<(), JsValue> {
         self.inner.rebase_push(newer).map_err(to_js_error)
-    }
-
-    /// The rels of this push's deletes whose entries the current index no longer holds (after a
-    /// rebase, a rel another writer re-uploaded is left out: its object must stay).
-    #[wasm_bindgen(js_name = deletesStillApplying)]
-    pub fn deletes_still_applying(&self) -> Result<Vec<String>, JsValue> {
-        self.inner.deletes_still_applying().map_err(to_js_error)
     }
 
     /// A `markDirty` path as a cache-relative tombstone inside the bound tree, or `undefined`
@@ -496,12 +436,6 @@ impl Planner {
             &conflicts::plan_resolve(self.inner.model(), keep, &rels, &files)
                 .map_err(to_js_error)?,
         )
-    }
-
-    /// Sets the index's `lastPulled`.
-    #[wasm_bindgen(js_name = setLastPulled)]
-    pub fn set_last_pulled(&mut self, when_iso: String) -> Result<(), JsValue> {
-        self.inner.set_last_pulled(&when_iso).map_err(to_js_error)
     }
 
     /// The remote key of this session's monolithic index (relative to the prefix).

@@ -93,15 +93,12 @@ const FUNCTIONS: Record<string, () => unknown> = {
 const METHODS: Record<string, () => unknown> = {
   free: () => new wasm.Planner("ns", "p").free(),
 
-  adoptEntries: () => loaded().adoptEntries(DEEP, [EVIL]),
   applyPull: () => loaded().applyPull(JUNK, [EVIL], [EVIL], []),
   conflictCopyPath: () => loaded().conflictCopyPath(EVIL, HUGE),
   mergePointer: () => loaded().mergePointer(JUNK, new Uint8Array(1 << 20).fill(0x39), false),
-  deletesStillApplying: () => new wasm.Planner("ns", "p").deletesStillApplying(),
   diagnose: () => loaded().diagnose(JUNK, DEEP, [EVIL]),
   indexJson: () => new wasm.Planner("ns", "p").indexJson(true),
   indexLength: () => new wasm.Planner("ns", "p").indexLength(),
-  indexMigratedCopies: () => loaded().indexMigratedCopies(JUNK, DEEP, "x"),
   listingPrefix: () => new wasm.Planner("ns", "p").listingPrefix(),
   addListingPage: () => {
     const p = new wasm.Planner("ns", "p");
@@ -110,7 +107,6 @@ const METHODS: Record<string, () => unknown> = {
   beginRebuild: () => new wasm.Planner("ns", "p").beginRebuild("not a time"),
   finishRebuild: () => new wasm.Planner("ns", "p").finishRebuild(EVIL),
   loadBase: () => loaded().loadBase(DEEP),
-  loadEmptyIndex: () => new wasm.Planner("ns", "p").loadEmptyIndex(),
   loadIndex: () => new wasm.Planner("ns", "p").loadIndex(DEEP),
   loadShards: () =>
     new wasm.Planner("ns", "p").loadShards(JUNK, [EVIL, "a"], JUNK, new Uint32Array([99, 1])),
@@ -129,10 +125,7 @@ const METHODS: Record<string, () => unknown> = {
   rebasePushShards: () =>
     loaded().rebasePushShards(DEEP, [EVIL], JUNK, new Uint32Array([4_000_000_000])),
   rebasePush: () => loaded().rebasePush(DEEP),
-  recordPush: () => loaded().recordPush([{ rel: EVIL, size: -1 }], "x", true),
   remoteIndexKey: () => new wasm.Planner("ns", "p").remoteIndexKey(),
-  removeEntries: () => new wasm.Planner("ns", "p").removeEntries([EVIL]),
-  setLastPulled: () => new wasm.Planner("ns", "p").setLastPulled(HUGE),
   shardCommit: () => new wasm.Planner("ns", "p").shardCommit(),
   shardLayout: () => loaded().shardLayout(NaN, true),
   metaKey: () => new wasm.Planner("ns", "p").metaKey(),
