@@ -188,3 +188,34 @@ fn migrate_reads_its_indexes_within_its_limit() {
     run_with(Some(3)).unwrap();
     run_with(None).unwrap();
 }
+
+#[test]
+fn the_contamination_repair_reads_the_bound_index_within_its_limit() {
+    use s3sync_core::runs::contamination::machine::{ContaminationAction, ContaminationRun};
+
+    // A duplicate of another namespace's file under the bound one: proven redundant, so the
+    // run reads the bound index before it deletes anything.
+    let listing = encode_remote([
+        ("dev/.namespace.json", 2u64, Some("\"m\""), None),
+        ("dev/data/x.yaml", 3, Some("\"c\""), None),
+        ("ns/dev/data/x.yaml", 3, Some("\"c\""), None),
+    ]);
+    let run_with = |limit: Option<u64>| {
+        let mut run = ContaminationRun::new("ns", "", false).unwrap();
+        if let Some(limit) = limit {
+            run = run.with_entry_limit(limit)?;
+        }
+        assert!(matches!(run.poll(), ContaminationAction::ListAll));
+        run.on_listing(&listing)?;
+        assert!(
+            matches!(run.poll(), ContaminationAction::ReadIndex { .. }),
+            "{:?}",
+            run.poll()
+        );
+        run.on_index(Some(&index(3, false)), Some("\"i\"".into()))
+    };
+    assert_eq!(run_with(Some(2)).unwrap_err().code(), "index-too-large");
+    run_with(Some(3)).unwrap();
+    run_with(None).unwrap();
+    assert_eq!(run_with(Some(0)).unwrap_err().code(), "invalid-input");
+}

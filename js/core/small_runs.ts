@@ -48,9 +48,19 @@ export class ContaminationRun
   extends CoreRun<ContaminationAction, ContaminationEvent, NoReplies, ContaminationSummary> {
   #bodyOf: () => Uint8Array;
 
-  /** A run for the bound `namespace`; a dry run only reports. */
-  constructor(namespace: string, prefix: string | undefined, dryRun: boolean) {
-    const inner = core(() => new wasm.ContaminationRun(namespace, prefix || undefined, dryRun));
+  /**
+   * A run for the bound `namespace`; a dry run only reports. `maxIndexEntries`: the most entries
+   * the bound index may name (default 1,000,000).
+   */
+  constructor(
+    namespace: string,
+    prefix: string | undefined,
+    dryRun: boolean,
+    maxIndexEntries?: number,
+  ) {
+    const inner = core(() =>
+      new wasm.ContaminationRun(namespace, prefix || undefined, dryRun, maxIndexEntries)
+    );
     super(inner);
     this.#bodyOf = () => inner.body();
   }

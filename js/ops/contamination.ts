@@ -34,7 +34,7 @@ export async function repairContamination(
   const namespace = ctx.namespace;
   if (!namespace) return { foreignNamespaces: [], totalForeignObjects: 0, deleted: 0, kept: [] };
   const retry = ctx.retry ?? DEFAULT_RETRY;
-  using run = new ContaminationRun(namespace, ctx.prefix, dryRun);
+  using run = new ContaminationRun(namespace, ctx.prefix, dryRun, ctx.maxIndexEntries);
   for (;;) {
     const action = run.poll();
     switch (action.action) {

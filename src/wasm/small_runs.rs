@@ -40,21 +40,27 @@ export_run! {
 #[wasm_bindgen]
 impl ContaminationRun {
     /// A run for the bound `namespace` (`prefix` only for the key length limit); a dry run
-    /// only reports.
+    /// only reports. `maxIndexEntries`: the most entries the bound index may name (absent: the
+    /// default, 10^6).
     #[wasm_bindgen(constructor)]
     pub fn new(
         namespace: String,
         prefix: Option<String>,
         dry_run: bool,
+        max_index_entries: Option<f64>,
     ) -> Result<ContaminationRun, JsValue> {
-        Ok(ContaminationRun {
-            inner: crate::runs::contamination::machine::ContaminationRun::new(
-                &namespace,
-                prefix.as_deref().unwrap_or(""),
-                dry_run,
-            )
-            .map_err(to_js_error)?,
-        })
+        let mut inner = crate::runs::contamination::machine::ContaminationRun::new(
+            &namespace,
+            prefix.as_deref().unwrap_or(""),
+            dry_run,
+        )
+        .map_err(to_js_error)?;
+        if let Some(limit) = max_index_entries {
+            inner = inner
+                .with_entry_limit(count(limit, "maxIndexEntries")?)
+                .map_err(to_js_error)?;
+        }
+        Ok(ContaminationRun { inner })
     }
 
     /// The bytes a `publish` action writes.

@@ -547,6 +547,12 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   survives("new RepairRun", () => new wasm.RepairRun({ apply: "yes" }, HUGE));
   survives("new ResolveRun", () => new wasm.ResolveRun(loaded(), { keep: "both", rels: 7 }));
   survives("new ContaminationRun", () => new wasm.ContaminationRun(EVIL, HUGE, true));
+  for (const limit of [0, -1, NaN, 2 ** 64]) {
+    survives(
+      `new ContaminationRun(limit ${limit})`,
+      () => new wasm.ContaminationRun("ns", "p", false, limit),
+    );
+  }
   survives("new MigrateRun", () => new wasm.MigrateRun(EVIL, HUGE, { removeOriginals: 1 }, EVIL));
 });
 

@@ -120,6 +120,8 @@ pub struct ContaminationRun {
     index_etag: Option<String>,
     body: Vec<u8>,
     deleted: u64,
+    /// The most entries the bound index may name (see [`Session::set_entry_limit`]).
+    entry_limit: Option<u64>,
 }
 
 impl ContaminationRun {
@@ -137,7 +139,18 @@ impl ContaminationRun {
             index_etag: None,
             body: Vec::new(),
             deleted: 0,
+            entry_limit: None,
         })
+    }
+
+    /// The same run reading the bound index with at most `limit` entries (default
+    /// [`crate::index::DEFAULT_MAX_ENTRIES`]); a longer one is `index-too-large`.
+    pub fn with_entry_limit(mut self, limit: u64) -> CoreResult<ContaminationRun> {
+        if limit == 0 {
+            return Err(CoreError::input("the index entry limit must be at least 1"));
+        }
+        self.entry_limit = Some(limit);
+        Ok(self)
     }
 
     fn index_key(&self) -> String {
@@ -276,6 +289,9 @@ impl ContaminationRun {
             return Ok(());
         };
         let mut session = Session::new(Some(self.namespace.as_str()), &self.prefix)?;
+        if let Some(limit) = self.entry_limit {
+            session.set_entry_limit(limit)?;
+        }
         session.load_index(bytes)?;
         let own = format!("{}/", self.namespace.as_str());
         let rels: Vec<String> = self
