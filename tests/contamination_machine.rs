@@ -102,7 +102,7 @@ fn run(bucket: &mut Bucket, dry_run: bool, world: &World) -> Repaired {
                     .collect();
                 run.on_heads(&heads)
             }
-            ContaminationAction::ReadIndex { key } => {
+            ContaminationAction::Get { key } => {
                 let got = bucket.objects.get(&key).cloned();
                 if world.index_races {
                     let bytes = got.as_ref().map(|(b, _)| b.clone()).unwrap_or_default();
@@ -251,7 +251,7 @@ fn an_answer_naming_objects_the_delete_did_not_name_is_refused() {
     run.on_listing(&bucket.listing(true, "")).unwrap();
     loop {
         match run.poll() {
-            ContaminationAction::ReadIndex { key } => {
+            ContaminationAction::Get { key } => {
                 let got = bucket.objects.get(&key).cloned();
                 let etag = got.as_ref().map(|(_, e)| e.clone());
                 run.on_index(got.as_ref().map(|(b, _)| b.as_slice()), etag)

@@ -164,13 +164,19 @@ fn migrate_reads_its_indexes_within_its_limit() {
             MigrateEvent::Listing {
                 listing: Bytes(encode_remote([("data/f0.yaml", 1u64, Some("\"e\""), None)])),
             },
-            MigrateEvent::Indexes {
-                solo: Some(Bytes(index(3, false))),
-                solo_etag: Some("\"s\"".into()),
-                namespace: None,
-                namespace_etag: None,
+            // Popped from the end: the meta, the solo index, the namespace's, the listing.
+            MigrateEvent::Got {
+                bytes: None,
+                etag: None,
             },
-            MigrateEvent::Meta { bytes: None },
+            MigrateEvent::Got {
+                bytes: Some(Bytes(index(3, false))),
+                etag: Some("\"s\"".into()),
+            },
+            MigrateEvent::Got {
+                bytes: None,
+                etag: None,
+            },
         ];
         loop {
             let action = Machine::poll(&mut run, &mut ())?;
@@ -208,7 +214,7 @@ fn the_contamination_repair_reads_the_bound_index_within_its_limit() {
         assert!(matches!(run.poll(), ContaminationAction::ListAll));
         run.on_listing(&listing)?;
         assert!(
-            matches!(run.poll(), ContaminationAction::ReadIndex { .. }),
+            matches!(run.poll(), ContaminationAction::Get { .. }),
             "{:?}",
             run.poll()
         );

@@ -114,12 +114,11 @@ proptest! {
             let before = run.poll(&mut session);
             let result = match op {
                 0 => Ok(()),
-                1 => run.handle(&mut session, RebuildEvent::Existing { bytes: blob(arg), etag: Some(text(arg)) }),
+                1 => run.handle(&mut session, RebuildEvent::Got { bytes: blob(arg), etag: Some(text(arg)) }),
                 2 => run.handle(&mut session, RebuildEvent::Page { page: some_blob(arg), unencodable: texts(arg) }),
                 3 => run.handle(&mut session, RebuildEvent::Listed),
                 4 => run.handle(&mut session, RebuildEvent::TopFolders { folders: texts(arg) }),
                 5 => run.handle(&mut session, RebuildEvent::Published { published: arg % 2 == 0, etag: Some(text(arg)) }),
-                6 => run.handle(&mut session, RebuildEvent::PeerIndex { bytes: some_blob(arg), etag: None }),
                 _ => Machine::result(&run).map(|_| ()),
             };
             let after = run.poll(&mut session);
@@ -168,12 +167,12 @@ proptest! {
                 .collect();
             let result = match op {
                 0 => Ok(()),
-                1 => run.handle(&mut (), MigrateEvent::Meta { bytes: blob(arg) }),
-                2 => run.handle(&mut (), MigrateEvent::Indexes { solo: blob(arg), solo_etag: Some(text(arg)), namespace: blob(arg / 8), namespace_etag: None }),
+                1 => run.handle(&mut (), MigrateEvent::Got { bytes: blob(arg), etag: None }),
+                2 => run.handle(&mut (), MigrateEvent::Got { bytes: blob(arg / 8), etag: Some(text(arg)) }),
                 3 => run.handle(&mut (), MigrateEvent::Listing { listing: some_blob(arg) }),
                 4 => run.handle(&mut (), MigrateEvent::Heads { heads }),
                 5 => run.handle(&mut (), MigrateEvent::Copied { copied: u64::from(arg) }),
-                6 => run.handle(&mut (), MigrateEvent::NamespaceIndex { bytes: blob(arg), etag: None }),
+                6 => run.handle(&mut (), MigrateEvent::Got { bytes: blob(arg), etag: None }),
                 7 => run.handle(&mut (), MigrateEvent::Published { published: arg % 2 == 0 }),
                 8 => run.handle(&mut (), MigrateEvent::Deleted { removed: u64::from(arg) }),
                 _ => run.result().map(|_| ()),
@@ -224,7 +223,7 @@ proptest! {
                 0 => Ok(()),
                 1 => run.handle(&mut (), ContaminationEvent::Listing { listing: some_blob(arg) }),
                 2 => run.handle(&mut (), ContaminationEvent::Heads { heads }),
-                3 => run.handle(&mut (), ContaminationEvent::Index { bytes: blob(arg), etag: Some(text(arg)) }),
+                3 => run.handle(&mut (), ContaminationEvent::Got { bytes: blob(arg), etag: Some(text(arg)) }),
                 4 => run.body().map(|_| ()),
                 5 => run.handle(&mut (), ContaminationEvent::Published { published: arg % 2 == 0 }),
                 6 => run.handle(&mut (), ContaminationEvent::Deleted { deleted: u64::from(arg), changed: texts(arg) }),

@@ -84,21 +84,10 @@ fn run(bucket: &mut Bucket, request: MigrateRequest, world: &World) -> Migrated 
         actions.push(action.clone());
         let read = |bucket: &Bucket, key: &str| bucket.objects.get(key).cloned();
         let answered = match action {
-            MigrateAction::ReadMeta { key } => {
-                run.on_meta(read(bucket, &key).map(|(b, _)| b).as_deref())
-            }
-            MigrateAction::ReadIndexes {
-                solo_key,
-                namespace_key,
-            } => {
-                let solo = read(bucket, &solo_key);
-                let ns = read(bucket, &namespace_key);
-                run.on_indexes(
-                    solo.clone().map(|(b, _)| b),
-                    solo.map(|(_, e)| e),
-                    ns.clone().map(|(b, _)| b),
-                    ns.map(|(_, e)| e),
-                )
+            // One verb for both reads: the run knows whether it asked for the meta or its index.
+            MigrateAction::Get { key } => {
+                let got = read(bucket, &key);
+                run.on_got(got.clone().map(|(b, _)| b), got.map(|(_, e)| e))
             }
             MigrateAction::ListAll => {
                 run.on_listing(&bucket.listing(!world.list_without_etags, NOW))
@@ -128,10 +117,6 @@ fn run(bucket: &mut Bucket, request: MigrateRequest, world: &World) -> Migrated 
                     }
                 }
                 run.on_copied(copied)
-            }
-            MigrateAction::ReadNamespaceIndex { key } => {
-                let got = read(bucket, &key);
-                run.on_namespace_index(got.clone().map(|(b, _)| b), got.map(|(_, e)| e))
             }
             MigrateAction::Publish {
                 index,
@@ -359,17 +344,22 @@ fn calls_out_of_order_are_input_errors_and_a_root_namespace_is_refused() {
     assert!(run.on_published(true).is_err());
     assert!(run.on_deleted(1).is_err());
     assert!(run.body().is_err());
-    assert!(matches!(
-        run.poll().unwrap(),
-        MigrateAction::ReadMeta { .. }
-    ));
+    assert!(matches!(run.poll().unwrap(), MigrateAction::Get { .. }));
     run.on_meta(None).unwrap();
-    assert!(matches!(
+    assert_eq!(
         run.poll().unwrap(),
-        MigrateAction::ReadIndexes { .. }
-    ));
-    run.on_indexes(Some(b"{".to_vec()), None, None, None)
-        .unwrap();
+        MigrateAction::Get {
+            key: ".datastore-index.json".to_string()
+        }
+    );
+    run.on_got(Some(b"{".to_vec()), None).unwrap();
+    assert_eq!(
+        run.poll().unwrap(),
+        MigrateAction::Get {
+            key: NS_INDEX.to_string()
+        }
+    );
+    run.on_got(None, None).unwrap();
     assert!(matches!(run.poll().unwrap(), MigrateAction::ListAll));
     assert_eq!(run.on_listing(b"").unwrap_err().code(), "index-corrupt");
 }

@@ -47,10 +47,10 @@ fn run(bucket: &mut Bucket, request: RebuildRequest, peer: &Peer, page_size: usi
         let action = run.poll(&mut session).unwrap();
         actions.push(action.clone());
         match action {
-            RebuildAction::ReadExisting { key } => {
+            RebuildAction::Get { key } => {
                 let got = bucket.objects.get(&key).cloned();
                 let etag = got.as_ref().map(|(_, e)| e.clone());
-                run.on_existing(got.as_ref().map(|(b, _)| b.as_slice()), etag)
+                run.on_got(&mut session, got.as_ref().map(|(b, _)| b.as_slice()), etag)
                     .unwrap();
             }
             RebuildAction::List { prefix, narration } => {
@@ -93,10 +93,6 @@ fn run(bucket: &mut Bucket, request: RebuildRequest, peer: &Peer, page_size: usi
             RebuildAction::PublishShards => {
                 // The shard publish is the shim's (shards.ts); here it always lands.
                 run.on_published(true, None).unwrap();
-            }
-            RebuildAction::ReadPeerIndex { key } => {
-                let (bytes, etag) = bucket.objects.get(&key).cloned().expect("the peer's index");
-                run.on_peer_index(&mut session, &bytes, Some(etag)).unwrap();
             }
             RebuildAction::Done => {
                 return Rebuilt {
@@ -241,7 +237,7 @@ fn rebuild_index_reports_only_without_apply() {
     let done = run(&mut bucket, asked(false, false), &Peer::default(), 10);
     assert_eq!(
         done.actions[0],
-        RebuildAction::ReadExisting {
+        RebuildAction::Get {
             key: INDEX_KEY.to_string()
         }
     );
@@ -288,10 +284,49 @@ fn rebuild_index_that_loses_its_race_reports_it_and_leaves_the_winner() {
     assert_eq!(done.outcome.step, RebuildStep::LostRace);
     assert!(done.outcome.needs_attention);
     assert_eq!(bucket.objects[INDEX_KEY].0, theirs);
-    assert!(!done
-        .actions
-        .iter()
-        .any(|a| matches!(a, RebuildAction::ReadPeerIndex { .. })));
+    // The index as found is read once; a peer's index is never read back.
+    assert_eq!(
+        done.actions
+            .iter()
+            .filter(|a| matches!(a, RebuildAction::Get { .. }))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_peer_index_that_vanishes_before_it_is_read_is_a_publish_conflict() {
+    let mut session = Session::new(Some(NS), "").unwrap();
+    // A sync's rebuild: the index is known to be missing, so the listing comes first.
+    let mut run = RebuildRun::new(missing(true), NOW);
+    assert!(matches!(
+        run.poll(&mut session).unwrap(),
+        RebuildAction::List { .. }
+    ));
+    let key = format!("{NS}/data/m/0.json");
+    let page = encode_remote([(key.as_str(), 1, Some("\"e\""), Some(NOW))]);
+    run.on_page(&mut session, &page, &[]).unwrap();
+    run.on_listed(&mut session).unwrap();
+    assert!(matches!(
+        run.poll(&mut session).unwrap(),
+        RebuildAction::Publish { .. }
+    ));
+    // Another writer's index landed first (our create-only write lost) ...
+    run.on_published(false, None).unwrap();
+    assert_eq!(
+        run.poll(&mut session).unwrap(),
+        RebuildAction::Get {
+            key: INDEX_KEY.to_string()
+        }
+    );
+    // ... and was deleted before it could be read: nothing to adopt, nothing of ours written.
+    let error = run.on_got(&mut session, None, None).unwrap_err();
+    assert_eq!(error.code(), "publish-conflict");
+    assert_eq!(
+        session.index_len().unwrap(),
+        1,
+        "the rebuilt index stays the session's"
+    );
 }
 
 #[test]
@@ -307,7 +342,7 @@ fn a_v2_index_comes_judged_and_is_published_as_shards() {
     assert!(!done
         .actions
         .iter()
-        .any(|a| matches!(a, RebuildAction::ReadExisting { .. })));
+        .any(|a| matches!(a, RebuildAction::Get { .. })));
     assert!(done.actions.contains(&RebuildAction::PublishShards));
     assert_eq!(
         publishes(&done.actions),

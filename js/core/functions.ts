@@ -18,6 +18,7 @@ import type {
   ObjectVerdict,
   OurBytes,
   ProvenVersion,
+  RaceStep,
   ReportFacts,
   ServerVerdict,
   ShardMeta,
@@ -81,6 +82,14 @@ export function classifyCachePath(
  */
 export function bindUnnamed(entries: TopLevelEntry[], caller: UnnamedCaller): string | undefined {
   return core(() => wasm.bindUnnamed(entries, caller)) ?? undefined;
+}
+
+/**
+ * What follows losing publish attempt `lostAttempt` (from 1): a retry after `pauseMs`, or give
+ * up. `jitter` is drawn by the caller from [0, 1), so the core's decision is deterministic.
+ */
+export function afterLostRace(lostAttempt: number, jitter: number): RaceStep {
+  return core(() => wasm.afterLostRace(lostAttempt, jitter));
 }
 
 /**

@@ -69,7 +69,9 @@ export type {
   PushPlan,
   PushRunRequest,
   PushSummary,
+  RaceStep,
   RebuildAction,
+  RebuildEvent,
   RebuildReport,
   RebuildRequest,
   RebuildResult,
@@ -123,6 +125,7 @@ export { f64Bytes, PushRun } from "./push_run.ts";
 export { PullRun } from "./pull_run.ts";
 export { ContaminationRun, MigrateRun, RebuildRun, RepairRun, ResolveRun } from "./small_runs.ts";
 export {
+  afterLostRace,
   bindUnnamed,
   callOutcome,
   catalogShrinks,

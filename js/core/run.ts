@@ -36,6 +36,16 @@ export class CoreRun<Action, Event extends { event: string }, Replies, Output>
   implements Disposable {
   readonly #inner: ExportedRun;
   readonly #context: [wasm.Planner] | [];
+  /**
+   * The run's types, for inference only (no value at run time): a generic executor reads the
+   * replies from here, since they appear elsewhere only inside a conditional type.
+   */
+  declare readonly types: {
+    action: Action;
+    event: Event;
+    replies: Replies;
+    output: Output;
+  };
 
   /**
    * @param inner the exported run (built inside {@link core} by the caller)

@@ -7,17 +7,13 @@
  *
  * @module
  */
-import {
-  ContaminationRun,
-  type ContaminationSummary,
-  type HeadFound,
-  migrateListing,
-} from "../core/mod.ts";
+import { ContaminationRun, type ContaminationSummary, type HeadFound } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
-import { publishConditionally, readIndexObject } from "./remote_index.ts";
+import { publishConditionally } from "./remote_index.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
 import { SyncError } from "../core/errors.ts";
-import { listAll } from "../io/store.ts";
+import { drive } from "../exec/drive.ts";
+import { getObject, listWhole } from "../exec/verbs.ts";
 import { deleteVersion } from "../exec/delete_version.ts";
 
 export type { ContaminationSummary, KeptForeignObject } from "../core/mod.ts";
@@ -35,69 +31,50 @@ export async function repairContamination(
   if (!namespace) return { foreignNamespaces: [], totalForeignObjects: 0, deleted: 0, kept: [] };
   const retry = ctx.retry ?? DEFAULT_RETRY;
   using run = new ContaminationRun(namespace, ctx.prefix, dryRun, ctx.maxIndexEntries);
-  for (;;) {
-    const action = run.poll();
-    switch (action.action) {
-      case "listAll":
-        run.handle({
-          event: "listing",
-          listing: migrateListing(
-            await listAll(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal),
-          ),
-        });
-        break;
-      case "head": {
-        const heads: HeadFound[] = [];
-        for (const key of action.keys) {
-          const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry);
-          heads.push({ key, exists: head.exists, size: head.size, etag: head.etag });
-        }
-        run.handle({ event: "heads", heads });
-        break;
+  await drive(run, {
+    listAll: listWhole(ctx),
+    head: async (action, send) => {
+      const heads: HeadFound[] = [];
+      for (const key of action.keys) {
+        const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry);
+        heads.push({ key, exists: head.exists, size: head.size, etag: head.etag });
       }
-      case "readIndex": {
-        const got = await readIndexObject(ctx, action.key);
-        run.handle({ event: "index", bytes: got?.data, etag: got?.etag });
-        break;
-      }
-      case "publish": {
-        const { key, ifMatch } = action;
-        const body = run.body();
-        const put = await withRetry(
-          () => publishConditionally(ctx.store, key, body, ifMatch, ctx.signal),
-          retry,
-          ctx.signal,
+      send({ event: "heads", heads });
+    },
+    get: getObject(ctx),
+    publish: async ({ key, ifMatch }, send) => {
+      const body = run.body();
+      const put = await withRetry(
+        () => publishConditionally(ctx.store, key, body, ifMatch, ctx.signal),
+        retry,
+        ctx.signal,
+      );
+      send({ event: "published", published: put !== null });
+    },
+    delete: async (action, send) => {
+      let deleted = 0;
+      const changed: string[] = [];
+      const failures = await runPool(action.objects, {
+        concurrency: ctx.concurrency ?? 25,
+        signal: ctx.signal,
+        phase: "delete",
+        name: (object) => object.key,
+        failureCode: "delete-failed",
+      }, async ({ key, etag }) => {
+        if (await deleteVersion(ctx, key, { etag })) deleted++;
+        else changed.push(key);
+      });
+      if (failures.length > 0) {
+        throw new SyncError(
+          "delete-failed",
+          `removed ${deleted} of ${action.objects.length} redundant foreign objects; ${failures.length} failed: ${
+            failures[0].message
+          }`,
+          { details: failures },
         );
-        run.handle({ event: "published", published: put !== null });
-        break;
       }
-      case "delete": {
-        let deleted = 0;
-        const changed: string[] = [];
-        const failures = await runPool(action.objects, {
-          concurrency: ctx.concurrency ?? 25,
-          signal: ctx.signal,
-          phase: "delete",
-          name: (object) => object.key,
-          failureCode: "delete-failed",
-        }, async ({ key, etag }) => {
-          if (await deleteVersion(ctx, key, { etag })) deleted++;
-          else changed.push(key);
-        });
-        if (failures.length > 0) {
-          throw new SyncError(
-            "delete-failed",
-            `removed ${deleted} of ${action.objects.length} redundant foreign objects; ${failures.length} failed: ${
-              failures[0].message
-            }`,
-            { details: failures },
-          );
-        }
-        run.handle({ event: "deleted", deleted, changed });
-        break;
-      }
-      case "done":
-        return run.result();
-    }
-  }
+      send({ event: "deleted", deleted, changed });
+    },
+  }, { stopAt: ["done"] });
+  return run.result();
 }

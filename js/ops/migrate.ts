@@ -8,14 +8,15 @@
  *
  * @module
  */
-import { type HeadFound, migrateListing, type MigrateResult, MigrateRun } from "../core/mod.ts";
+import { type HeadFound, type MigrateResult, MigrateRun } from "../core/mod.ts";
 import type { SyncErrorCode } from "../core/codes.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { deleteVersion } from "../exec/delete_version.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
 import { asSyncError, SyncError } from "../core/errors.ts";
-import { publishUnderLock, readIndexObject } from "./remote_index.ts";
-import { listAll } from "../io/store.ts";
+import { publishUnderLock } from "./remote_index.ts";
+import { drive } from "../exec/drive.ts";
+import { getObject, listWhole } from "../exec/verbs.ts";
 
 /** What a migrate did (or, dry, would do), with the per-object failures of its requests. */
 export type MigrateReport = MigrateResult & {
@@ -59,112 +60,76 @@ export async function migrateRemote(
       { ...options, maxIndexEntries: ctx.maxIndexEntries },
       ctx.now?.() ?? new Date(),
     );
-    for (;;) {
-      const action = run.poll();
-      switch (action.action) {
-        case "readMeta":
-          run.handle({ event: "meta", bytes: (await readIndexObject(ctx, action.key))?.data });
-          break;
-        case "readIndexes":
-          {
-            const solo = await readIndexObject(ctx, action.soloKey);
-            const namespace = await readIndexObject(ctx, action.namespaceKey);
-            run.handle({
-              event: "indexes",
-              solo: solo?.data,
-              soloEtag: solo?.etag,
-              namespace: namespace?.data,
-              namespaceEtag: namespace?.etag,
-            });
-          }
-          break;
-        case "listAll":
-          run.handle({
-            event: "listing",
-            listing: migrateListing(
-              await listAll(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal),
-            ),
-          });
-          break;
-        case "head": {
-          // A HEAD that fails is a failure of the run, never a proof.
-          const heads: HeadFound[] = [];
-          failures.push(
-            ...await runPool(action.keys, {
-              ...pool("verify", "head-failed"),
-              name: (key) => key,
-            }, async (key) => {
-              const head = await withRetry(
-                () => ctx.store.headObject(key, ctx.signal),
-                retry,
-                ctx.signal,
+    await drive(run, {
+      get: getObject(ctx),
+      listAll: listWhole(ctx),
+      head: async (action, send) => {
+        // A HEAD that fails is a failure of the run, never a proof.
+        const heads: HeadFound[] = [];
+        failures.push(
+          ...await runPool(action.keys, {
+            ...pool("verify", "head-failed"),
+            name: (key) => key,
+          }, async (key) => {
+            const head = await withRetry(
+              () => ctx.store.headObject(key, ctx.signal),
+              retry,
+              ctx.signal,
+            );
+            heads.push({ key, exists: head.exists, size: head.size, etag: head.etag });
+          }),
+        );
+        send({ event: "heads", heads });
+      },
+      copy: async (action, send) => {
+        let copied = 0;
+        failures.push(
+          ...await runPool(action.items, {
+            ...pool("copy", "copy-failed"),
+            name: (i) => i.rel,
+          }, async (item) => {
+            await withRetry(
+              () => ctx.store.copyObject(item.rel, item.to, ctx.signal),
+              retry,
+              ctx.signal,
+            );
+            copied++;
+          }),
+        );
+        send({ event: "copied", copied });
+      },
+      publish: async (action, send) => {
+        // Each index under its own layout's lock key: the solo index under the solo one.
+        const put = await publishUnderLock(
+          { ...ctx, namespace: action.index === "namespace" ? namespace : undefined },
+          action.key,
+          run.body(),
+          action.ifMatch,
+          { retry: false },
+        );
+        send({ event: "published", published: put !== null });
+      },
+      delete: async (action, send) => {
+        let removed = 0;
+        failures.push(
+          ...await runPool(action.items, {
+            ...pool("remove", "delete-failed"),
+            name: (i) => i.rel,
+          }, async (item) => {
+            // Only the version that was copied: a newer original written since stays.
+            if (await deleteVersion(ctx, item.rel, item)) removed++;
+            else {
+              throw new SyncError(
+                "conflict",
+                `the original changed after it was copied; it was kept (run migrate again to compare it with ${item.to})`,
               );
-              heads.push({ key, exists: head.exists, size: head.size, etag: head.etag });
-            }),
-          );
-          run.handle({ event: "heads", heads });
-          break;
-        }
-        case "copy": {
-          let copied = 0;
-          failures.push(
-            ...await runPool(action.items, {
-              ...pool("copy", "copy-failed"),
-              name: (i) => i.rel,
-            }, async (item) => {
-              await withRetry(
-                () => ctx.store.copyObject(item.rel, item.to, ctx.signal),
-                retry,
-                ctx.signal,
-              );
-              copied++;
-            }),
-          );
-          run.handle({ event: "copied", copied });
-          break;
-        }
-        case "readNamespaceIndex":
-          {
-            const read = await readIndexObject(ctx, action.key);
-            run.handle({ event: "namespaceIndex", bytes: read?.data, etag: read?.etag });
-          }
-          break;
-        case "publish": {
-          // Each index under its own layout's lock key: the solo index under the solo one.
-          const put = await publishUnderLock(
-            { ...ctx, namespace: action.index === "namespace" ? namespace : undefined },
-            action.key,
-            run.body(),
-            action.ifMatch,
-            { retry: false },
-          );
-          run.handle({ event: "published", published: put !== null });
-          break;
-        }
-        case "delete": {
-          let removed = 0;
-          failures.push(
-            ...await runPool(action.items, {
-              ...pool("remove", "delete-failed"),
-              name: (i) => i.rel,
-            }, async (item) => {
-              // Only the version that was copied: a newer original written since stays.
-              if (await deleteVersion(ctx, item.rel, item)) removed++;
-              else {
-                throw new SyncError(
-                  "conflict",
-                  `the original changed after it was copied; it was kept (run migrate again to compare it with ${item.to})`,
-                );
-              }
-            }),
-          );
-          run.handle({ event: "deleted", removed });
-          break;
-        }
-        case "done":
-          return { ...run.result(), failures };
-      }
-    }
+            }
+          }),
+        );
+        send({ event: "deleted", removed });
+      },
+    }, { stopAt: ["done"] });
+    return { ...run.result(), failures };
   } catch (error) {
     throw asSyncError(error, "migrate");
   }

@@ -13,7 +13,6 @@
  */
 import { sweepLine, sweepStaleTemps } from "./temp_sweep.ts";
 import {
-  type BaseLoad,
   encodeLocalListing,
   hashColumns,
   type KeptAside,
@@ -25,7 +24,9 @@ import {
   sidecarToWrite,
   type Verdict,
 } from "../core/mod.ts";
-import { LOCAL_INDEX, SIDECAR, type SyncContext } from "../exec/context.ts";
+import { SIDECAR, type SyncContext } from "../exec/context.ts";
+import { drive } from "../exec/drive.ts";
+import { readBase } from "../exec/verbs.ts";
 import { DEFAULT_RETRY, type ItemFailure, withRetry } from "../io/engine.ts";
 import { asSyncError, SyncError } from "../core/errors.ts";
 import {
@@ -81,19 +82,6 @@ export interface PullReport {
   warnings: Verdict[];
 }
 
-/** Says why a local index is no base (every file is then compared with the remote index). */
-export function logBase(ctx: SyncContext, outcome: BaseLoad | null | undefined): void {
-  if (outcome === "unreadable") {
-    ctx.log?.(
-      `the local ${LOCAL_INDEX} is unreadable: every file is compared with the remote index`,
-    );
-  } else if (outcome === "other-index") {
-    ctx.log?.(
-      `the local ${LOCAL_INDEX} mirrors another layout's index: every file is compared with this one's`,
-    );
-  }
-}
-
 /** True on file systems that fold case by default. */
 export function defaultCaseInsensitive(): boolean {
   return Deno.build.os === "darwin" || Deno.build.os === "windows";
@@ -144,150 +132,135 @@ async function pullWith(
   let moved: Transferred | undefined;
   let applied: PullApplied | undefined;
   let indexPublished = false;
-  for (;;) {
-    const action = run.poll();
-    if (action.action !== "done") phases.enter(action.action);
-    switch (action.action) {
-      case "readLocalState": {
-        const sidecar = await readSidecar(ctx.cache, action.sidecar);
-        run.handle({
-          event: "localState",
-          sidecar,
-          localIndexExists: (await ctx.cache.stat(action.localIndex)) !== null,
-        });
-        break;
-      }
-      case "headIndex": {
-        const head = await withRetry(
-          () => ctx.store.headObject(action.key, ctx.signal),
-          retry,
-          ctx.signal,
-        );
-        run.handle({ event: "head", exists: head.exists, etag: head.etag });
-        break;
-      }
-      case "loadIndex":
-        // The walk that follows does not need the index: it runs while the index arrives.
-        walks.start();
-        loaded = await loadRemoteIndex(ctx, planner);
-        if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
-        run.handle({
-          event: "index",
-          exists: loaded.exists,
-          etag: loaded.etag ?? loaded.v2?.metaEtag ?? undefined,
-          commitSeq: loaded.v2?.commitSeq,
-        });
-        break;
-      case "readBase":
-        logBase(
-          ctx,
-          run.handle({
-            event: "base",
-            bytes: (await ctx.cache.readFile(action.path)) ?? undefined,
-          }),
-        );
-        break;
-      case "walk": {
-        const walk = await walks.take();
-        const swept = sweepLine(await sweepStaleTemps(ctx.cache, walk.tempFiles, Date.now()));
-        if (swept) ctx.log?.(swept);
-        plan = JSON.parse(
-          run.handle({ event: "walk", listing: encodeLocalListing(walk.files) }),
-        ) as PullPlan;
-        phases.note(`toPull=${plan.summary.download}`);
-        ctx.log?.(
-          `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
-            `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +
-            `${plan.summary.refused} refused`,
-        );
-        break;
-      }
-      case "transfer": {
-        moved = await transfer(ctx, planner, must(plan), action.folders);
-        phases.note(`pulled=${moved.downloaded.length}`);
-        const [hashedRels, hashedSha256] = hashColumns(moved.hashes);
-        applied = run.handle({
-          event: "transfers",
-          downloaded: encodeLocalListing(moved.downloaded),
-          notFound: moved.notFound,
-          aside: moved.keptAside,
-          hashedRels,
-          hashedSha256,
-          removed: moved.removed,
-          keptPointers: moved.keptPointers,
-          failures: moved.failures.length,
-          nowIso: (ctx.now?.() ?? new Date()).toISOString(),
-        });
-        const merged = moved.pointersTaken.length + moved.keptPointers.length;
-        if (merged > 0) {
-          ctx.log?.(
-            `${merged} version pointers (latest) changed on both sides merged to the higher version: ` +
-              `${moved.keptPointers.length} kept here for the next push`,
-          );
-        }
-        if (moved.atBareKey.length > 0) {
-          ctx.log?.(
-            `${moved.atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
-          );
-        }
-        if (applied.sizesCorrected.length > 0) {
-          ctx.log?.(
-            `${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`,
-          );
-        }
-        break;
-      }
-      case "publishIndex": {
-        const body = planner.indexJson(false);
-        const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, {
-          retry: true,
-        });
-        indexPublished = put !== null;
-        run.handle({ event: "published", published: indexPublished, etag: put?.etag });
-        break;
-      }
-      case "writeLocalIndex": {
-        await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPull());
-        // What this pull records is decided from the sidecar read again now (what others
-        // recorded during the pull is kept) and written in the same queued section, so a
-        // `markDirty` meanwhile waits for the write instead of being overwritten by it. The
-        // journal is taken only when a sidecar is written: its lines are then in it, and each
-        // fold marks the cache dirty (folded twice, every later no-op pull would be a full one).
-        const written = await rewriteSidecar(
-          ctx.cache,
-          (sidecarNow) => {
-            run.handle({ event: "written", sidecarNow });
-            return sidecarToWrite(run);
-          },
-          SIDECAR,
-          ctx.log,
-        );
-        if (written !== undefined) run.handle({ event: "written" });
-        break;
-      }
-      case "writeSidecar":
-        // Asked for only right after the local index, and written there with the journal; a
-        // write here, apart from the sidecar it was decided from, could drop tombstones.
-        throw new SyncError("core-error", "pull run: writeSidecar asked for out of sequence");
-      case "done":
-        if (action.noop) {
-          ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
-          return {
-            noop: true,
-            indexEntries: -1,
-            downloaded: 0,
-            bytes: 0,
-            notFound: [],
-            failures: [],
-            indexPublished: false,
-            attention: [],
-            warnings: [],
-          };
-        }
-        return finished(ctx, planner, must(loaded), must(plan), must(moved), must(applied), {
-          indexPublished,
-        });
-    }
+  const done = await drive(run, {
+    readLocalState: async (action, send) => {
+      const sidecar = await readSidecar(ctx.cache, action.sidecar);
+      send({
+        event: "localState",
+        sidecar,
+        localIndexExists: (await ctx.cache.stat(action.localIndex)) !== null,
+      });
+    },
+    headIndex: async (action, send) => {
+      const head = await withRetry(
+        () => ctx.store.headObject(action.key, ctx.signal),
+        retry,
+        ctx.signal,
+      );
+      send({ event: "head", exists: head.exists, etag: head.etag });
+    },
+    loadIndex: async (_action, send) => {
+      // The walk that follows does not need the index: it runs while the index arrives.
+      walks.start();
+      loaded = await loadRemoteIndex(ctx, planner);
+      if (loaded.rebuilt) logRebuilt(ctx, loaded.rebuilt);
+      send({
+        event: "index",
+        exists: loaded.exists,
+        etag: loaded.etag ?? loaded.v2?.metaEtag ?? undefined,
+        commitSeq: loaded.v2?.commitSeq,
+      });
+    },
+    readBase: readBase(ctx),
+    walk: async (_action, send) => {
+      const walk = await walks.take();
+      const swept = sweepLine(await sweepStaleTemps(ctx.cache, walk.tempFiles, Date.now()));
+      if (swept) ctx.log?.(swept);
+      plan = JSON.parse(
+        send({ event: "walk", listing: encodeLocalListing(walk.files) }),
+      ) as PullPlan;
+      phases.note(`toPull=${plan.summary.download}`);
+      ctx.log?.(
+        `plan: ${plan.summary.download} to download (${plan.summary.downloadBytes} bytes), ` +
+          `${plan.summary.upToDate} up to date, ${plan.summary.lazy} left remote, ` +
+          `${plan.summary.refused} refused`,
+      );
+    },
+    transfer: async (action, send) => {
+      moved = await transfer(ctx, planner, must(plan), action.folders);
+      phases.note(`pulled=${moved.downloaded.length}`);
+      const [hashedRels, hashedSha256] = hashColumns(moved.hashes);
+      applied = send({
+        event: "transfers",
+        downloaded: encodeLocalListing(moved.downloaded),
+        notFound: moved.notFound,
+        aside: moved.keptAside,
+        hashedRels,
+        hashedSha256,
+        removed: moved.removed,
+        keptPointers: moved.keptPointers,
+        failures: moved.failures.length,
+        nowIso: (ctx.now?.() ?? new Date()).toISOString(),
+      });
+      narrateTransfers(ctx, moved, applied);
+    },
+    publishIndex: async (action, send) => {
+      const body = planner.indexJson(false);
+      const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, {
+        retry: true,
+      });
+      indexPublished = put !== null;
+      send({ event: "published", published: indexPublished, etag: put?.etag });
+    },
+    writeLocalIndex: async (action, send) => {
+      await ctx.cache.writeAtomic(action.path, planner.localIndexAfterPull());
+      // What this pull records is decided from the sidecar read again now (what others
+      // recorded during the pull is kept) and written in the same queued section, so a
+      // `markDirty` meanwhile waits for the write instead of being overwritten by it. The
+      // journal is taken only when a sidecar is written: its lines are then in it, and each
+      // fold marks the cache dirty (folded twice, every later no-op pull would be a full one).
+      const written = await rewriteSidecar(
+        ctx.cache,
+        (sidecarNow) => {
+          send({ event: "written", sidecarNow });
+          return sidecarToWrite(run);
+        },
+        SIDECAR,
+        ctx.log,
+      );
+      if (written !== undefined) send({ event: "written" });
+    },
+    writeSidecar: () => {
+      // Asked for only right after the local index, and written there with the journal; a
+      // write here, apart from the sidecar it was decided from, could drop tombstones.
+      throw new SyncError("core-error", "pull run: writeSidecar asked for out of sequence");
+    },
+  }, { stopAt: ["done"], onStep: (step) => phases.enter(step) });
+  if (done.noop) {
+    ctx.log?.("remote index unchanged since the last verified pull: nothing to do");
+    return {
+      noop: true,
+      indexEntries: -1,
+      downloaded: 0,
+      bytes: 0,
+      notFound: [],
+      failures: [],
+      indexPublished: false,
+      attention: [],
+      warnings: [],
+    };
+  }
+  return finished(ctx, planner, must(loaded), must(plan), must(moved), must(applied), {
+    indexPublished,
+  });
+}
+
+/** Says what the transfers did beyond the downloads: merged pointers, bare keys, sizes. */
+function narrateTransfers(ctx: SyncContext, moved: Transferred, applied: PullApplied): void {
+  const merged = moved.pointersTaken.length + moved.keptPointers.length;
+  if (merged > 0) {
+    ctx.log?.(
+      `${merged} version pointers (latest) changed on both sides merged to the higher version: ` +
+        `${moved.keptPointers.length} kept here for the next push`,
+    );
+  }
+  if (moved.atBareKey.length > 0) {
+    ctx.log?.(
+      `${moved.atBareKey.length} objects were found at their bare key instead of under ${ctx.namespace}/`,
+    );
+  }
+  if (applied.sizesCorrected.length > 0) {
+    ctx.log?.(`${applied.sizesCorrected.length} index sizes disagreed with the object: corrected`);
   }
 }
 

@@ -20,7 +20,7 @@ import { Planner, type PushPlan, PushRun, type PushRunRequest } from "../core/mo
 import type { SyncContext } from "../exec/context.ts";
 import { asSyncError } from "../core/errors.ts";
 import { hasExtras } from "../io/store.ts";
-import { drive } from "./push_drive.ts";
+import { drivePush } from "./push_drive.ts";
 import type { PreparedPush, PushReport, PushRequest } from "./push_types.ts";
 
 export type { PreparedPush, PushReport, PushRequest, SavedPlan } from "./push_types.ts";
@@ -42,7 +42,7 @@ export async function push(ctx: SyncContext, request: PushRequest = {}): Promise
   using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   try {
     using run = new PushRun(planner, runRequest(ctx, request, false));
-    return (await drive(ctx, started(planner, run, request), "push")).report;
+    return (await drivePush(ctx, started(planner, run, request), "push")).report;
   } catch (error) {
     throw asSyncError(error, "push");
   }
@@ -60,7 +60,7 @@ export async function preparePush(
   let run: PushRun | undefined;
   try {
     run = new PushRun(planner, runRequest(ctx, request, true));
-    return await drive(ctx, started(planner, run, request), "preparePush");
+    return await drivePush(ctx, started(planner, run, request), "preparePush");
   } catch (error) {
     run?.[Symbol.dispose]();
     planner.free();
@@ -80,7 +80,7 @@ export async function commitPreparedPush(
   using run = prepared.run;
   try {
     run.handle({ event: "commit" });
-    return (await drive(ctx, prepared, "commitPush")).report;
+    return (await drivePush(ctx, prepared, "commitPush")).report;
   } catch (error) {
     throw asSyncError(error, "push");
   }

@@ -13,7 +13,6 @@ import { describe, SyncError } from "../core/errors.ts";
 import { shardWriteFailure } from "./shards.ts";
 import {
   type LoadedIndex,
-  PUBLISH_ATTEMPTS,
   publishConditionally,
   publishWithRemerge,
   readIndexObject,
@@ -102,10 +101,10 @@ export async function publishIndex(
     planner.rebasePush(newer.data);
     etag = newer.etag ?? null;
   });
-  if (published) return published.etag;
+  if ("won" in published) return published.won.etag;
   throw new SyncError(
     "publish-conflict",
-    `lost the race to publish the index ${PUBLISH_ATTEMPTS} times; the uploads are in the bucket, run push again to index them`,
+    `lost the race to publish the index ${published.gaveUp} times; the uploads are in the bucket, run push again to index them`,
     { details: describe(report.conflicts) },
   );
 }
@@ -196,9 +195,9 @@ export async function publishShards(
     state.metaEtag = newer.metaEtag;
     state.shardEtags = newer.shardEtags;
   });
-  if (published) return published.etag;
+  if ("won" in published) return published.won.etag;
   throw new SyncError(
     "publish-conflict",
-    `lost the race to commit the shard index ${PUBLISH_ATTEMPTS} times; the uploads are in the bucket, run push again to index them`,
+    `lost the race to commit the shard index ${published.gaveUp} times; the uploads are in the bucket, run push again to index them`,
   );
 }

@@ -9,9 +9,11 @@
  * @module
  */
 import {
+  afterLostRace,
   listingPage,
   lockKeyFor,
   type Planner,
+  type RebuildEvent,
   type RebuildReport,
   type RebuildRequest,
   type RebuildResult,
@@ -19,6 +21,8 @@ import {
   shardMeta,
 } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
+import { drive } from "../exec/drive.ts";
+import { getObject, readObject } from "../exec/verbs.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "../core/errors.ts";
 import { withLock } from "../exec/lock.ts";
@@ -31,9 +35,6 @@ import {
   type ObjectStoreClient,
 } from "../io/store.ts";
 
-/** How many times a lost publish race is re-read and re-merged before giving up. */
-export const PUBLISH_ATTEMPTS = 10;
-
 /** What a rebuild from a listing found, and what became of it. */
 export type RebuiltIndex = RebuildReport & {
   published: boolean;
@@ -42,26 +43,8 @@ export type RebuiltIndex = RebuildReport & {
   hint?: string;
 };
 
-/**
- * Reads the index object at `key` (retrying transient failures).
- *
- * @returns its bytes and ETag, or null when there is no such object
- */
-export async function readIndexObject(
-  ctx: SyncContext,
-  key: string,
-): Promise<{ data: Uint8Array; etag?: string } | null> {
-  try {
-    return await withRetry(
-      () => ctx.store.getObject(key, ctx.signal),
-      ctx.retry ?? DEFAULT_RETRY,
-      ctx.signal,
-    );
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
-}
+/** Reads the index object at `key` (see {@link readObject}: null when there is none). */
+export const readIndexObject: typeof readObject = readObject;
 
 /**
  * Loads the remote index into `planner`, rebuilding it from a listing when it is missing (and
@@ -229,63 +212,36 @@ export async function runRebuild(
   publishShards?: () => Promise<boolean>,
 ): Promise<RebuildResult> {
   using run = new RebuildRun(planner, request, ctx.now?.() ?? new Date());
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  for (;;) {
-    const action = run.poll();
-    switch (action.action) {
-      case "readExisting": {
-        let got: Awaited<ReturnType<typeof readIndexObject>>;
-        try {
-          got = await readIndexObject(ctx, action.key);
-        } catch (error) {
-          throw asStoreError(error, `cannot read the remote index ${action.key}`);
-        }
-        run.handle({ event: "existing", bytes: got?.data, etag: got?.etag });
-        break;
-      }
-      case "list":
-        await listInto(ctx, run, action.prefix, action.narration);
-        break;
-      case "listTopFolders":
-        run.handle({ event: "topFolders", folders: await topFolders(ctx) });
-        break;
-      case "publish": {
-        const body = planner.indexJson(false);
-        const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, {
-          retry: action.retry,
-        });
-        run.handle({ event: "published", published: put !== null, etag: put?.etag });
-        break;
-      }
-      case "publishShards": {
-        if (!publishShards) throw new Error("the rebuild asked for a v2 publish nobody offered");
-        run.handle({ event: "published", published: await underPublishLock(ctx, publishShards) });
-        break;
-      }
-      case "readPeerIndex": {
-        ctx.log?.("another writer published an index first: using theirs");
-        const key = action.key;
-        const theirs = await withRetry(
-          () => ctx.store.getObject(key, ctx.signal),
-          retry,
-          ctx.signal,
-        );
-        run.handle({ event: "peerIndex", bytes: theirs.data, etag: theirs.etag });
-        break;
-      }
-      case "done": {
-        const outcome = run.result();
-        if (outcome.hint) ctx.log?.(`warning: ${outcome.hint}`);
-        return outcome;
-      }
-    }
+  await drive(run, {
+    get: getObject(ctx),
+    list: (action, send) => listInto(ctx, send, action.prefix, action.narration),
+    listTopFolders: async (_action, send) => {
+      send({ event: "topFolders", folders: await topFolders(ctx) });
+    },
+    publish: async (action, send) => {
+      const body = planner.indexJson(false);
+      const put = await publishUnderLock(ctx, action.key, body, action.ifMatch, {
+        retry: action.retry,
+      });
+      send({ event: "published", published: put !== null, etag: put?.etag });
+    },
+    publishShards: async (_action, send) => {
+      if (!publishShards) throw new Error("the rebuild asked for a v2 publish nobody offered");
+      send({ event: "published", published: await underPublishLock(ctx, publishShards) });
+    },
+  }, { stopAt: ["done"] });
+  const outcome = run.result();
+  if (outcome.step === "adopted-peer") {
+    ctx.log?.("another writer published an index first: theirs was adopted");
   }
+  if (outcome.hint) ctx.log?.(`warning: ${outcome.hint}`);
+  return outcome;
 }
 
 /** Lists `prefix` page by page into the run, saying `narration` once the first page is in. */
 async function listInto(
   ctx: SyncContext,
-  run: RebuildRun,
+  send: (event: RebuildEvent) => void,
   prefix: string,
   narration: string,
 ): Promise<void> {
@@ -297,7 +253,7 @@ async function listInto(
       if (!narrated) ctx.log?.(narration);
       narrated = true;
       const [records, unencodable] = listingPage(page);
-      run.handle({ event: "page", page: records, unencodable });
+      send({ event: "page", page: records, unencodable });
     }
   } catch (error) {
     if (error instanceof SyncError) throw error;
@@ -306,7 +262,7 @@ async function listInto(
         cause: error,
       });
   }
-  run.handle({ event: "listed" });
+  send({ event: "listed" });
 }
 
 /** The first segments of one page of the bucket's top level (for the empty-listing hint). */
@@ -365,26 +321,31 @@ export async function publishUnderLock(
 /**
  * The publish loop of a push, under one hold of the datastore lock: `attempt` publishes over
  * the copy last read and returns null when another writer won the race; `remerge` then re-reads
- * and re-applies our changes on top of theirs, and after a jittered pause the next attempt
- * goes. Stops when the lease is lost.
+ * and re-applies our changes on top of theirs. Whether to try again, and after what pause, is
+ * the core's (`afterLostRace`; the jitter is drawn here so the core stays deterministic). Stops
+ * when the lease is lost.
  *
  * @param remerge receives the number of the attempt that lost
- * @returns what the winning attempt returned, or undefined after {@link PUBLISH_ATTEMPTS} losses
+ * @param jitter draws the pause's jitter, in [0, 1) (tests pass a fixed one)
+ * @returns what the winning attempt returned (`won`), or how many attempts lost once the core
+ *   gives the race up (`gaveUp`)
  */
 export async function publishWithRemerge<T>(
   ctx: SyncContext,
   attempt: () => Promise<T | null>,
   remerge: (lostAttempt: number) => Promise<void>,
-): Promise<T | undefined> {
+  jitter: () => number = Math.random,
+): Promise<{ won: T } | { gaveUp: number }> {
   return await underPublishLock(ctx, async (lost) => {
-    for (let n = 1; n <= PUBLISH_ATTEMPTS; n++) {
+    for (let n = 1;; n++) {
       lost.throwIfAborted();
       const published = await attempt();
-      if (published !== null) return published;
+      if (published !== null) return { won: published };
       await remerge(n);
-      await new Promise((r) => setTimeout(r, Math.random() * 50 * n));
+      const next = afterLostRace(n, jitter());
+      if (next.step === "giveUp") return { gaveUp: next.attempts };
+      await new Promise((r) => setTimeout(r, next.pauseMs));
     }
-    return undefined;
   });
 }
 

@@ -25,6 +25,7 @@ import {
   type StepResult,
 } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
+import { drive } from "../exec/drive.ts";
 import { sha256Hex } from "../io/hash.ts";
 import { describe, SyncError } from "../core/errors.ts";
 import { type CacheStore, isSymlinkRefusal } from "../io/cache_fs.ts";
@@ -164,51 +165,35 @@ export async function repair(ctx: SyncContext, apply: boolean): Promise<RepairRe
   using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   using run = new RepairRun(planner, { apply }, now());
   let hydration: PullReport | undefined;
-  for (;;) {
-    const action = run.poll();
-    switch (action.action) {
-      case "readJournal": {
-        const read = await refusing(() => ctx.cache.readFile(action.path));
-        run.handle({ event: "journal", bytes: read.value ?? undefined, refused: read.refused });
-        break;
-      }
-      case "loadIndex":
-        await loadRemoteIndex(ctx, planner, false);
-        run.handle({ event: "index" });
-        break;
-      case "walk": {
-        const walk = await ctx.cache.walk(ctx.signal);
-        run.handle({
-          event: "walk",
-          listing: encodeLocalListing(walk.files),
-          walkErrors: walk.errors,
-        });
-        break;
-      }
-      case "hash": {
-        const [paths, values] = hashColumns(await hashExisting(ctx.cache, action.paths));
-        run.handle({ event: "hashes", paths, values });
-        break;
-      }
-      case "apply": {
-        if (action.narration) ctx.log?.(action.narration);
-        const results: StepResult[] = [];
-        for (const step of action.steps) results.push(await applyStep(ctx.cache, step));
-        run.handle({ event: "applied", results });
-        break;
-      }
-      case "hydrate":
-        hydration = await pull(ctx, { keepExisting: true, verify: true });
-        run.handle({
-          event: "hydrated",
-          failures: hydration.failures.length,
-          nowIso: now().toISOString(),
-        });
-        break;
-      case "done":
-        return { ...run.result(), hydration };
-    }
-  }
+  await drive(run, {
+    readJournal: async (action, send) => {
+      const read = await refusing(() => ctx.cache.readFile(action.path));
+      send({ event: "journal", bytes: read.value ?? undefined, refused: read.refused });
+    },
+    loadIndex: async (_action, send) => {
+      await loadRemoteIndex(ctx, planner, false);
+      send({ event: "index" });
+    },
+    walk: async (_action, send) => {
+      const walk = await ctx.cache.walk(ctx.signal);
+      send({ event: "walk", listing: encodeLocalListing(walk.files), walkErrors: walk.errors });
+    },
+    hash: async (action, send) => {
+      const [paths, values] = hashColumns(await hashExisting(ctx.cache, action.paths));
+      send({ event: "hashes", paths, values });
+    },
+    apply: async (action, send) => {
+      if (action.narration) ctx.log?.(action.narration);
+      const results: StepResult[] = [];
+      for (const step of action.steps) results.push(await applyStep(ctx.cache, step));
+      send({ event: "applied", results });
+    },
+    hydrate: async (_action, send) => {
+      hydration = await pull(ctx, { keepExisting: true, verify: true });
+      send({ event: "hydrated", failures: hydration.failures.length, nowIso: now().toISOString() });
+    },
+  }, { stopAt: ["done"] });
+  return { ...run.result(), hydration };
 }
 
 /** Runs `io`; a symlinked folder in its path is answered as a refusal, not thrown. */

@@ -11,6 +11,7 @@
  */
 import { encodeLocalListing, Planner, type ResolveResult, ResolveRun } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
+import { drive } from "../exec/drive.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { push, type PushReport } from "./push.ts";
 
@@ -44,52 +45,46 @@ export async function resolve(
   using run = new ResolveRun(planner, { keep, rels });
   let pulled: PullReport | undefined;
   let pushed: PushReport | undefined;
-  for (;;) {
-    const action = run.poll();
-    switch (action.action) {
-      case "pull":
-        pulled = await pull(ctx, { verify: true });
-        run.handle({ event: "pulled", failed: pulled.failures.map((f) => f.item) });
-        break;
-      case "walk":
-        run.handle({
-          event: "walk",
-          listing: encodeLocalListing((await ctx.cache.walk(ctx.signal)).files),
-        });
-        break;
-      case "restore": {
-        const restored: string[] = [];
-        for (const file of action.files) {
-          const data = await ctx.cache.readFile(file.from);
-          if (data === null) continue; // removed meanwhile: the core keeps its copies
-          await ctx.cache.writeAtomic(file.to, data);
-          restored.push(file.rel);
-        }
-        run.handle({ event: "restored", rels: restored });
-        break;
+  await drive(run, {
+    pull: async (_action, send) => {
+      pulled = await pull(ctx, { verify: true });
+      send({ event: "pulled", failed: pulled.failures.map((f) => f.item) });
+    },
+    walk: async (_action, send) => {
+      send({
+        event: "walk",
+        listing: encodeLocalListing((await ctx.cache.walk(ctx.signal)).files),
+      });
+    },
+    restore: async (action, send) => {
+      const restored: string[] = [];
+      for (const file of action.files) {
+        const data = await ctx.cache.readFile(file.from);
+        if (data === null) continue; // removed meanwhile: the core keeps its copies
+        await ctx.cache.writeAtomic(file.to, data);
+        restored.push(file.rel);
       }
-      case "push":
-        // Deletes stay unconfirmed: resolving a conflict never removes a remote object.
-        pushed = await push(ctx, { confirmDeletes: () => Promise.resolve(false) });
-        run.handle({
-          event: "pushed",
-          conflicts: pushed.plan.conflicts,
-          failed: pushed.failures.map((f) => f.item),
-          published: pushed.published,
-          uploaded: pushed.uploaded,
-        });
-        break;
-      case "removeCopies": {
-        const removed: string[] = [];
-        for (const path of action.paths) {
-          await ctx.cache.remove(path);
-          removed.push(path);
-        }
-        run.handle({ event: "removed", removed });
-        break;
+      send({ event: "restored", rels: restored });
+    },
+    push: async (_action, send) => {
+      // Deletes stay unconfirmed: resolving a conflict never removes a remote object.
+      pushed = await push(ctx, { confirmDeletes: () => Promise.resolve(false) });
+      send({
+        event: "pushed",
+        conflicts: pushed.plan.conflicts,
+        failed: pushed.failures.map((f) => f.item),
+        published: pushed.published,
+        uploaded: pushed.uploaded,
+      });
+    },
+    removeCopies: async (action, send) => {
+      const removed: string[] = [];
+      for (const path of action.paths) {
+        await ctx.cache.remove(path);
+        removed.push(path);
       }
-      case "done":
-        return { ...run.result(), keep, pulled: pulled!, pushed };
-    }
-  }
+      send({ event: "removed", removed });
+    },
+  }, { stopAt: ["done"] });
+  return { ...run.result(), keep, pulled: pulled!, pushed };
 }

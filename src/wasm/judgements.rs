@@ -6,6 +6,7 @@ use wasm_bindgen::prelude::*;
 use crate::error::CoreError;
 use crate::model::paths::PathModel;
 use crate::runs::outcome::{self, ReportFacts};
+use crate::runs::push::race;
 use crate::safety::delete_version::{self, ProvenVersion};
 use crate::safety::object_condition::{self, ExpectedVersion, ObjectFacts, OurBytes};
 
@@ -48,6 +49,15 @@ pub fn plan_migrate(
             now_iso: &now_iso,
         },
     ))
+}
+
+/// What follows losing publish attempt `lostAttempt` (from 1), given `jitter` drawn from [0, 1):
+/// `{step: "retry", pauseMs}` or `{step: "giveUp", attempts}` (see `runs::push::race`).
+#[wasm_bindgen(js_name = afterLostRace, unchecked_return_type = "RaceStep")]
+pub fn after_lost_race(lost_attempt: f64, jitter: f64) -> Result<JsValue, JsValue> {
+    let lost = u32::try_from(count(lost_attempt, "lostAttempt")?)
+        .map_err(|_| to_js_error(CoreError::input("lostAttempt is too large")))?;
+    to_js(&race::after_lost_race(lost, jitter).map_err(to_js_error)?)
 }
 
 /// Judges a replacement by `ours` (`{sha256, size}`; `undefined`: a delete) of an object

@@ -393,7 +393,7 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     const actions = [];
     for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
       actions.push(action);
-      if (action.action === "readExisting") run.handle({ event: "existing" });
+      if (action.action === "get") run.handle({ event: "got" });
       else if (action.action === "list") {
         const [page, unencodable] = listingPage([
           { key: "ns/data/a.yaml", size: 1, etag: '"e"', lastModified: NOW },
@@ -406,7 +406,7 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
       } else if (action.action === "publish") run.handle({ event: "published", published: false });
       else throw new Error(`unexpected ${action.action}`);
     }
-    assertEquals(actions.map((a) => a.action), ["readExisting", "list", "publish"]);
+    assertEquals(actions.map((a) => a.action), ["get", "list", "publish"]);
     actions.forEach((action, i) => expect(action, "RebuildAction", `RebuildRun.poll[${i}]`));
     const outcome = run.result();
     assert(outcome.report.unsafeExamples.length > 0 && outcome.report.collisions.length > 0);
@@ -481,8 +481,7 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     for (;;) {
       const action = run.poll();
       actions.push(action);
-      if (action.action === "readMeta") run.handle({ event: "meta" });
-      else if (action.action === "readIndexes") run.handle({ event: "indexes" });
+      if (action.action === "get") run.handle({ event: "got" });
       else if (action.action === "listAll") {
         run.handle({ event: "listing", listing: migrateListing(listings.shift()!) });
       } else if (action.action === "head") {
@@ -492,8 +491,7 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
         });
       } else if (action.action === "copy") {
         run.handle({ event: "copied", copied: action.items.length });
-      } else if (action.action === "readNamespaceIndex") run.handle({ event: "namespaceIndex" });
-      else if (action.action === "publish") {
+      } else if (action.action === "publish") {
         assert(run.body().length > 0);
         let thrown: unknown;
         try {
@@ -506,11 +504,12 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
       } else throw new Error(`unexpected ${action.action}`);
     }
     assertEquals(actions.map((a) => a.action), [
-      "readMeta",
-      "readIndexes",
+      "get",
+      "get",
+      "get",
       "listAll",
       "copy",
-      "readNamespaceIndex",
+      "get",
       "listAll",
       "publish",
     ]);
@@ -519,9 +518,11 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
   {
     using run = new MigrateRun("ns", "p", {}, NOW);
     run.poll();
-    run.handle({ event: "meta" });
+    run.handle({ event: "got" });
     run.poll();
-    run.handle({ event: "indexes" });
+    run.handle({ event: "got" });
+    run.poll();
+    run.handle({ event: "got" });
     run.poll();
     run.handle({ event: "listing", listing: migrateListing(listed) });
     assertEquals(run.poll().action, "done");
@@ -551,8 +552,8 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
           event: "heads",
           heads: action.keys.map((key) => ({ key, exists: true, size: 3, etag: '"c"' })),
         });
-      } else if (action.action === "readIndex") {
-        run.handle({ event: "index", bytes: index, etag: '"i"' });
+      } else if (action.action === "get") {
+        run.handle({ event: "got", bytes: index, etag: '"i"' });
       } else if (action.action === "publish") {
         run.handle({ event: "published", published: run.body().length > 0 });
       } else if (action.action === "delete") {
@@ -562,7 +563,7 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     assertEquals(actions.map((a) => a.action), [
       "listAll",
       "head",
-      "readIndex",
+      "get",
       "publish",
       "delete",
     ]);

@@ -61,6 +61,7 @@ const FUNCTIONS: Record<string, () => unknown> = {
   versionAtKey: () =>
     wasm.versionAtKey({ exists: "yes", size: -1, etag: DEEP }, { etag: 7, size: NaN }),
   judgeLostCondition: () => wasm.judgeLostCondition(HUGE, NaN, { exists: true, size: -1 }),
+  afterLostRace: () => wasm.afterLostRace(NaN, Infinity),
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
   lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
   lockDefaults: () => wasm.lockDefaults(),
@@ -341,7 +342,7 @@ const REBUILD_RUN_METHODS: Record<string, () => unknown> = {
   },
   handle: () =>
     hostileEvents(
-      ["existing", "page", "listed", "topFolders", "published", "peerIndex"],
+      ["got", "page", "listed", "topFolders", "published"],
       rebuildRun,
       ({ run, planner }) => run.poll(planner),
       ({ run, planner }, event) => run.handle(planner, event as wasm.RebuildEvent),
@@ -391,12 +392,10 @@ const MIGRATE_RUN_METHODS: Record<string, () => unknown> = {
   handle: () =>
     hostileEvents(
       [
-        "meta",
-        "indexes",
+        "got",
         "listing",
         "heads",
         "copied",
-        "namespaceIndex",
         "published",
         "deleted",
       ],
@@ -446,7 +445,7 @@ const CONTAMINATION_RUN_METHODS: Record<string, () => unknown> = {
   },
   handle: () =>
     hostileEvents(
-      ["listing", "heads", "index", "published", "deleted"],
+      ["listing", "heads", "got", "published", "deleted"],
       contaminationRun,
       (run) => run.poll(),
       (run, event) => run.handle(event as wasm.ContaminationEvent),

@@ -30,8 +30,8 @@ pub enum ContaminationEvent {
         /// One per key asked.
         heads: Vec<HeadFound>,
     },
-    /// `readIndex`: the bound index as read (no bytes: there is none), with its ETag.
-    Index {
+    /// `get`: the bound index as read (no bytes: there is none), with its ETag.
+    Got {
         /// Its bytes.
         #[serde(default)]
         #[tsify(optional, type = "Uint8Array")]
@@ -71,7 +71,7 @@ impl Machine for ContaminationRun {
         match event {
             ContaminationEvent::Listing { listing } => self.on_listing(&listing),
             ContaminationEvent::Heads { heads } => self.on_heads(&heads),
-            ContaminationEvent::Index { bytes, etag } => self.on_index(bytes.as_deref(), etag),
+            ContaminationEvent::Got { bytes, etag } => self.on_index(bytes.as_deref(), etag),
             ContaminationEvent::Published { published } => self.on_published(published),
             ContaminationEvent::Deleted { deleted, changed } => self.on_deleted(deleted, &changed),
         }

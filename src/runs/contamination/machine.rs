@@ -37,8 +37,9 @@ pub enum ContaminationAction {
         /// The keys.
         keys: Vec<String>,
     },
-    /// Read the bound index at `key`; answer with the `index` event.
-    ReadIndex {
+    /// Read the object at `key` (the bound index); answer with the `got` event (the shared verb
+    /// of every run that reads an object which may be absent).
+    Get {
         /// The key.
         key: String,
     },
@@ -188,7 +189,7 @@ impl ContaminationRun {
                 }
                 Stage::Judged => self.stage = Stage::AwaitIndex,
                 Stage::AwaitIndex => {
-                    return ContaminationAction::ReadIndex {
+                    return ContaminationAction::Get {
                         key: self.index_key(),
                     }
                 }
@@ -283,7 +284,7 @@ impl ContaminationRun {
 
     /// The bound index as read (`None`: there is none), with its ETag.
     pub fn on_index(&mut self, bytes: Option<&[u8]>, etag: Option<String>) -> CoreResult<()> {
-        self.expect(Stage::AwaitIndex, "event \"index\"")?;
+        self.expect(Stage::AwaitIndex, "event \"got\"")?;
         let Some(bytes) = bytes else {
             self.stage = Stage::AwaitDeletes;
             return Ok(());

@@ -16,32 +16,18 @@ use crate::runs::migrate::machine::{HeadFound, MigrateAction, MigrateResult, Mig
     rename_all_fields = "camelCase"
 )]
 pub enum MigrateEvent {
-    /// `readMeta`: the namespace's `_index/_meta.json` as read (no bytes: none).
-    Meta {
+    /// `get`: the object as read (no bytes: absent), with its ETag: the namespace's
+    /// `_index/_meta.json` (its ETag is not needed), the solo index, the namespace's index,
+    /// and the namespace's index again after the copies.
+    Got {
         /// Its bytes.
         #[serde(default)]
         #[tsify(optional, type = "Uint8Array")]
         bytes: Option<Bytes>,
-    },
-    /// `readIndexes`: the solo index and the namespace's as read (no bytes: absent), with
-    /// their ETags.
-    Indexes {
-        /// The solo index.
-        #[serde(default)]
-        #[tsify(optional, type = "Uint8Array")]
-        solo: Option<Bytes>,
         /// Its ETag.
         #[serde(default)]
         #[tsify(optional)]
-        solo_etag: Option<String>,
-        /// The namespace's index.
-        #[serde(default)]
-        #[tsify(optional, type = "Uint8Array")]
-        namespace: Option<Bytes>,
-        /// Its ETag.
-        #[serde(default)]
-        #[tsify(optional)]
-        namespace_etag: Option<String>,
+        etag: Option<String>,
     },
     /// `listAll`: the whole bucket (`key\0size\0etag\0lastModified\0` records).
     Listing {
@@ -58,17 +44,6 @@ pub enum MigrateEvent {
     Copied {
         /// Copies that landed.
         copied: u64,
-    },
-    /// `readNamespaceIndex`: the namespace's index after the copies (no bytes: absent).
-    NamespaceIndex {
-        /// Its bytes.
-        #[serde(default)]
-        #[tsify(optional, type = "Uint8Array")]
-        bytes: Option<Bytes>,
-        /// Its ETag.
-        #[serde(default)]
-        #[tsify(optional)]
-        etag: Option<String>,
     },
     /// `publish`: whether it landed (false stops the run with `publish-conflict`).
     Published {
@@ -95,24 +70,10 @@ impl Machine for MigrateRun {
 
     fn handle(&mut self, _: &mut (), event: MigrateEvent) -> CoreResult<()> {
         match event {
-            MigrateEvent::Meta { bytes } => self.on_meta(bytes.as_deref()),
-            MigrateEvent::Indexes {
-                solo,
-                solo_etag,
-                namespace,
-                namespace_etag,
-            } => self.on_indexes(
-                solo.map(|b| b.0),
-                solo_etag,
-                namespace.map(|b| b.0),
-                namespace_etag,
-            ),
+            MigrateEvent::Got { bytes, etag } => self.on_got(bytes.map(|b| b.0), etag),
             MigrateEvent::Listing { listing } => self.on_listing(&listing),
             MigrateEvent::Heads { heads } => self.on_heads(&heads),
             MigrateEvent::Copied { copied } => self.on_copied(copied),
-            MigrateEvent::NamespaceIndex { bytes, etag } => {
-                self.on_namespace_index(bytes.map(|b| b.0), etag)
-            }
             MigrateEvent::Published { published } => self.on_published(published),
             MigrateEvent::Deleted { removed } => self.on_deleted(removed),
         }

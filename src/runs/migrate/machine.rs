@@ -58,18 +58,12 @@ pub enum MigrateIndex {
 )]
 #[tsify(missing_as_null)]
 pub enum MigrateAction {
-    /// Read the object at `key` (the namespace's `_index/_meta.json`); answer with the `meta` event.
-    ReadMeta {
+    /// Read the object at `key`; answer with the `got` event. Asked for the namespace's
+    /// `_index/_meta.json`, then the solo index and the namespace's, and the namespace's
+    /// again after the copies.
+    Get {
         /// The key.
         key: String,
-    },
-    /// Read the index objects at `soloKey` and `namespaceKey` (bytes and ETag, or absent);
-    /// answer with the `indexes` event.
-    ReadIndexes {
-        /// The solo index's key.
-        solo_key: String,
-        /// The namespace's index key.
-        namespace_key: String,
     },
     /// List the whole bucket; answer with the `listing` event.
     ListAll,
@@ -83,11 +77,6 @@ pub enum MigrateAction {
     Copy {
         /// The copies.
         items: Vec<MigrateItem>,
-    },
-    /// Read the namespace's index at `key` again; answer with the `namespaceIndex` event.
-    ReadNamespaceIndex {
-        /// The key.
-        key: String,
     },
     /// Publish `body()` at `key` over `ifMatch` (null: create-only), once, under the lock of
     /// the layout `index` names; answer with the `published` event.
@@ -141,6 +130,7 @@ enum Phase {
 enum Stage {
     Start,
     AwaitMeta,
+    AwaitSoloIndex,
     AwaitIndexes,
     AwaitListing(Phase),
     AwaitHeads(Phase),
@@ -228,14 +218,18 @@ impl MigrateRun {
             match self.stage.clone() {
                 Stage::Start | Stage::AwaitMeta => {
                     self.stage = Stage::AwaitMeta;
-                    return Ok(MigrateAction::ReadMeta {
+                    return Ok(MigrateAction::Get {
                         key: self.model.under_binding("_index/_meta.json"),
                     });
                 }
+                Stage::AwaitSoloIndex => {
+                    return Ok(MigrateAction::Get {
+                        key: INDEX_FILE.to_string(),
+                    })
+                }
                 Stage::AwaitIndexes => {
-                    return Ok(MigrateAction::ReadIndexes {
-                        solo_key: INDEX_FILE.to_string(),
-                        namespace_key: self.model.under_binding(INDEX_FILE),
+                    return Ok(MigrateAction::Get {
+                        key: self.model.under_binding(INDEX_FILE),
                     })
                 }
                 Stage::AwaitListing(_) => return Ok(MigrateAction::ListAll),
@@ -271,7 +265,7 @@ impl MigrateRun {
                     })
                 }
                 Stage::AwaitNamespaceIndex => {
-                    return Ok(MigrateAction::ReadNamespaceIndex {
+                    return Ok(MigrateAction::Get {
                         key: self.model.under_binding(INDEX_FILE),
                     })
                 }
@@ -404,9 +398,27 @@ impl MigrateRun {
         }
     }
 
+    /// The object a `get` asked for: the meta at the start, the namespace's index after the
+    /// copies (which one is the stage's to say; anywhere else the event is out of order).
+    pub fn on_got(&mut self, bytes: Option<Vec<u8>>, etag: Option<String>) -> CoreResult<()> {
+        match self.stage {
+            Stage::AwaitMeta => self.on_meta(bytes.as_deref()),
+            Stage::AwaitSoloIndex => {
+                self.solo = Read { bytes, etag };
+                self.stage = Stage::AwaitIndexes;
+                Ok(())
+            }
+            Stage::AwaitIndexes => {
+                let solo = std::mem::take(&mut self.solo);
+                self.on_indexes(solo.bytes, solo.etag, bytes, etag)
+            }
+            _ => self.on_namespace_index(bytes, etag),
+        }
+    }
+
     /// The namespace's `_index/_meta.json` as read (`None`: there is none).
     pub fn on_meta(&mut self, bytes: Option<&[u8]>) -> CoreResult<()> {
-        self.expect(&Stage::AwaitMeta, "event \"meta\"")?;
+        self.expect(&Stage::AwaitMeta, "event \"got\"")?;
         if let Some(bytes) = bytes {
             let key = self.model.under_binding("_index/_meta.json");
             match ShardMeta::shard_first(bytes) {
@@ -426,11 +438,12 @@ impl MigrateRun {
                 }
             }
         }
-        self.stage = Stage::AwaitIndexes;
+        self.stage = Stage::AwaitSoloIndex;
         Ok(())
     }
 
-    /// The two indexes as read (`None`: absent), with their ETags.
+    /// The two indexes as read (`None`: absent), with their ETags (what the two `get`s of
+    /// the solo index and the namespace's hand back, at once).
     pub fn on_indexes(
         &mut self,
         solo: Option<Vec<u8>>,
@@ -438,7 +451,9 @@ impl MigrateRun {
         namespace: Option<Vec<u8>>,
         namespace_etag: Option<String>,
     ) -> CoreResult<()> {
-        self.expect(&Stage::AwaitIndexes, "event \"indexes\"")?;
+        if self.stage != Stage::AwaitSoloIndex {
+            self.expect(&Stage::AwaitIndexes, "event \"got\"")?;
+        }
         self.solo = Read {
             bytes: solo,
             etag: solo_etag,
@@ -518,7 +533,7 @@ impl MigrateRun {
         bytes: Option<Vec<u8>>,
         etag: Option<String>,
     ) -> CoreResult<()> {
-        self.expect(&Stage::AwaitNamespaceIndex, "event \"namespaceIndex\"")?;
+        self.expect(&Stage::AwaitNamespaceIndex, "event \"got\"")?;
         self.namespace_index = Read { bytes, etag };
         self.stage = Stage::AwaitListing(Phase::Index);
         Ok(())

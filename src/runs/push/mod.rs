@@ -10,4 +10,5 @@ mod guards;
 pub mod machine;
 mod order;
 pub mod plan;
+pub mod race;
 pub mod run;

@@ -17,8 +17,8 @@ use crate::runs::session::Session;
     rename_all_fields = "camelCase"
 )]
 pub enum RebuildEvent {
-    /// `readExisting`: the index object as read (no bytes: there is none), with its ETag.
-    Existing {
+    /// `get`: the index object as read (no bytes: there is none), with its ETag.
+    Got {
         /// The object's bytes; absent when there is none.
         #[serde(default)]
         #[tsify(optional, type = "Uint8Array")]
@@ -54,16 +54,6 @@ pub enum RebuildEvent {
         #[tsify(optional)]
         etag: Option<String>,
     },
-    /// `readPeerIndex`: the other writer's index, as read.
-    PeerIndex {
-        /// Its bytes.
-        #[tsify(type = "Uint8Array")]
-        bytes: Bytes,
-        /// Its ETag.
-        #[serde(default)]
-        #[tsify(optional)]
-        etag: Option<String>,
-    },
 }
 
 impl Machine for RebuildRun {
@@ -79,12 +69,11 @@ impl Machine for RebuildRun {
 
     fn handle(&mut self, session: &mut Session, event: RebuildEvent) -> CoreResult<()> {
         match event {
-            RebuildEvent::Existing { bytes, etag } => self.on_existing(bytes.as_deref(), etag),
+            RebuildEvent::Got { bytes, etag } => self.on_got(session, bytes.as_deref(), etag),
             RebuildEvent::Page { page, unencodable } => self.on_page(session, &page, &unencodable),
             RebuildEvent::Listed => self.on_listed(session),
             RebuildEvent::TopFolders { folders } => self.on_top_folders(session, &folders),
             RebuildEvent::Published { published, etag } => self.on_published(published, etag),
-            RebuildEvent::PeerIndex { bytes, etag } => self.on_peer_index(session, &bytes, etag),
         }
     }
 

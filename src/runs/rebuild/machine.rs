@@ -72,8 +72,9 @@ impl Default for RebuildRequest {
 #[tsify(missing_as_null)]
 pub enum RebuildAction {
     /// Read the index object at `key` (its bytes and ETag, or that there is none); answer with
-    /// the `existing` event.
-    ReadExisting {
+    /// the `got` event. Asked first for the index as found, and again for another writer's
+    /// index when that one landed before this run's publish.
+    Get {
         /// The index key, relative to the prefix.
         key: String,
     },
@@ -104,12 +105,6 @@ pub enum RebuildAction {
     /// Publish the session's index as the v2 shard set over the one judged, under the
     /// datastore lock; answer with the `published` event.
     PublishShards,
-    /// Another writer's index landed first: read it at `key` into the session; answer with
-    /// the `peerIndex` event.
-    ReadPeerIndex {
-        /// The index key.
-        key: String,
-    },
     /// The rebuild is over; `result()` says what became of it.
     Done,
 }
@@ -224,7 +219,7 @@ impl RebuildRun {
                 Stage::Start if self.asked() && self.existing.is_none() => {
                     self.stage = Stage::AwaitExisting;
                 }
-                Stage::AwaitExisting => return Ok(RebuildAction::ReadExisting { key: index_key }),
+                Stage::AwaitExisting => return Ok(RebuildAction::Get { key: index_key }),
                 Stage::Start => {
                     session.begin_rebuild(&self.now_iso);
                     self.stage = Stage::AwaitListing;
@@ -257,7 +252,7 @@ impl RebuildRun {
                         self.stage = Stage::Finished;
                     }
                 },
-                Stage::AwaitPeer => return Ok(RebuildAction::ReadPeerIndex { key: index_key }),
+                Stage::AwaitPeer => return Ok(RebuildAction::Get { key: index_key }),
                 Stage::Finished => return Ok(RebuildAction::Done),
             }
         }
@@ -357,9 +352,31 @@ impl RebuildRun {
         }
     }
 
+    /// The object a `get` asked for: the index as found, or the index another writer published
+    /// first (which one is the stage's to say).
+    pub fn on_got(
+        &mut self,
+        session: &mut Session,
+        bytes: Option<&[u8]>,
+        etag: Option<String>,
+    ) -> CoreResult<()> {
+        if self.stage != Stage::AwaitPeer {
+            return self.on_existing(bytes, etag);
+        }
+        match bytes {
+            Some(bytes) => self.on_peer_index(session, bytes, etag),
+            // Their index was there when our create-only publish lost, and is gone now: someone
+            // deleted it meanwhile. Nothing of ours was written; a rerun sees what is there.
+            None => Err(CoreError::PublishConflict {
+                what: "another writer's index appeared and vanished while this rebuild published"
+                    .to_string(),
+            }),
+        }
+    }
+
     /// The index object as read (`None`: there is none), with its ETag.
     pub fn on_existing(&mut self, bytes: Option<&[u8]>, etag: Option<String>) -> CoreResult<()> {
-        self.expect(&Stage::AwaitExisting, "event \"existing\"")?;
+        self.expect(&Stage::AwaitExisting, "event \"got\"")?;
         self.existing = Some(ExistingIndex::of(bytes));
         self.existing_etag = etag;
         self.stage = Stage::Start;
@@ -419,7 +436,7 @@ impl RebuildRun {
         bytes: &[u8],
         etag: Option<String>,
     ) -> CoreResult<()> {
-        self.expect(&Stage::AwaitPeer, "event \"peerIndex\"")?;
+        self.expect(&Stage::AwaitPeer, "event \"got\"")?;
         session.load_index(bytes)?;
         self.step = Some(RebuildStep::AdoptedPeer);
         self.etag = etag;
