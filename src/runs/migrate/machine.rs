@@ -222,16 +222,8 @@ impl MigrateRun {
                         key: self.model.under_binding("_index/_meta.json"),
                     });
                 }
-                Stage::AwaitSoloIndex => {
-                    return Ok(MigrateAction::Get {
-                        key: INDEX_FILE.to_string(),
-                    })
-                }
-                Stage::AwaitIndexes => {
-                    return Ok(MigrateAction::Get {
-                        key: self.model.under_binding(INDEX_FILE),
-                    })
-                }
+                Stage::AwaitSoloIndex => return Ok(get(INDEX_FILE.to_string())),
+                Stage::AwaitIndexes => return Ok(get(self.model.under_binding(INDEX_FILE))),
                 Stage::AwaitListing(_) => return Ok(MigrateAction::ListAll),
                 Stage::AwaitHeads(_) => {
                     return Ok(MigrateAction::Head {
@@ -398,8 +390,8 @@ impl MigrateRun {
         }
     }
 
-    /// The object a `get` asked for: the meta at the start, the namespace's index after the
-    /// copies (which one is the stage's to say; anywhere else the event is out of order).
+    /// The object a `get` asked for (the meta, the solo index, the namespace's, or the
+    /// namespace's after the copies: the stage says which).
     pub fn on_got(&mut self, bytes: Option<Vec<u8>>, etag: Option<String>) -> CoreResult<()> {
         match self.stage {
             Stage::AwaitMeta => self.on_meta(bytes.as_deref()),
@@ -600,4 +592,9 @@ impl MigrateRun {
             conflicts: last.conflicts.clone(),
         })
     }
+}
+
+/// The shared read verb, for the two index reads that follow the meta.
+fn get(key: String) -> MigrateAction {
+    MigrateAction::Get { key }
 }
