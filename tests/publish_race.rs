@@ -1,5 +1,8 @@
 //! After a lost publish race: retry with a growing, jittered pause, give up after the last
-//! attempt, and refuse impossible inputs.
+//! attempt, and refuse impossible inputs. Native only: proptest does not build for
+//! wasm32-unknown-unknown (the export's hostile input is tested through WASM in
+//! `tests/unit/wasm_exports_test.ts`).
+#![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
 use s3sync_core::runs::push::race::{after_lost_race, RaceStep, PUBLISH_ATTEMPTS, RACE_PAUSE_MS};
