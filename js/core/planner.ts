@@ -172,7 +172,10 @@ export class Planner {
     return core(() => this.#inner.loadShards(meta, names, blob, lengths));
   }
 
-  /** The v2 commit of this push: changed shards (`json` null: delete it) and the next meta. */
+  /**
+   * The v2 commit of this push: the shards to write, the next meta, and the shards it empties,
+   * retired only once that meta is published (see `shard_commit` in the core's boundary).
+   */
   shardCommit(): ShardCommit {
     return JSON.parse(core(() => this.#inner.shardCommit()));
   }

@@ -223,7 +223,13 @@ async function driveSteps(
     publish: async (action, send) => {
       const v2 = push.loaded?.v2;
       const etag = action.v2
-        ? await publishShards(ctx, planner, must(v2), report)
+        ? await publishShards(
+          ctx,
+          planner,
+          must(v2),
+          report,
+          () => objectConditions(ctx, planner, request, true),
+        )
         : await publishIndex(ctx, planner, action.ifMatch, request, report);
       report.published = true;
       // A re-merge over another writer's publish may have turned uploads into conflicts and

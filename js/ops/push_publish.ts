@@ -19,7 +19,8 @@ import {
   readShardSet,
   type ShardIndexState,
 } from "./remote_index.ts";
-import { objectConditions } from "./push_conditions.ts";
+import { type ConditionalSupport, objectConditions } from "./push_conditions.ts";
+import { hasExtras } from "../io/store.ts";
 import type { PushReport, PushRequest } from "./push_types.ts";
 
 /**
@@ -112,8 +113,11 @@ export async function publishIndex(
 /**
  * Publishes a push to a v2 shard-first index: under the lock, each changed shard is written over
  * the copy read (`If-Match`, create-only for a new one), then `_meta.json` with `commitSeq` + 1
- * over the meta read. On a lost race everything is re-read and the push's changes re-applied.
+ * over the meta read, and only then the shards the commit emptied are retired (see
+ * {@link retireShards}). On a lost race everything is re-read and the push's changes re-applied.
  *
+ * @param deleteSupport what the server honours of conditional deletes (asked only when the
+ *   commit retires a shard); null when the user waived conditions
  * @returns the new meta's ETag
  */
 export async function publishShards(
@@ -121,9 +125,11 @@ export async function publishShards(
   planner: Planner,
   state: ShardIndexState,
   report: PushReport,
+  deleteSupport: () => Promise<ConditionalSupport | null>,
 ): Promise<string | null> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const encoder = new TextEncoder();
+  let retire: string[] = [];
   const published = await publishWithRemerge(ctx, async () => {
     const commit = planner.shardCommit();
     // The changed shards in parallel (a push touching thousands of models changes thousands of
@@ -141,11 +147,6 @@ export async function publishShards(
     }, async (shard) => {
       if (lost) return;
       const key = planner.shardKey(shard.partition);
-      if (shard.json === null) {
-        await withRetry(() => ctx.store.deleteObject(key, ctx.signal), retry, ctx.signal);
-        report.shardsWritten++;
-        return;
-      }
       const body = encoder.encode(shard.json);
       let expected = state.shardEtags.get(shard.partition);
       if (expected === undefined) {
@@ -181,6 +182,7 @@ export async function publishShards(
     );
     if (!put) return null;
     state.commitSeq = JSON.parse(commit.meta).commitSeq ?? state.commitSeq;
+    retire = commit.retire;
     return { etag: put.etag ?? null };
   }, async (attempt) => {
     report.conflicts++;
@@ -195,9 +197,76 @@ export async function publishShards(
     state.metaEtag = newer.metaEtag;
     state.shardEtags = newer.shardEtags;
   });
-  if ("won" in published) return published.won.etag;
-  throw new SyncError(
-    "publish-conflict",
-    `lost the race to commit the shard index ${published.gaveUp} times; the uploads are in the bucket, run push again to index them`,
-  );
+  if (!("won" in published)) {
+    throw new SyncError(
+      "publish-conflict",
+      `lost the race to commit the shard index ${published.gaveUp} times; the uploads are in the bucket, run push again to index them`,
+    );
+  }
+  if (retire.length > 0) {
+    report.shardsWritten += await retireShards(ctx, planner, state, retire, await deleteSupport());
+  }
+  return published.won.etag;
+}
+
+/**
+ * Deletes the shards a published commit emptied. The meta no longer lists them, so they are no
+ * part of the index whatever happens here: a failure, or a shard kept, only leaves an unlisted
+ * object that the next commit naming its partition overwrites (over the copy a HEAD finds). So
+ * each goes only `If-Match` the version this commit read: another writer that re-created the
+ * partition since (over our meta) keeps its shard, which its meta lists. Where the server does
+ * not honour `If-Match` on DELETE, or the store cannot send it, the shards stay, as the safe
+ * side of a delete without evidence; when the user waived conditions, they go anyway (`If-Match`
+ * still sent where the store can).
+ *
+ * @returns the shards deleted
+ */
+export async function retireShards(
+  ctx: SyncContext,
+  planner: Planner,
+  state: ShardIndexState,
+  partitions: string[],
+  support: ConditionalSupport | null,
+): Promise<number> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const store = ctx.store;
+  const waived = support === null;
+  if (!waived && !(support.deletes && hasExtras(store))) {
+    ctx.log?.(
+      `kept ${partitions.length} emptied shards in place (this server cannot delete them only while unchanged); the index no longer lists them`,
+    );
+    return 0;
+  }
+  let deleted = 0;
+  const failures = await runPool(partitions, {
+    concurrency: ctx.concurrency ?? 25,
+    signal: ctx.signal,
+    phase: "index",
+    name: (partition) => planner.shardKey(partition),
+    failureCode: "s3-error",
+  }, async (partition) => {
+    const key = planner.shardKey(partition);
+    const etag = state.shardEtags.get(partition);
+    state.shardEtags.delete(partition);
+    if (etag && hasExtras(store)) {
+      const gone = await withRetry(
+        () => store.deleteObjectIfMatch(key, etag, ctx.signal),
+        retry,
+        ctx.signal,
+      );
+      if (gone) deleted++;
+    } else if (waived) {
+      await withRetry(() => store.deleteObject(key, ctx.signal), retry, ctx.signal);
+      deleted++;
+    }
+    // Otherwise no ETag was recorded: nothing holds the delete to the version read, so it stays.
+  });
+  if (failures.length > 0) {
+    ctx.log?.(
+      `${failures.length} emptied shards were not deleted (${
+        failures[0].message
+      }); the index no longer lists them`,
+    );
+  }
+  return deleted;
 }

@@ -105,7 +105,8 @@ impl Session {
     }
 
     /// For a v2 index: the shards this push changed, as `(partition, bytes)` (an emptied shard
-    /// has `None`: delete it), and the next `_meta.json` (`commitSeq` + 1, partitions sorted).
+    /// has `None`: retire it, deleted only once the meta that no longer lists it is published),
+    /// and the next `_meta.json` (`commitSeq` + 1, partitions sorted).
     /// Rels without a partition cannot live in shards: they are refused (`invalid-input`),
     /// never silently dropped.
     #[allow(clippy::type_complexity)]
