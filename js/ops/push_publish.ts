@@ -21,6 +21,7 @@ import {
 } from "./remote_index.ts";
 import { type ConditionalSupport, objectConditions } from "./push_conditions.ts";
 import { hasExtras } from "../io/store.ts";
+import { deleteVersion } from "../exec/delete_version.ts";
 import type { PushReport, PushRequest } from "./push_types.ts";
 
 /**
@@ -129,7 +130,6 @@ export async function publishShards(
 ): Promise<string | null> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const encoder = new TextEncoder();
-  let retire: string[] = [];
   const published = await publishWithRemerge(ctx, async () => {
     const commit = planner.shardCommit();
     // The changed shards in parallel (a push touching thousands of models changes thousands of
@@ -182,7 +182,12 @@ export async function publishShards(
     );
     if (!put) return null;
     state.commitSeq = JSON.parse(commit.meta).commitSeq ?? state.commitSeq;
-    retire = commit.retire;
+    // Still under the lock: writers that take it cannot re-create a retired partition between
+    // the check of its shard and the delete, where the delete cannot carry the check itself.
+    if (commit.retire.length > 0) {
+      const support = await deleteSupport();
+      report.shardsWritten += await retireShards(ctx, planner, state, commit.retire, support);
+    }
     return { etag: put.etag ?? null };
   }, async (attempt) => {
     report.conflicts++;
@@ -203,9 +208,6 @@ export async function publishShards(
       `lost the race to commit the shard index ${published.gaveUp} times; the uploads are in the bucket, run push again to index them`,
     );
   }
-  if (retire.length > 0) {
-    report.shardsWritten += await retireShards(ctx, planner, state, retire, await deleteSupport());
-  }
   return published.won.etag;
 }
 
@@ -213,12 +215,12 @@ export async function publishShards(
  * Deletes the shards a published commit emptied. The meta no longer lists them, so they are no
  * part of the index whatever happens here: a failure, or a shard kept, only leaves an unlisted
  * object that the next commit naming its partition overwrites (over the copy a HEAD finds). So
- * each goes only `If-Match` the version this commit read: another writer that re-created the
- * partition since (over our meta) keeps its shard, which its meta lists. Where the server does
- * not honour `If-Match` on DELETE, or the store cannot send it, the shards stay, as the safe
- * side of a delete without evidence; when the user waived conditions, they go anyway (`If-Match`
- * still sent where the store can).
+ * each goes only while it holds the version this commit read, as a push's payload deletes do:
+ * `If-Match` that ETag where the server honours it; elsewhere (s3s-fs, the extension's client) a
+ * HEAD must find it first, and the publish lock, still held, keeps writers that take it out of
+ * the window between the two. A writer that re-created the partition since keeps its shard.
  *
+ * @param support what the server honours (null: the user waived conditions; the HEAD is kept)
  * @returns the shards deleted
  */
 export async function retireShards(
@@ -230,14 +232,8 @@ export async function retireShards(
 ): Promise<number> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const store = ctx.store;
-  const waived = support === null;
-  if (!waived && !(support.deletes && hasExtras(store))) {
-    ctx.log?.(
-      `kept ${partitions.length} emptied shards in place (this server cannot delete them only while unchanged); the index no longer lists them`,
-    );
-    return 0;
-  }
   let deleted = 0;
+  let kept = 0;
   const failures = await runPool(partitions, {
     concurrency: ctx.concurrency ?? 25,
     signal: ctx.signal,
@@ -248,19 +244,23 @@ export async function retireShards(
     const key = planner.shardKey(partition);
     const etag = state.shardEtags.get(partition);
     state.shardEtags.delete(partition);
-    if (etag && hasExtras(store)) {
-      const gone = await withRetry(
+    // No ETag recorded: nothing to hold the delete to, so the shard stays.
+    let gone = false;
+    if (etag && support?.deletes && hasExtras(store)) {
+      gone = await withRetry(
         () => store.deleteObjectIfMatch(key, etag, ctx.signal),
         retry,
         ctx.signal,
       );
-      if (gone) deleted++;
-    } else if (waived) {
-      await withRetry(() => store.deleteObject(key, ctx.signal), retry, ctx.signal);
-      deleted++;
-    }
-    // Otherwise no ETag was recorded: nothing holds the delete to the version read, so it stays.
+    } else if (etag) gone = await deleteVersion(ctx, key, { etag });
+    if (gone) deleted++;
+    else kept++;
   });
+  if (kept > 0) {
+    ctx.log?.(
+      `kept ${kept} emptied shards (changed since this push read them, or read without an ETag); the index no longer lists them`,
+    );
+  }
   if (failures.length > 0) {
     ctx.log?.(
       `${failures.length} emptied shards were not deleted (${

@@ -2,7 +2,8 @@
  * A v2 commit that empties a shard retires it only after the meta that no longer lists it is
  * published, and only while the shard holds the version the commit read: a crash before the
  * meta leaves the index readable, and a writer that re-created the partition meanwhile keeps
- * its shard. On a server that ignores `If-Match` on DELETE the shard stays, unlisted.
+ * its shard: on moto the DELETE carries `If-Match`; on s3s-fs, which ignores it, a HEAD must find
+ * the version read first (and the publish lock covers the window between the two).
  */
 import { DenoCacheFs } from "../../js/io/cache_fs.ts";
 import { partitionKey } from "../../js/core/mod.ts";
@@ -62,16 +63,19 @@ async function cacheThatDeletes(store: S3Store, caches: string[]): Promise<strin
   return cache;
 }
 
-/** `store`, with `hook` run before every write or delete it is asked to make. */
+type Kind = "put" | "delete" | "head";
+
+/** `store`, with `hook` run before every write, delete or HEAD it is asked to make. */
 function hooked(
   store: ObjectStore,
-  hook: (kind: "put" | "delete", key: string) => Promise<void>,
+  hook: (kind: Kind, key: string) => Promise<void>,
 ): ObjectStore {
-  const writes: Record<string, "put" | "delete"> = {
+  const writes: Record<string, Kind> = {
     putObject: "put",
     putObjectIfMatch: "put",
     deleteObject: "delete",
     deleteObjectIfMatch: "delete",
+    headObject: "head",
   };
   // A proxy, not a prototype copy: the adapter's methods read private fields of `this`.
   return new Proxy(store, {
@@ -135,6 +139,7 @@ Deno.test("v2 on moto: an emptied shard is deleted after the meta that no longer
     assert(report.published);
     assertEquals(report.deleted, 1);
     const meta = requests.indexOf(`put ${META_KEY}`);
+    assertEquals(requests.filter((r) => r === `head ${SHARD_KEY}`), [], "If-Match, no HEAD");
     const retired = requests.indexOf(`delete ${SHARD_KEY}`);
     assert(meta >= 0 && retired > meta, `the meta first, then the shard: ${requests}`);
     const after = await readJson(store, META_KEY);
@@ -175,54 +180,75 @@ Deno.test("v2 on moto: a push that dies before its meta leaves every listed shar
   });
 });
 
+/**
+ * The deleter empties the partition; just before its `kind` request on that shard, a writer
+ * that does not hold the publish lock (its lease lapsed, or it takes none) pushes a new file into
+ * that same partition, to completion. Whatever the deleter does next must keep it.
+ */
+async function raceOnRetire(
+  store: S3Store,
+  caches: string[],
+  kind: Kind,
+): Promise<void> {
+  const deleter = await cacheThatDeletes(store, caches);
+  const adder = await Deno.makeTempDir({ prefix: "s3sync-retire-adder-" });
+  caches.push(adder);
+  await pull({ store, cache: new DenoCacheFs(adder), namespace: "ns" });
+  await writeCacheFiles(adder, [[`ns/${NEWCOMER}`, contentOf(NEWCOMER)]]);
+  let adderPushed = false;
+  let metaPublished = false;
+  const racing = hooked(store, async (seen, key) => {
+    if (seen === "put" && key === META_KEY) metaPublished = true;
+    if (seen !== kind || key !== SHARD_KEY || !metaPublished || adderPushed) return;
+    adderPushed = true;
+    const theirs = await push({
+      store,
+      cache: new DenoCacheFs(adder),
+      namespace: "ns",
+      lock: false,
+    });
+    assert(theirs.published && theirs.failures.length === 0);
+  });
+  const ours = await push({ store: racing, cache: new DenoCacheFs(deleter), namespace: "ns" });
+  assert(adderPushed, "the deleter went to retire the emptied shard");
+  assert(ours.published && ours.failures.length === 0);
+  assertEquals(ours.deleted, 1);
+  const meta = await readJson(store, META_KEY);
+  assertEquals(meta.commitSeq, 9);
+  assert((meta.partitions as string[]).includes(PARTITION), "the adder's meta lists it");
+  const shard = await readJson(store, SHARD_KEY);
+  assertEquals(Object.keys(shard.entries as object), [NEWCOMER], "the adder's entry survived");
+  assertEquals(await freshPull(store, caches), [KEPT, NEWCOMER]);
+}
+
 Deno.test("v2 on moto: a writer that re-creates the partition before the retire keeps its shard", async () => {
   await withServer("moto", "retire-race", async (_server, store, caches) => {
-    const deleter = await cacheThatDeletes(store, caches);
-    const adder = await Deno.makeTempDir({ prefix: "s3sync-retire-adder-" });
-    caches.push(adder);
-    await pull({ store, cache: new DenoCacheFs(adder), namespace: "ns" });
-    await writeCacheFiles(adder, [[`ns/${NEWCOMER}`, contentOf(NEWCOMER)]]);
-    // Just before the deleter's request on the emptied shard, the adder pushes a new file into
-    // that same partition, to completion: whatever the deleter does next must keep it.
-    let adderPushed = false;
-    const racing = hooked(store, async (kind, key) => {
-      if (kind !== "delete" || key !== SHARD_KEY || adderPushed) return;
-      adderPushed = true;
-      const theirs = await push({ store, cache: new DenoCacheFs(adder), namespace: "ns" });
-      assert(theirs.published && theirs.failures.length === 0);
-    });
-    const ours = await push({ store: racing, cache: new DenoCacheFs(deleter), namespace: "ns" });
-    assert(adderPushed, "the deleter retired the emptied shard");
-    assert(ours.published && ours.failures.length === 0);
-    const meta = await readJson(store, META_KEY);
-    assert((meta.partitions as string[]).includes(PARTITION), "the adder's meta lists it");
-    const shard = await readJson(store, SHARD_KEY);
-    assertEquals(Object.keys(shard.entries as object), [NEWCOMER], "the adder's entry survived");
-    assertEquals(await freshPull(store, caches), [KEPT, NEWCOMER]);
+    await raceOnRetire(store, caches, "delete");
   });
 });
 
-Deno.test("v2 on s3s-fs (no If-Match on DELETE): the emptied shard stays, unlisted, and is reused", async () => {
-  await withServer("s3s-fs", "retire-kept", async (_server, store, caches) => {
+Deno.test("v2 on s3s-fs: a writer that re-creates the partition before the retire's HEAD keeps its shard", async () => {
+  await withServer("s3s-fs", "retire-race-head", async (_server, store, caches) => {
+    await raceOnRetire(store, caches, "head");
+  });
+});
+
+Deno.test("v2 on s3s-fs (no If-Match on DELETE): the emptied shard is retired after a HEAD finds it unchanged", async () => {
+  await withServer("s3s-fs", "retire-head", async (_server, store, caches) => {
     const cache = await cacheThatDeletes(store, caches);
-    const lines: string[] = [];
-    const report = await push({
-      store,
-      cache: new DenoCacheFs(cache),
-      namespace: "ns",
-      log: (line) => lines.push(line),
+    const requests: string[] = [];
+    const recorded = hooked(store, (kind, key) => {
+      requests.push(`${kind} ${key}`);
+      return Promise.resolve();
     });
+    const report = await push({ store: recorded, cache: new DenoCacheFs(cache), namespace: "ns" });
     assert(report.published);
-    assert(lines.some((l) => l.includes("kept 1 emptied shards in place")), lines.join("\n"));
-    assert((await store.headObject(SHARD_KEY)).exists, "kept: a delete there has no condition");
+    const meta = requests.indexOf(`put ${META_KEY}`);
+    const head = requests.indexOf(`head ${SHARD_KEY}`);
+    const retired = requests.indexOf(`delete ${SHARD_KEY}`);
+    assert(meta >= 0 && head > meta && retired > head, `meta, HEAD, delete: ${requests}`);
+    assert(!(await store.headObject(SHARD_KEY)).exists, "the emptied shard is gone");
     assertEquals((await readJson(store, META_KEY)).partitions, [partitionKey(KEPT)]);
     assertEquals(await freshPull(store, caches), [KEPT]);
-    // The next commit into that partition writes over the unlisted leftover.
-    await writeCacheFiles(cache, [[`ns/${NEWCOMER}`, contentOf(NEWCOMER)]]);
-    const again = await push({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
-    assert(again.published);
-    const shard = await readJson(store, SHARD_KEY);
-    assertEquals(Object.keys(shard.entries as object), [NEWCOMER]);
-    assertEquals(await freshPull(store, caches), [KEPT, NEWCOMER]);
   });
 });
