@@ -91,6 +91,23 @@ export function core<T>(call: () => T): T {
   }
 }
 
+/**
+ * The functions `names` of `module`, each called through {@link core}: the same signatures and
+ * generated docs, a core error arriving as a {@link SyncError}. This is how the core's free
+ * functions reach the shim without a hand-written wrapper each (loro-wasm's `decorateMethods`).
+ */
+export function throughCore<
+  M extends { [K in N]: (...args: never[]) => unknown },
+  N extends keyof M,
+>(module: M, names: readonly N[]): Pick<M, N> {
+  const out = {} as Pick<M, N>;
+  for (const name of names) {
+    const call = module[name] as unknown as (...args: unknown[]) => unknown;
+    out[name] = ((...args: unknown[]) => core(() => call(...args))) as unknown as M[N];
+  }
+  return out;
+}
+
 /** A short description of any thrown value, for messages and logs. */
 export function describe(error: unknown): string {
   if (error instanceof Error) {

@@ -4,30 +4,115 @@
  * @module
  */
 import * as wasm from "./wasm.ts";
-import { core } from "./errors.ts";
-import type {
-  CachePlace,
-  CallOutcome,
-  CodeLists,
-  Collision,
-  ContaminationReport,
-  ExpectedVersion,
-  FileNames,
-  MigratePlan,
-  ObjectFacts,
-  ObjectVerdict,
-  OurBytes,
-  ProvenVersion,
-  RaceStep,
-  ReportFacts,
-  ServerVerdict,
-  ShardMeta,
-  TopLevelEntry,
-  UnnamedCaller,
-  VersionAtKey,
-} from "./wasm.ts";
+import { core, throughCore } from "./errors.ts";
+import type { CachePlace, CodeLists, FileNames, MigratePlan } from "./wasm.ts";
 import { encodeRemotePage, type ListedObject } from "./encode.ts";
 import { Planner } from "./planner.ts";
+
+/**
+ * The core's free functions whose arguments and results cross as they are: the exports of
+ * `pkg/`, signatures and full docs generated from the Rust, each called through `core` so a core
+ * error arrives as a `SyncError`. Named here, so what the published `./core` API offers is a
+ * choice rather than everything the crate exports. The functions after them adapt arguments (an
+ * empty namespace as none, a listing encoded) and are written out.
+ */
+const through = throughCore(wasm, [
+  "afterLostRace",
+  "bindUnnamed",
+  "bookkeepingNames",
+  "callOutcome",
+  "catalogShrinks",
+  "findCollisions",
+  "findContamination",
+  "isInternal",
+  "isStaleTemp",
+  "journalLine",
+  "judgeExisting",
+  "judgeLostCondition",
+  "lockAssess",
+  "lockBody",
+  "lockDefaults",
+  "lockHeartbeatMs",
+  "lockReadable",
+  "lockWaitDecision",
+  "missingBreakerOpen",
+  "partitionKey",
+  "scopeForModels",
+  "serverVerdictRecalled",
+  "shardMeta",
+  "sidecarCatalogHash",
+  "sidecarFoldJournal",
+  "sidecarLazyPullActive",
+  "sidecarUnreadable",
+  "sidecarWithCatalogHash",
+  "sidecarWithServerVerdict",
+  "versionAtKey",
+]);
+
+/** After a lost publish race: retry after a pause, or give up. */
+export const afterLostRace: typeof wasm.afterLostRace = through.afterLostRace;
+/** The namespace a run given none acts on, from the cache's top level. */
+export const bindUnnamed: typeof wasm.bindUnnamed = through.bindUnnamed;
+/** The bookkeeping files' names and the solo lock key. */
+export const bookkeepingNames: typeof wasm.bookkeepingNames = through.bookkeepingNames;
+/** What a finished run's report answers the service's caller. */
+export const callOutcome: typeof wasm.callOutcome = through.callOutcome;
+/** Whether a catalog export upload looks like a truncation. */
+export const catalogShrinks: typeof wasm.catalogShrinks = through.catalogShrinks;
+/** Groups of paths that cannot coexist in one cache. */
+export const findCollisions: typeof wasm.findCollisions = through.findCollisions;
+/** Another namespace's objects in a whole-bucket listing. */
+export const findContamination: typeof wasm.findContamination = through.findContamination;
+/** Whether a rel is an internal file that never syncs. */
+export const isInternal: typeof wasm.isInternal = through.isInternal;
+/** Whether a temporary file of ours is left over from a finished run. */
+export const isStaleTemp: typeof wasm.isStaleTemp = through.isStaleTemp;
+/** The journal line that records a tombstone. */
+export const journalLine: typeof wasm.journalLine = through.journalLine;
+/** The verdict on replacing or deleting an object, from a HEAD. */
+export const judgeExisting: typeof wasm.judgeExisting = through.judgeExisting;
+/** The verdict on a write whose condition failed, from a HEAD. */
+export const judgeLostCondition: typeof wasm.judgeLostCondition = through.judgeLostCondition;
+/** Whose the lock object is: free, ours, held or stale. */
+export const lockAssess: typeof wasm.lockAssess = through.lockAssess;
+/** The lock body the extension writes. */
+export const lockBody: typeof wasm.lockBody = through.lockBody;
+/** The lock's defaults (the extension's). */
+export const lockDefaults: typeof wasm.lockDefaults = through.lockDefaults;
+/** How often a holder refreshes its lease. */
+export const lockHeartbeatMs: typeof wasm.lockHeartbeatMs = through.lockHeartbeatMs;
+/** Whether a lock object's body reads as a lock. */
+export const lockReadable: typeof wasm.lockReadable = through.lockReadable;
+/** Whether to keep waiting for a held lock. */
+export const lockWaitDecision: typeof wasm.lockWaitDecision = through.lockWaitDecision;
+/** Whether confirmed-missing objects in a row stop a pull. */
+export const missingBreakerOpen: typeof wasm.missingBreakerOpen = through.missingBreakerOpen;
+/** The v2 shard partition of a rel. */
+export const partitionKey: typeof wasm.partitionKey = through.partitionKey;
+/** The folders a scoped sync of models covers. */
+export const scopeForModels: typeof wasm.scopeForModels = through.scopeForModels;
+/** What the sidecar remembers of a server's conditional requests. */
+export const serverVerdictRecalled: typeof wasm.serverVerdictRecalled =
+  through.serverVerdictRecalled;
+/** What `_index/_meta.json` says about the layout. */
+export const shardMeta: typeof wasm.shardMeta = through.shardMeta;
+/** The last catalog export's hash in a sidecar. */
+export const sidecarCatalogHash: typeof wasm.sidecarCatalogHash = through.sidecarCatalogHash;
+/** The sidecar with the tombstone journal folded in. */
+export const sidecarFoldJournal: typeof wasm.sidecarFoldJournal = through.sidecarFoldJournal;
+/** Whether the sidecar records a pending lazy hydration. */
+export const sidecarLazyPullActive: typeof wasm.sidecarLazyPullActive =
+  through.sidecarLazyPullActive;
+/** Whether a sidecar exists but cannot be read. */
+export const sidecarUnreadable: typeof wasm.sidecarUnreadable = through.sidecarUnreadable;
+/** The sidecar with a catalog export's hash recorded. */
+export const sidecarWithCatalogHash: typeof wasm.sidecarWithCatalogHash =
+  through.sidecarWithCatalogHash;
+/** The sidecar with what the server honours remembered. */
+export const sidecarWithServerVerdict: typeof wasm.sidecarWithServerVerdict =
+  through.sidecarWithServerVerdict;
+/** Whether the version a run proved redundant is still at its key. */
+export const versionAtKey: typeof wasm.versionAtKey = through.versionAtKey;
 
 /**
  * The three names of a rel.
@@ -43,11 +128,6 @@ export function mapRel(rel: string, namespace?: string, prefix?: string): FileNa
 /** The three names of a file a caller names by cache path (`<ns>/<rel>`) or bare rel. */
 export function mapCallerPath(path: string, namespace?: string, prefix?: string): FileNames {
   return core(() => wasm.mapCallerPath(namespace || undefined, prefix || undefined, path));
-}
-
-/** The folders a scoped sync of `models` covers (`data/`, `outputs/`, `definitions-evaluated/`). */
-export function scopeForModels(models: { modelType: string; modelId: string }[]): string[] {
-  return core(() => wasm.scopeForModels(models));
 }
 
 /**
@@ -73,159 +153,6 @@ export function classifyCachePath(
   foreign: string[] = [],
 ): CachePlace {
   return core(() => wasm.classifyCachePath(namespace || undefined, path, foreign));
-}
-
-/**
- * The namespace a run given none acts on, from the cache's top level: undefined for solo, the
- * one namespace a service's cache proves; throws `namespace-required` when the cache holds the
- * namespaced layout and the caller may not pick (the CLI), or several namespaces.
- */
-export function bindUnnamed(entries: TopLevelEntry[], caller: UnnamedCaller): string | undefined {
-  return core(() => wasm.bindUnnamed(entries, caller)) ?? undefined;
-}
-
-/**
- * What follows losing publish attempt `lostAttempt` (from 1): a retry after `pauseMs`, or give
- * up. `jitter` is drawn by the caller from [0, 1), so the core's decision is deterministic.
- */
-export function afterLostRace(lostAttempt: number, jitter: number): RaceStep {
-  return core(() => wasm.afterLostRace(lostAttempt, jitter));
-}
-
-/**
- * The core's verdict on replacing with `ours` (undefined: deleting) an object a plan expects to
- * hold `expected`, from a HEAD's answer: proceed `If-Match` the ETag seen, create (the object is
- * gone), a conflict, settled (nothing to do), or `readContent` (hash the object and ask again).
- */
-export function judgeExisting(
-  expected: ExpectedVersion,
-  ours: OurBytes | undefined,
-  head: ObjectFacts,
-): ObjectVerdict {
-  return core(() => wasm.judgeExisting(expected, ours, head));
-}
-
-/**
- * The core's verdict on a write whose condition failed, from a HEAD taken right after: settled
- * over our own bytes, a conflict, or `readContent` (hash the object and ask again).
- */
-export function judgeLostCondition(
-  oursSha256: string,
-  oursSize: number,
-  head: ObjectFacts,
-): ObjectVerdict {
-  return core(() => wasm.judgeLostCondition(oursSha256, oursSize, head));
-}
-
-/**
- * Whether the version a run proved redundant is still what a HEAD of its key found: `gone`,
- * `same` (delete it), or `changed` (another writer's version: keep it). By ETag, quoted or not;
- * by size only when the listing gave no ETag; a version with neither proves nothing.
- */
-export function versionAtKey(head: ObjectFacts, version: ProvenVersion): VersionAtKey {
-  return core(() => wasm.versionAtKey(head, version));
-}
-
-/**
- * What a finished pull's or push's report answers the service's caller: the lines to tell and
- * the error to throw after them (none: the call returns `count`).
- */
-export function callOutcome(facts: ReportFacts): CallOutcome {
-  return core(() => wasm.callOutcome(facts));
-}
-
-/** True when a rel (namespace stripped) is an internal file that never syncs. */
-export function isInternal(rel: string): boolean {
-  return wasm.isInternal(rel);
-}
-
-/**
- * Scans a whole-bucket listing for objects of other namespaces under `namespace`.
- *
- * @param namespace the bound namespace
- * @param listing the listing, encoded with {@link encodeRemotePage}
- */
-export function findContamination(namespace: string, listing: Uint8Array): ContaminationReport {
-  return core(() => wasm.findContamination(namespace, listing));
-}
-
-/**
- * True when a catalog export of `localSize` bytes replacing a remote one of `remoteSize` bytes
- * looks like a truncation (the `catalog-shrink` guard: emptied, or cut to under a tenth).
- */
-export function catalogShrinks(localSize: number, remoteSize: number): boolean {
-  return wasm.catalogShrinks(localSize, remoteSize);
-}
-
-/** The hash of the last catalog export a sidecar recorded, if any. */
-export function sidecarCatalogHash(sidecar: Uint8Array | undefined): string | undefined {
-  return wasm.sidecarCatalogHash(sidecar);
-}
-
-/**
- * What the sidecar remembers of the server behind `store` (its conditional-request support),
- * when the core trusts it at `nowMs`: probed on that store, writes honoured, under a day old.
- */
-export function serverVerdictRecalled(
-  sidecar: Uint8Array | undefined,
-  store: string,
-  nowMs: number,
-): ServerVerdict | undefined {
-  return core(() => wasm.serverVerdictRecalled(sidecar, store, nowMs));
-}
-
-/** The sidecar with `verdict` remembered, or undefined when there is nothing to keep it in. */
-export function sidecarWithServerVerdict(
-  sidecar: Uint8Array | undefined,
-  verdict: ServerVerdict,
-): Uint8Array | undefined {
-  return core(() => wasm.sidecarWithServerVerdict(sidecar, verdict));
-}
-
-/** The sidecar with `hash` recorded as the last catalog export's. */
-export function sidecarWithCatalogHash(sidecar: Uint8Array | undefined, hash: string): Uint8Array {
-  return wasm.sidecarWithCatalogHash(sidecar, hash);
-}
-
-/** The v2 shard partition of a rel, or undefined. */
-export function partitionKey(rel: string): string | undefined {
-  return wasm.partitionKey(rel);
-}
-
-/**
- * What `_index/_meta.json` says about the layout: undefined when it does not say version 2
- * (the monolith is the index), else the partitions it lists and its `commitSeq`.
- *
- * @param refuseUnsafe throw `partition-name-unsafe` when a partition is not a safe single
- *   segment (a reader then reads no shard); off only for a rebuild that replaces the meta
- * @throws SyncError `index-corrupt` when it is not JSON or not a v2 meta's shape
- */
-export function shardMeta(
-  bytes: Uint8Array,
-  refuseUnsafe: boolean,
-): ShardMeta | undefined {
-  return core(() => wasm.shardMeta(bytes, refuseUnsafe));
-}
-
-/** Groups of paths that cannot coexist in one cache folder. */
-export function findCollisions(paths: string[]): Collision[] {
-  return core(() => wasm.findCollisions(paths));
-}
-
-/**
- * The sidecar with the tombstone journal folded in: as it would read had each journalled
- * `markDirty` rewritten it. Torn, malformed and unsafe lines are skipped (a skipped tombstone
- * withholds a delete, never makes one).
- *
- * @param sidecar the sidecar's bytes, if it exists
- * @param journal the journal's bytes
- * @returns the folded sidecar, or undefined when there was none and no line counts
- */
-export function sidecarFoldJournal(
-  sidecar: Uint8Array | undefined,
-  journal: Uint8Array,
-): Uint8Array | undefined {
-  return wasm.sidecarFoldJournal(sidecar, journal);
 }
 
 /**
@@ -261,21 +188,6 @@ export class DirtyRecorder {
   [Symbol.dispose](): void {
     this.#inner.free();
   }
-}
-
-/** The journal line `markDirty` appends for a tombstone the core normalised. */
-export function journalLine(tombstone: string): Uint8Array {
-  return wasm.journalLine(tombstone);
-}
-
-/** True when the sidecar records a pending lazy (metadata-only) hydration. */
-export function sidecarLazyPullActive(sidecar: Uint8Array | undefined): boolean {
-  return wasm.sidecarLazyPullActive(sidecar);
-}
-
-/** True when a sidecar file exists but cannot be read; the push then withholds deletes. */
-export function sidecarUnreadable(sidecar: Uint8Array | undefined): boolean {
-  return wasm.sidecarUnreadable(sidecar);
 }
 
 /**

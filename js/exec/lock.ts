@@ -10,25 +10,31 @@
  *
  * @module
  */
-import * as wasm from "../core/wasm.ts";
+import {
+  bookkeepingNames,
+  lockAssess,
+  lockBody,
+  lockDefaults,
+  lockHeartbeatMs,
+  lockReadable as coreLockReadable,
+  lockWaitDecision,
+} from "../core/functions.ts";
 import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
-import { core, describe, SyncError } from "../core/errors.ts";
+import { describe, SyncError } from "../core/errors.ts";
 import { printable } from "../core/printable.ts";
 import { hasExtras, isNotFound, type ObjectStore, type ObjectStoreClient } from "../io/store.ts";
 import { annotate, ATTR, inSpan, type Span } from "../io/trace.ts";
 
 /** The solo lock's key, relative to the prefix (the core's name, as in the extension). */
-export const LOCK_KEY: string = core(() => wasm.bookkeepingNames()).soloLockKey;
+export const LOCK_KEY: string = bookkeepingNames().soloLockKey;
 
 /** The lock's defaults (the extension's), from the core. */
-const DEFAULTS: { ttlMs: number; retryMs: number; maxWaitMs: number } = core(() =>
-  wasm.lockDefaults()
-);
+const DEFAULTS: { ttlMs: number; retryMs: number; maxWaitMs: number } = lockDefaults();
 
 /** True when the lock object `current` carries our acquisition's `nonce` (the core decides). */
 function isOurs(current: { raw: Uint8Array } | null, nonce: string): boolean {
   return current !== null &&
-    core(() => wasm.lockAssess(current.raw, undefined, nonce, 0)).state === "ours";
+    lockAssess(current.raw, undefined, nonce, 0).state === "ours";
 }
 
 /**
@@ -151,9 +157,7 @@ async function acquireTraced(
   const nonce = crypto.randomUUID();
   const me = identity();
   const bodyNow = () =>
-    core(() =>
-      wasm.lockBody(me.holder, me.hostname, me.pid, new Date(clock()).toISOString(), ttlMs, nonce)
-    );
+    lockBody(me.holder, me.hostname, me.pid, new Date(clock()).toISOString(), ttlMs, nonce);
   const started = clock();
   let tookOverFrom: string | undefined;
   // Set after deleting a stale lock (clients without If-Match): the create that follows is
@@ -169,8 +173,11 @@ async function acquireTraced(
     }
     deletedStale = undefined;
     const current = await retry(() => inspectLock(store, key, options.signal));
-    const state: LockState = core(() =>
-      wasm.lockAssess(current?.raw, current?.lastModified?.getTime(), nonce, clock())
+    const state: LockState = lockAssess(
+      current?.raw,
+      current?.lastModified?.getTime(),
+      nonce,
+      clock(),
     );
     if (state.state === "free") continue;
     if (state.state === "ours") break;
@@ -195,13 +202,11 @@ async function acquireTraced(
       }
       continue;
     }
-    const decision = core(() =>
-      wasm.lockWaitDecision(
-        started,
-        clock(),
-        options.maxWaitMs ?? DEFAULTS.maxWaitMs,
-        options.retryMs ?? DEFAULTS.retryMs,
-      )
+    const decision = lockWaitDecision(
+      started,
+      clock(),
+      options.maxWaitMs ?? DEFAULTS.maxWaitMs,
+      options.retryMs ?? DEFAULTS.retryMs,
     );
     if (decision.action === "retry" && !toldWaiting && state.state === "held") {
       // Say so once: a wait with no word looks like a hang until the timeout.
@@ -264,7 +269,7 @@ async function acquireTraced(
       await store.putObject(key, fresh);
     }
   };
-  const interval = core(() => wasm.lockHeartbeatMs(ttlMs));
+  const interval = lockHeartbeatMs(ttlMs);
   const timer = options.manualHeartbeat ? undefined : setInterval(() => {
     beat().catch((error) => options.log?.(`lock heartbeat failed: ${describe(error)}`));
   }, interval);
@@ -357,7 +362,7 @@ async function deleteAsRead(
 
 /** Whether a lock object's body reads as a lock (the core decides). */
 export function lockReadable(raw: Uint8Array): boolean {
-  return core(() => wasm.lockReadable(raw));
+  return coreLockReadable(raw);
 }
 
 /** What `lock release --force` takes for a lock object whose body is no lock. */
@@ -371,5 +376,5 @@ export function describeLock(
   current: { raw: Uint8Array; lastModified?: Date },
   now = Date.now(),
 ): LockState {
-  return core(() => wasm.lockAssess(current.raw, current.lastModified?.getTime(), "", now));
+  return lockAssess(current.raw, current.lastModified?.getTime(), "", now);
 }

@@ -9,8 +9,8 @@
 import type { KeptAside, Planner, PullPlan, Transfer } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
-import { core, describe, SyncError } from "../core/errors.ts";
-import * as wasm from "../core/wasm.ts";
+import { describe, SyncError } from "../core/errors.ts";
+import { missingBreakerOpen } from "../core/functions.ts";
 import { isSymlinkRefusal, type StagedFile } from "../io/cache_fs.ts";
 import { canStream, isNotFound } from "../io/store.ts";
 import { sha256Hex } from "../io/hash.ts";
@@ -129,7 +129,7 @@ export async function transfer(
         const again = await getIfExists(() => get(t.remoteKey));
         if (again === undefined) {
           missingInARow++;
-          if (core(() => wasm.missingBreakerOpen(missingInARow, ctx.maxMissingInARow))) {
+          if (missingBreakerOpen(missingInARow, ctx.maxMissingInARow)) {
             // Not pruned: a run that stopped on doubt removes nothing more from the index. The
             // pool stops after a few of these in a row; the rest are "not attempted".
             throw new SyncError(

@@ -8,8 +8,7 @@
  * @module
  */
 import type { CacheStore } from "../io/cache_fs.ts";
-import { core } from "../core/errors.ts";
-import * as wasm from "../core/wasm.ts";
+import { isStaleTemp as coreIsStaleTemp } from "../core/functions.ts";
 
 /** What a sweep found and did. */
 export interface TempSweep {
@@ -51,7 +50,7 @@ export async function sweepStaleTemps(
  * going could have left it (the core's rule, `isStaleTemp`).
  */
 export function isStaleTemp(mtimeMs: number | null | undefined, nowMs: number): boolean {
-  return core(() => wasm.isStaleTemp(mtimeMs ?? undefined, nowMs));
+  return coreIsStaleTemp(mtimeMs ?? undefined, nowMs);
 }
 
 /** The log line of a sweep that removed anything (undefined otherwise). */

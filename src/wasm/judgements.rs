@@ -64,7 +64,11 @@ pub fn after_lost_race(lost_attempt: f64, jitter: f64) -> Result<JsValue, JsValu
 /// expected to hold `expected`, from a HEAD's answer (see `object_condition::judge_existing`):
 /// `{verdict: "proceed", ifMatch}`, `"create"`, `"conflict"`, `"settled"` or `"readContent"`.
 #[wasm_bindgen(js_name = judgeExisting, unchecked_return_type = "ObjectVerdict")]
-pub fn judge_existing(expected: JsValue, ours: JsValue, head: JsValue) -> Result<JsValue, JsValue> {
+pub fn judge_existing(
+    #[wasm_bindgen(unchecked_param_type = "ExpectedVersion")] expected: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "OurBytes | undefined")] ours: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ObjectFacts")] head: JsValue,
+) -> Result<JsValue, JsValue> {
     let expected: ExpectedVersion = from_js(expected, "expected")?;
     let ours: Option<OurBytes> = if ours.is_undefined() || ours.is_null() {
         None
@@ -85,7 +89,7 @@ pub fn judge_existing(expected: JsValue, ours: JsValue, head: JsValue) -> Result
 pub fn judge_lost_condition(
     ours_sha256: &str,
     ours_size: f64,
-    head: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ObjectFacts")] head: JsValue,
 ) -> Result<JsValue, JsValue> {
     let head: ObjectFacts = from_js(head, "head")?;
     let size = count(ours_size, "size")?;
@@ -100,7 +104,10 @@ pub fn judge_lost_condition(
 /// found (`{exists, size, etag}`): `"gone"`, `"same"` (delete it) or `"changed"` (keep it). See
 /// `safety::delete_version`.
 #[wasm_bindgen(js_name = versionAtKey, unchecked_return_type = "VersionAtKey")]
-pub fn version_at_key(head: JsValue, version: JsValue) -> Result<JsValue, JsValue> {
+pub fn version_at_key(
+    #[wasm_bindgen(unchecked_param_type = "ObjectFacts")] head: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ProvenVersion")] version: JsValue,
+) -> Result<JsValue, JsValue> {
     let head: ObjectFacts = from_js(head, "head")?;
     let version: ProvenVersion = from_js(version, "version")?;
     to_js(&delete_version::version_at_key(&head, &version))
@@ -109,7 +116,9 @@ pub fn version_at_key(head: JsValue, version: JsValue) -> Result<JsValue, JsValu
 /// What a finished pull's or push's report (`ReportFacts`) answers the service's caller: the
 /// lines to tell, and the error to throw after them (see `runs::outcome`).
 #[wasm_bindgen(js_name = callOutcome, unchecked_return_type = "CallOutcome")]
-pub fn call_outcome(facts: JsValue) -> Result<JsValue, JsValue> {
+pub fn call_outcome(
+    #[wasm_bindgen(unchecked_param_type = "ReportFacts")] facts: JsValue,
+) -> Result<JsValue, JsValue> {
     let facts: ReportFacts = from_js(facts, "facts")?;
     to_js(&outcome::call_outcome(&facts))
 }

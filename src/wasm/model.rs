@@ -57,7 +57,10 @@ pub fn code_lists() -> Result<JsValue, JsValue> {
 /// null for solo, the one namespace a service's cache proves, or a `namespace-required` error
 /// (see `binding::bind_unnamed`).
 #[wasm_bindgen(js_name = bindUnnamed)]
-pub fn bind_unnamed(entries: JsValue, caller: JsValue) -> Result<Option<String>, JsValue> {
+pub fn bind_unnamed(
+    #[wasm_bindgen(unchecked_param_type = "TopLevelEntry[]")] entries: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "UnnamedCaller")] caller: JsValue,
+) -> Result<Option<String>, JsValue> {
     let entries: Vec<crate::model::binding::TopLevelEntry> = from_js(entries, "entries")?;
     let caller: crate::model::binding::UnnamedCaller = from_js(caller, "caller")?;
     crate::model::binding::bind_unnamed(&entries, caller).map_err(to_js_error)
@@ -115,7 +118,10 @@ fn names_of(model: &PathModel, rel: &crate::model::paths::RelPath) -> Result<JsV
 
 /// The folders a scoped sync of `models` (`[{modelType, modelId}]`) covers.
 #[wasm_bindgen(js_name = scopeForModels)]
-pub fn scope_for_models(models: JsValue) -> Result<Vec<String>, JsValue> {
+pub fn scope_for_models(
+    #[wasm_bindgen(unchecked_param_type = "{ modelType: string; modelId: string }[]")]
+    models: JsValue,
+) -> Result<Vec<String>, JsValue> {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Model {

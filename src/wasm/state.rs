@@ -105,7 +105,7 @@ pub fn server_verdict_recalled(
 #[wasm_bindgen(js_name = sidecarWithServerVerdict)]
 pub fn sidecar_with_server_verdict(
     sidecar: Option<Vec<u8>>,
-    verdict: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ServerVerdict")] verdict: JsValue,
 ) -> Result<Option<Vec<u8>>, JsValue> {
     let verdict: server_verdict::ServerVerdict = from_js(verdict, "verdict")?;
     Ok(server_verdict::remembered(sidecar.as_deref(), &verdict))

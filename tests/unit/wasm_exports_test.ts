@@ -14,6 +14,11 @@ const DEEP = encoder.encode("[".repeat(100_000));
 const EVIL = "../../etc/passwd\u0000\\C:aux";
 const HUGE = "x".repeat(70_000);
 
+/** `value` as whatever an export's generated type asks for: hostile input ignores the types. */
+function hostile(value: unknown): never {
+  return value as never;
+}
+
 /** Runs `call`; a throw must be an `Error` with a string `code`, never a trap. */
 function survives(what: string, call: () => unknown): void {
   try {
@@ -40,26 +45,36 @@ const FUNCTIONS: Record<string, () => unknown> = {
   classifyCachePath: () => wasm.classifyCachePath(EVIL, EVIL, [EVIL, HUGE]),
   codeLists: () => wasm.codeLists(),
   callOutcome: () =>
-    wasm.callOutcome({
+    wasm.callOutcome(hostile({
       run: "sideways",
       warnings: [{ code: EVIL, message: HUGE }],
       failures: [{ item: DEEP, code: 7 }],
       moved: -1,
-    }),
+    })),
   findCollisions: () => wasm.findCollisions([EVIL, "a", "a/b", "A", HUGE]),
   findContamination: () => wasm.findContamination(EVIL, JUNK),
   bindUnnamed: () =>
-    wasm.bindUnnamed([{ name: EVIL, marker: true }, { name: DEEP, marker: "yes" }, 7], "robot"),
+    wasm.bindUnnamed(
+      hostile([{ name: EVIL, marker: true }, { name: DEEP, marker: "yes" }, 7]),
+      hostile("robot"),
+    ),
   isInternal: () => wasm.isInternal(EVIL),
   journalLine: () => wasm.journalLine(EVIL + HUGE),
   judgeExisting: () =>
-    wasm.judgeExisting({ size: -1, sha256: 7 }, { sha256: DEEP, size: -2 }, {
-      exists: "yes",
-      size: NaN,
-      etag: DEEP,
-    }),
+    wasm.judgeExisting(
+      hostile({ size: -1, sha256: 7 }),
+      hostile({ sha256: DEEP, size: -2 }),
+      hostile({
+        exists: "yes",
+        size: NaN,
+        etag: DEEP,
+      }),
+    ),
   versionAtKey: () =>
-    wasm.versionAtKey({ exists: "yes", size: -1, etag: DEEP }, { etag: 7, size: NaN }),
+    wasm.versionAtKey(
+      hostile({ exists: "yes", size: -1, etag: DEEP }),
+      hostile({ etag: 7, size: NaN }),
+    ),
   judgeLostCondition: () => wasm.judgeLostCondition(HUGE, NaN, { exists: true, size: -1 }),
   afterLostRace: () => wasm.afterLostRace(NaN, Infinity),
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
@@ -72,7 +87,7 @@ const FUNCTIONS: Record<string, () => unknown> = {
   lockWaitDecision: () => wasm.lockWaitDecision(NaN, -1, Infinity, -5),
   mapRel: () => wasm.mapRel(EVIL, EVIL, EVIL),
   mapCallerPath: () => wasm.mapCallerPath("ns", EVIL, `ns/${EVIL}`),
-  scopeForModels: () => wasm.scopeForModels([{ modelType: 7 }, EVIL]),
+  scopeForModels: () => wasm.scopeForModels(hostile([{ modelType: 7 }, EVIL])),
   partitionKey: () => wasm.partitionKey(EVIL),
   planMigrate: () => wasm.planMigrate(EVIL, EVIL, JUNK, DEEP, JUNK, "not a time"),
   relFromRemoteKey: () => wasm.relFromRemoteKey("ns", EVIL),
@@ -586,7 +601,7 @@ Deno.test("callOutcome refuses a report of the wrong shape with invalid-input, a
       { run: "push", warnings: [{ code: 1 }], failures: [], moved: 0 },
     ]
   ) {
-    const error = assertThrows(() => wasm.callOutcome(facts)) as { code?: string };
+    const error = assertThrows(() => wasm.callOutcome(hostile(facts))) as { code?: string };
     assertEquals(error.code, "invalid-input", JSON.stringify(facts));
   }
   assertEquals(
