@@ -22,7 +22,6 @@ import { SIDECAR, type SyncContext } from "../exec/context.ts";
 import { runPool } from "../io/engine.ts";
 import { describe, SyncError } from "../core/errors.ts";
 import { readSidecar, rewriteSidecar } from "./journal.ts";
-import { writeV1Mirror } from "./shards.ts";
 import { drive } from "../exec/drive.ts";
 import { readBase } from "../exec/verbs.ts";
 import { loadRemoteIndex } from "./remote_index.ts";
@@ -230,7 +229,7 @@ async function driveSteps(
           report,
           () => objectConditions(ctx, planner, request, true),
         )
-        : await publishIndex(ctx, planner, action.ifMatch, request, report);
+        : await publishIndex(ctx, planner, action.ifMatch, request, report, action.mirror);
       report.published = true;
       // A re-merge over another writer's publish may have turned uploads into conflicts and
       // named files this cache is now behind on: the report carries the plan as it ends.
@@ -239,10 +238,6 @@ async function driveSteps(
         etag: etag ?? undefined,
         commitSeq: v2?.commitSeq,
       })) as PushPlan;
-    },
-    writeMirror: async (_action, send) => {
-      report.shardsWritten += await writeV1Mirror(ctx, planner);
-      send({ event: "written", nowIso: now().toISOString() });
     },
     delete: async (action, send) => {
       // The published index no longer names these; a crash from here on leaves orphan

@@ -10,12 +10,12 @@ import type { Planner } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
 import { describe, SyncError } from "../core/errors.ts";
-import { shardWriteFailure } from "./shards.ts";
+import { shardWriteFailure, writeV1Mirror } from "./shards.ts";
+import { readObject } from "../exec/verbs.ts";
 import {
   type LoadedIndex,
   publishConditionally,
   publishWithRemerge,
-  readIndexObject,
   readShardSet,
   type ShardIndexState,
 } from "./remote_index.ts";
@@ -56,7 +56,7 @@ export async function rebaseOnCurrent(
     loaded.v2.shardEtags = current.shardEtags;
     return undefined;
   }
-  const current = await readIndexObject(ctx, planner.remoteIndexKey);
+  const current = await readObject(ctx, planner.remoteIndexKey);
   // No index now: the prepared changes go over the copy the prepare started from, create-only.
   if (!current) return undefined;
   planner.rebasePush(current.data);
@@ -65,6 +65,8 @@ export async function rebaseOnCurrent(
 
 /**
  * Publishes the planner's index over `etag`; on a lost race re-reads, re-merges and retries.
+ * With `mirror`, the v1 per-partition mirror of the index as published is written in the same
+ * hold of the lock (see `PushAction::Publish` in the core: mirrors land in publish order).
  *
  * @returns the ETag of the published index
  */
@@ -74,6 +76,7 @@ export async function publishIndex(
   etag: string | null,
   request: PushRequest,
   report: PushReport,
+  mirror: boolean,
 ): Promise<string | null> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const key = planner.remoteIndexKey;
@@ -90,13 +93,15 @@ export async function publishIndex(
       retry,
       ctx.signal,
     );
-    return put ? { etag: put.etag ?? null } : null;
+    if (!put) return null;
+    if (mirror) report.shardsWritten += await writeV1Mirror(ctx, planner);
+    return { etag: put.etag ?? null };
   }, async (attempt) => {
     report.conflicts++;
     ctx.log?.(
       `another writer published the index first: re-reading and merging (attempt ${attempt})`,
     );
-    const newer = await readIndexObject(ctx, key);
+    const newer = await readObject(ctx, key);
     if (!newer) {
       throw new SyncError("index-vanished", `the remote index ${key} was deleted during the push`);
     }

@@ -43,9 +43,6 @@ export type RebuiltIndex = RebuildReport & {
   hint?: string;
 };
 
-/** Reads the index object at `key` (see {@link readObject}: null when there is none). */
-export const readIndexObject: typeof readObject = readObject;
-
 /**
  * Loads the remote index into `planner`, rebuilding it from a listing when it is missing (and
  * publishing the rebuild create-only when `publishRebuild`).
@@ -64,7 +61,7 @@ export async function loadRemoteIndex(
   const key = planner.remoteIndexKey;
   let got: { data: Uint8Array; etag?: string } | null;
   try {
-    got = await readIndexObject(ctx, key);
+    got = await readObject(ctx, key);
   } catch (error) {
     throw asStoreError(error, `cannot read the remote index ${key}`);
   }

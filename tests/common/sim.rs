@@ -663,7 +663,11 @@ pub fn run_push_with(
                 session.rebase_push(&bytes)?;
                 run.on_rebased(Some(etag))?;
             }
-            PushAction::Publish { v2: _, if_match } => {
+            PushAction::Publish {
+                v2: _,
+                if_match,
+                mirror: _,
+            } => {
                 let mut expected = if_match;
                 let etag = loop {
                     let current = bucket.objects.get(INDEX_KEY).map(|(_, e)| e.clone());
@@ -681,7 +685,6 @@ pub fn run_push_with(
                 run.on_published(&session, Some(etag), None)?;
                 ran.plan = session.push_plan()?.clone();
             }
-            PushAction::WriteMirror => run.on_written(&session, None, NOW)?,
             PushAction::Delete { rels } => {
                 let mut lost = Vec::new();
                 for d in ran.plan.deletes.iter().filter(|d| rels.contains(&d.rel)) {

@@ -163,9 +163,12 @@ pub enum PushAction {
         v2: bool,
         /// v1: the ETag the bucket's index must still have (`None`: create-only).
         if_match: Option<String>,
+        /// v1: also write the per-partition mirror of the published index (peers' scoped pulls
+        /// read it first), in the same hold of the lock, right after the publish wins: mirrors
+        /// then land in publish order, so an earlier writer's shard never lands over a later
+        /// one's that already holds its entries.
+        mirror: bool,
     },
-    /// Write the v1 per-partition mirror of the published index; answer with the `written` event.
-    WriteMirror,
     /// Delete the objects of these deletes (the published index no longer names them);
     /// answer with the `deleted` event.
     Delete {

@@ -65,13 +65,7 @@ impl PushRun {
         if commit_seq.is_some() {
             self.commit_seq = commit_seq;
         }
-        self.pending = if self.v2 {
-            self.after_publish(session)?
-        } else {
-            // v1 writers keep per-partition shards beside the monolith; peers' scoped pulls
-            // read them first.
-            PushAction::WriteMirror
-        };
+        self.pending = self.after_publish(session)?;
         Ok(())
     }
 
@@ -79,6 +73,8 @@ impl PushRun {
         PushAction::Publish {
             v2: self.v2,
             if_match: self.index_etag.clone().filter(|_| !self.v2),
+            // v1 writers keep per-partition shards beside the monolith.
+            mirror: !self.v2,
         }
     }
 
@@ -125,7 +121,7 @@ impl PushRun {
         Ok(())
     }
 
-    /// The write asked for (mirror, local index, sidecar) is done. After the local index, the
+    /// The write asked for (local index, sidecar) is done. After the local index, the
     /// sidecar is read again (`sidecar_now`: another process may have marked files dirty
     /// meanwhile) and what it records decided.
     pub fn on_written(
@@ -135,9 +131,6 @@ impl PushRun {
         now_iso: &str,
     ) -> CoreResult<()> {
         match &self.pending {
-            PushAction::WriteMirror => {
-                self.pending = self.after_publish(session)?;
-            }
             PushAction::WriteLocalIndex { .. } => {
                 let end = PushEnd {
                     failures: self.failures,
