@@ -1,5 +1,5 @@
 //! The spec runner: every JSON file under `tests/specs/<kind>/` is one case of the planner named
-//! by its folder (`pull`, `push`), with its inputs and the expected plan in one file. One test
+//! by its folder (`pull`, `push`, `migrate`), with its inputs and the expected plan in one file. One test
 //! runs them all and fails naming every spec that disagrees; a folder no runner knows is a
 //! failure too, so a new kind of spec cannot be silently skipped.
 #![cfg(not(target_arch = "wasm32"))]
@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "spec_runner/migrate.rs"]
+mod migrate;
 #[path = "spec_runner/pull.rs"]
 mod pull;
 #[path = "spec_runner/push.rs"]
@@ -40,6 +42,7 @@ fn every_spec() {
     for kind in &kinds {
         let name = kind.file_name().unwrap().to_string_lossy().into_owned();
         let run: fn(&Path) -> Result<(), String> = match name.as_str() {
+            "migrate" => migrate::run,
             "pull" => pull::run,
             "push" => push::run,
             other => {
@@ -66,6 +69,10 @@ fn every_spec() {
     assert!(
         ran.get("push").copied().unwrap_or(0) >= 14,
         "push specs: {ran:?}"
+    );
+    assert!(
+        ran.get("migrate").copied().unwrap_or(0) >= 8,
+        "migrate specs: {ran:?}"
     );
     let total: usize = ran.values().sum();
     assert!(
