@@ -1,5 +1,5 @@
 //! The spec runner: every JSON file under `tests/specs/<kind>/` is one case of the planner named
-//! by its folder (`pull`, `push`, `migrate`), with its inputs and the expected plan in one file. One test
+//! by its folder (`pull`, `push`, `migrate`, `contamination`), with its inputs and the expected plan in one file. One test
 //! runs them all and fails naming every spec that disagrees; a folder no runner knows is a
 //! failure too, so a new kind of spec cannot be silently skipped.
 #![cfg(not(target_arch = "wasm32"))]
@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "spec_runner/contamination.rs"]
+mod contamination;
 #[path = "spec_runner/migrate.rs"]
 mod migrate;
 #[path = "spec_runner/pull.rs"]
@@ -42,6 +44,7 @@ fn every_spec() {
     for kind in &kinds {
         let name = kind.file_name().unwrap().to_string_lossy().into_owned();
         let run: fn(&Path) -> Result<(), String> = match name.as_str() {
+            "contamination" => contamination::run,
             "migrate" => migrate::run,
             "pull" => pull::run,
             "push" => push::run,
@@ -73,6 +76,10 @@ fn every_spec() {
     assert!(
         ran.get("migrate").copied().unwrap_or(0) >= 8,
         "migrate specs: {ran:?}"
+    );
+    assert!(
+        ran.get("contamination").copied().unwrap_or(0) >= 5,
+        "contamination specs: {ran:?}"
     );
     let total: usize = ran.values().sum();
     assert!(
