@@ -1,5 +1,5 @@
 //! The spec runner: every JSON file under `tests/specs/<kind>/` is one case of the planner named
-//! by its folder (`pull`, `push`, `migrate`, `contamination`), with its inputs and the expected plan in one file. One test
+//! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`), with its inputs and the expected plan in one file. One test
 //! runs them all and fails naming every spec that disagrees; a folder no runner knows is a
 //! failure too, so a new kind of spec cannot be silently skipped.
 #![cfg(not(target_arch = "wasm32"))]
@@ -16,6 +16,8 @@ mod migrate;
 mod pull;
 #[path = "spec_runner/push.rs"]
 mod push;
+#[path = "spec_runner/rebuild.rs"]
+mod rebuild;
 #[path = "common/spec_diff.rs"]
 mod spec_diff;
 
@@ -48,6 +50,7 @@ fn every_spec() {
             "migrate" => migrate::run,
             "pull" => pull::run,
             "push" => push::run,
+            "rebuild" => rebuild::run,
             other => {
                 failures.push(format!(
                     "tests/specs/{other}/: no runner for this kind of spec"
@@ -80,6 +83,10 @@ fn every_spec() {
     assert!(
         ran.get("contamination").copied().unwrap_or(0) >= 5,
         "contamination specs: {ran:?}"
+    );
+    assert!(
+        ran.get("rebuild").copied().unwrap_or(0) >= 6,
+        "rebuild specs: {ran:?}"
     );
     let total: usize = ran.values().sum();
     assert!(
