@@ -227,7 +227,7 @@ async function driveSteps(
           planner,
           must(v2),
           report,
-          () => objectConditions(ctx, planner, request, true),
+          (deleting) => objectConditions(ctx, planner, request, deleting),
         )
         : await publishIndex(ctx, planner, action.ifMatch, request, report, action.mirror);
       report.published = true;

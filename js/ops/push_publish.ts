@@ -122,8 +122,10 @@ export async function publishIndex(
  * over the meta read, and only then the shards the commit emptied are retired (see
  * {@link retireShards}). On a lost race everything is re-read and the push's changes re-applied.
  *
- * @param deleteSupport what the server honours of conditional deletes (asked only when the
- *   commit retires a shard); null when the user waived conditions
+ * @param conditions what the server honours of conditional requests (`objectConditions`),
+ *   asked before the first write (a server that ignores conditional writes is refused there, as
+ *   for a v1 publish) and, with deletes probed, when the commit retires a shard; null when the
+ *   user waived conditions
  * @returns the new meta's ETag
  */
 export async function publishShards(
@@ -131,10 +133,11 @@ export async function publishShards(
   planner: Planner,
   state: ShardIndexState,
   report: PushReport,
-  deleteSupport: () => Promise<ConditionalSupport | null>,
+  conditions: (deleting: boolean) => Promise<ConditionalSupport | null>,
 ): Promise<string | null> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const encoder = new TextEncoder();
+  await conditions(false);
   const published = await publishWithRemerge(ctx, async () => {
     const commit = planner.shardCommit();
     // The changed shards in parallel (a push touching thousands of models changes thousands of
@@ -190,7 +193,7 @@ export async function publishShards(
     // Still under the lock: writers that take it cannot re-create a retired partition between
     // the check of its shard and the delete, where the delete cannot carry the check itself.
     if (commit.retire.length > 0) {
-      const support = await deleteSupport();
+      const support = await conditions(true);
       report.shardsWritten += await retireShards(ctx, planner, state, commit.retire, support);
     }
     return { etag: put.etag ?? null };

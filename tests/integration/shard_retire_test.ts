@@ -10,12 +10,14 @@ import { partitionKey } from "../../js/core/mod.ts";
 import { markDirty } from "../../js/ops/dirty.ts";
 import { pull } from "../../js/ops/pull.ts";
 import { push } from "../../js/ops/push.ts";
-import type { S3Store } from "../../js/io/s3.ts";
 import type { ObjectStore } from "../../js/io/store.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";
 import { contentOf, putAll } from "../harness/seed.ts";
 import { type S3Server, startServer } from "../harness/servers.ts";
+import { startFaultProxy } from "../harness/fault_proxy.ts";
+import { S3Store } from "../../js/io/s3.ts";
+import { SyncError } from "../../js/core/errors.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -250,5 +252,32 @@ Deno.test("v2 on s3s-fs (no If-Match on DELETE): the emptied shard is retired af
     assert(!(await store.headObject(SHARD_KEY)).exists, "the emptied shard is gone");
     assertEquals((await readJson(store, META_KEY)).partitions, [partitionKey(KEPT)]);
     assertEquals(await freshPull(store, caches), [KEPT]);
+  });
+});
+
+Deno.test("v2 behind a server that ignores conditions: a push that only deletes is refused before its first write", async () => {
+  await withServer("moto", "retire-no-conditions", async (server, store, caches) => {
+    const cache = await cacheThatDeletes(store, caches);
+    const proxy = startFaultProxy(server.endpoint, { seed: 1, dropConditions: true });
+    const careless = new S3Store({
+      ...server.storeOptions("retire-no-conditions"),
+      endpoint: proxy.endpoint,
+    });
+    try {
+      let refused: unknown;
+      try {
+        await push({ store: careless, cache: new DenoCacheFs(cache), namespace: "ns" });
+      } catch (error) {
+        refused = error;
+      }
+      assert(refused instanceof SyncError, `refused: ${refused}`);
+      assertEquals(refused.code, "conditional-writes-unsupported");
+      assertEquals((await readJson(store, META_KEY)).commitSeq, 7, "no commit");
+      assert((await store.headObject(SHARD_KEY)).exists, "no shard retired");
+      assert((await store.headObject(`ns/${DOOMED}`)).exists, "no object deleted");
+    } finally {
+      careless.destroy();
+      await proxy.stop();
+    }
   });
 });
