@@ -140,6 +140,8 @@ export async function publishShards(
   await conditions(false);
   const published = await publishWithRemerge(ctx, async () => {
     const commit = planner.shardCommit();
+    // Asked before this attempt writes anything: once the meta is in, nothing may throw.
+    const support = commit.retire.length > 0 ? await conditions(true) : null;
     // The changed shards in parallel (a push touching thousands of models changes thousands of
     // them; one by one, each a round trip or two, they cost seconds), the meta only once every
     // shard is in. A shard that lost its condition stops new writes and the attempt is re-merged,
@@ -192,9 +194,18 @@ export async function publishShards(
     state.commitSeq = JSON.parse(commit.meta).commitSeq ?? state.commitSeq;
     // Still under the lock: writers that take it cannot re-create a retired partition between
     // the check of its shard and the delete, where the delete cannot carry the check itself.
+    // The commit is published: a retire that fails (aborted too) is logged, never thrown, so the
+    // push goes on to record it and delete its objects.
     if (commit.retire.length > 0) {
-      const support = await conditions(true);
-      report.shardsWritten += await retireShards(ctx, planner, state, commit.retire, support);
+      try {
+        report.shardsWritten += await retireShards(ctx, planner, state, commit.retire, support);
+      } catch (error) {
+        ctx.log?.(
+          `the emptied shards were not retired (${
+            describe(error)
+          }); the index no longer lists them`,
+        );
+      }
     }
     return { etag: put.etag ?? null };
   }, async (attempt) => {
@@ -229,7 +240,7 @@ export async function publishShards(
  * the window between the two. A writer that re-created the partition since keeps its shard.
  *
  * @param support what the server honours (null: the user waived conditions; the HEAD is kept)
- * @returns the shards deleted
+ * @returns the shards retired (deleted, or found already gone)
  */
 export async function retireShards(
   ctx: SyncContext,
@@ -240,7 +251,7 @@ export async function retireShards(
 ): Promise<number> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   const store = ctx.store;
-  let deleted = 0;
+  let retired = 0;
   let kept = 0;
   const failures = await runPool(partitions, {
     concurrency: ctx.concurrency ?? 25,
@@ -252,7 +263,10 @@ export async function retireShards(
     const key = planner.shardKey(partition);
     const etag = state.shardEtags.get(partition);
     state.shardEtags.delete(partition);
-    // No ETag recorded: nothing to hold the delete to, so the shard stays.
+    // Not read (the meta this attempt read did not list it: another writer's commit emptied it
+    // first): nothing of ours to retire.
+    if (etag === undefined) return;
+    // Read without an ETag: nothing to hold the delete to, so the shard stays.
     let gone = false;
     if (etag && support?.deletes && hasExtras(store)) {
       gone = await withRetry(
@@ -261,7 +275,7 @@ export async function retireShards(
         ctx.signal,
       );
     } else if (etag) gone = await deleteVersion(ctx, key, { etag });
-    if (gone) deleted++;
+    if (gone) retired++;
     else kept++;
   });
   if (kept > 0) {
@@ -276,5 +290,5 @@ export async function retireShards(
       }); the index no longer lists them`,
     );
   }
-  return deleted;
+  return retired;
 }

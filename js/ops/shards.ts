@@ -35,16 +35,17 @@ const encoder = new TextEncoder();
  * @returns shards written
  */
 export async function writeV1Mirror(ctx: SyncContext, planner: Planner): Promise<number> {
-  const layout = planner.shardLayout(undefined, true);
-  // Nothing the push changed has a shard: leave the mirror (and a missing one) as it is.
-  if (layout.shards.length === 0) return 0;
+  // Runs after the publish, under its lock: nothing here may throw (the index is published).
   try {
+    const layout = planner.shardLayout(undefined, true);
+    // Nothing the push changed has a shard: leave the mirror (and a missing one) as it is.
+    if (layout.shards.length === 0) return 0;
     await writeLayout(ctx, planner, layout);
+    return layout.shards.length;
   } catch (error) {
     ctx.log?.(`the v1 shard mirror was not fully updated (${describe(error)}); the index was`);
     return 0;
   }
-  return layout.shards.length;
 }
 
 /**

@@ -144,6 +144,10 @@ Deno.test("v2 on moto: an emptied shard is deleted after the meta that no longer
     assertEquals(requests.filter((r) => r === `head ${SHARD_KEY}`), [], "If-Match, no HEAD");
     const retired = requests.indexOf(`delete ${SHARD_KEY}`);
     assert(meta >= 0 && retired > meta, `the meta first, then the shard: ${requests}`);
+    // What the server honours of conditional deletes is asked before the commit writes
+    // anything: once the meta is in, nothing may fail the push.
+    const probes = requests.flatMap((r, i) => r.includes("_control/s3sync-probe") ? [i] : []);
+    assert(probes.length > 0 && Math.max(...probes) < meta, `probed before: ${requests}`);
     const after = await readJson(store, META_KEY);
     assertEquals(after.partitions, [partitionKey(KEPT)]);
     assertEquals(after.commitSeq, 8);
@@ -279,5 +283,32 @@ Deno.test("v2 behind a server that ignores conditions: a push that only deletes 
       careless.destroy();
       await proxy.stop();
     }
+  });
+});
+
+Deno.test("v2 on moto: a retire that fails after the meta is logged, and the push still completes", async () => {
+  await withServer("moto", "retire-fails", async (_server, store, caches) => {
+    const cache = await cacheThatDeletes(store, caches);
+    const failing = hooked(store, (kind, key) => {
+      if (kind === "delete" && key === SHARD_KEY) return Promise.reject(new Error("refused"));
+      return Promise.resolve();
+    });
+    const lines: string[] = [];
+    const report = await push({
+      store: failing,
+      cache: new DenoCacheFs(cache),
+      namespace: "ns",
+      retry: { attempts: 1, baseDelayMs: 0, factor: 1, jitter: 0 },
+      log: (line) => lines.push(line),
+    });
+    assert(report.published && report.failures.length === 0);
+    assertEquals(report.deleted, 1, "the payload delete still went");
+    assert(lines.some((l) => l.includes("emptied shards were not deleted")), lines.join("\n"));
+    assert((await store.headObject(SHARD_KEY)).exists, "left, unlisted");
+    assertEquals((await readJson(store, META_KEY)).partitions, [partitionKey(KEPT)]);
+    assertEquals(await freshPull(store, caches), [KEPT]);
+    // The cache recorded its push: the next one has nothing to do.
+    const again = await push({ store, cache: new DenoCacheFs(cache), namespace: "ns" });
+    assertEquals([again.uploaded, again.deleted, again.published], [0, 0, false]);
   });
 });

@@ -83,6 +83,10 @@ pub fn run(path: &Path) -> Result<(), String> {
     if spec.description.trim().is_empty() {
         return Err("bad spec: empty description".into());
     }
+    // A spec that expects nothing would pass on the invariants alone.
+    if spec.expected.is_empty() {
+        return Err("bad spec: `expected` names nothing".into());
+    }
     for key in spec.expected.keys() {
         if !["rels", "entries", "report"].contains(&key.as_str()) {
             return Err(format!(
