@@ -37,3 +37,49 @@ pub fn differences(path: &str, expected: &Value, actual: &Value, out: &mut Vec<S
         }
     }
 }
+
+/// Reads a spec file into `T`, refusing (as `bad spec: …`) one whose `description` is empty, whose
+/// `expected` names nothing (it would pass on a runner's invariants alone), or names a field that
+/// is not in `fields`.
+pub fn read_spec<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    fields: &[&str],
+) -> Result<T, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| format!("bad spec: {e}"))?;
+    if value["description"]
+        .as_str()
+        .is_none_or(|d| d.trim().is_empty())
+    {
+        return Err("bad spec: empty description".into());
+    }
+    let expected = value["expected"].as_object().cloned().unwrap_or_default();
+    if expected.is_empty() {
+        return Err("bad spec: `expected` names nothing".into());
+    }
+    if let Some(key) = expected.keys().find(|k| !fields.contains(&k.as_str())) {
+        return Err(format!(
+            "bad spec: `expected.{key}` is not one of {fields:?}"
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| format!("bad spec: {e}"))
+}
+
+/// Compares `actual` with a spec's `expected` (see [`differences`]), adds what `invariants`
+/// finds, and says every disagreement under the spec's description.
+pub fn judge(
+    description: &str,
+    root: &str,
+    expected: &serde_json::Map<String, Value>,
+    actual: &Value,
+    invariants: impl FnOnce(&mut Vec<String>),
+) -> Result<(), String> {
+    let mut out = Vec::new();
+    differences(root, &Value::Object(expected.clone()), actual, &mut out);
+    invariants(&mut out);
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{description}\n    {}", out.join("\n    ")))
+    }
+}

@@ -94,6 +94,16 @@ function hooked(
   });
 }
 
+/** `store`, recording every write, delete and HEAD it makes as `"<kind> <key>"`, in order. */
+function recording(store: ObjectStore): { store: ObjectStore; requests: string[] } {
+  const requests: string[] = [];
+  const recorded = hooked(store, (kind, key) => {
+    requests.push(`${kind} ${key}`);
+    return Promise.resolve();
+  });
+  return { store: recorded, requests };
+}
+
 /** What a fresh cache pulls: the rels under `ns/` (a listed shard that is gone throws). */
 async function freshPull(store: S3Store, caches: string[]): Promise<string[]> {
   const cache = await Deno.makeTempDir({ prefix: "s3sync-retire-fresh-" });
@@ -132,11 +142,7 @@ async function withServer(
 Deno.test("v2 on moto: an emptied shard is deleted after the meta that no longer lists it", async () => {
   await withServer("moto", "retire-order", async (_server, store, caches) => {
     const cache = await cacheThatDeletes(store, caches);
-    const requests: string[] = [];
-    const recorded = hooked(store, (kind, key) => {
-      requests.push(`${kind} ${key}`);
-      return Promise.resolve();
-    });
+    const { store: recorded, requests } = recording(store);
     const report = await push({ store: recorded, cache: new DenoCacheFs(cache), namespace: "ns" });
     assert(report.published);
     assertEquals(report.deleted, 1);
@@ -242,11 +248,7 @@ Deno.test("v2 on s3s-fs: a writer that re-creates the partition before the retir
 Deno.test("v2 on s3s-fs (no If-Match on DELETE): the emptied shard is retired after a HEAD finds it unchanged", async () => {
   await withServer("s3s-fs", "retire-head", async (_server, store, caches) => {
     const cache = await cacheThatDeletes(store, caches);
-    const requests: string[] = [];
-    const recorded = hooked(store, (kind, key) => {
-      requests.push(`${kind} ${key}`);
-      return Promise.resolve();
-    });
+    const { store: recorded, requests } = recording(store);
     const report = await push({ store: recorded, cache: new DenoCacheFs(cache), namespace: "ns" });
     assert(report.published);
     const meta = requests.indexOf(`put ${META_KEY}`);

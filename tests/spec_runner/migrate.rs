@@ -20,7 +20,7 @@ use s3sync_core::model::paths::PathModel;
 use s3sync_core::runs::migrate::plan::{plan_migrate, MigrateInputs};
 use s3sync_core::wire::listing::{decode_remote, encode_remote};
 
-use crate::spec_diff::differences;
+use crate::spec_diff::{judge, read_spec};
 
 /// The default `now` of a spec.
 const NOW: &str = "2026-08-07T10:00:00.000Z";
@@ -117,22 +117,7 @@ fn invariants(spec: &Spec, plan: &Value, out: &mut Vec<String>) {
 
 /// Runs one spec file; `Err` says every way the plan disagrees.
 pub fn run(path: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let spec: Spec = serde_json::from_str(&text).map_err(|e| format!("bad spec: {e}"))?;
-    if spec.description.trim().is_empty() {
-        return Err("bad spec: empty description".into());
-    }
-    // A spec that expects nothing would pass on the invariants alone.
-    if spec.expected.is_empty() {
-        return Err("bad spec: `expected` names nothing".into());
-    }
-    for key in spec.expected.keys() {
-        if !PLAN_FIELDS.contains(&key.as_str()) {
-            return Err(format!(
-                "bad spec: `expected.{key}` is no field of the plan"
-            ));
-        }
-    }
+    let spec: Spec = read_spec(path, PLAN_FIELDS)?;
     let model = PathModel::new(Some(&spec.namespace), &spec.prefix)
         .map_err(|e| format!("namespace refused: {e}"))?;
     let buffer = encode_remote(spec.listing.iter().map(|(key, size, etag, modified)| {
@@ -159,17 +144,7 @@ pub fn run(path: &Path) -> Result<(), String> {
         },
     );
     let actual = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    differences(
-        "plan",
-        &Value::Object(spec.expected.clone()),
-        &actual,
-        &mut out,
-    );
-    invariants(&spec, &actual, &mut out);
-    if out.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{}\n    {}", spec.description, out.join("\n    ")))
-    }
+    judge(&spec.description, "plan", &spec.expected, &actual, |out| {
+        invariants(&spec, &actual, out)
+    })
 }

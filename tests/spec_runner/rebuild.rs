@@ -18,7 +18,7 @@ use s3sync_core::model::paths::PathModel;
 use s3sync_core::runs::rebuild::plan::RebuildBuilder;
 use s3sync_core::wire::listing::{decode_remote, encode_remote};
 
-use crate::spec_diff::differences;
+use crate::spec_diff::{judge, read_spec};
 
 /// The default `now` of a spec.
 const NOW: &str = "2026-08-07T10:00:00.000Z";
@@ -78,22 +78,7 @@ fn adds_up(report: &Value, kept_bytes: u64, kept: usize, out: &mut Vec<String>) 
 
 /// Runs one spec file; `Err` says every way the rebuild disagrees.
 pub fn run(path: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let spec: Spec = serde_json::from_str(&text).map_err(|e| format!("bad spec: {e}"))?;
-    if spec.description.trim().is_empty() {
-        return Err("bad spec: empty description".into());
-    }
-    // A spec that expects nothing would pass on the invariants alone.
-    if spec.expected.is_empty() {
-        return Err("bad spec: `expected` names nothing".into());
-    }
-    for key in spec.expected.keys() {
-        if !["rels", "entries", "report"].contains(&key.as_str()) {
-            return Err(format!(
-                "bad spec: `expected.{key}` is no part of a rebuild"
-            ));
-        }
-    }
+    let spec: Spec = read_spec(path, &["rels", "entries", "report"])?;
     let model = PathModel::new(spec.namespace.as_deref(), &spec.prefix)
         .map_err(|e| format!("binding refused: {e}"))?;
     let now = spec.now.clone().unwrap_or_else(|| NOW.to_string());
@@ -121,18 +106,12 @@ pub fn run(path: &Path) -> Result<(), String> {
         "entries": entries,
         "report": serde_json::to_value(&report).map_err(|e| e.to_string())?,
     });
-    let mut out = Vec::new();
-    differences(
-        "rebuild",
-        &Value::Object(spec.expected.clone()),
-        &actual,
-        &mut out,
-    );
     let bytes = index.entries.values().map(|e| e.size).sum();
-    adds_up(&actual["report"], bytes, index.entries.len(), &mut out);
-    if out.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{}\n    {}", spec.description, out.join("\n    ")))
-    }
+    judge(
+        &spec.description,
+        "rebuild",
+        &spec.expected,
+        &actual,
+        |out| adds_up(&actual["report"], bytes, index.entries.len(), out),
+    )
 }
