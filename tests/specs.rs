@@ -1,5 +1,5 @@
 //! The spec runner: every JSON file under `tests/specs/<kind>/` is one case of the planner named
-//! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`), with its inputs and the expected plan in one file. One test
+//! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`, `shard_write`), with its inputs and the expected plan in one file. One test
 //! runs them all and fails naming every spec that disagrees; a folder no runner knows is a
 //! failure too, so a new kind of spec cannot be silently skipped.
 #![cfg(not(target_arch = "wasm32"))]
@@ -18,6 +18,10 @@ mod pull;
 mod push;
 #[path = "spec_runner/rebuild.rs"]
 mod rebuild;
+#[path = "spec_runner/shard_write.rs"]
+mod shard_write;
+#[path = "common/sim.rs"]
+mod sim;
 #[path = "common/spec_diff.rs"]
 mod spec_diff;
 
@@ -51,6 +55,7 @@ fn every_spec() {
             "pull" => pull::run,
             "push" => push::run,
             "rebuild" => rebuild::run,
+            "shard_write" => shard_write::run,
             other => {
                 failures.push(format!(
                     "tests/specs/{other}/: no runner for this kind of spec"
@@ -87,6 +92,10 @@ fn every_spec() {
     assert!(
         ran.get("rebuild").copied().unwrap_or(0) >= 6,
         "rebuild specs: {ran:?}"
+    );
+    assert!(
+        ran.get("shard_write").copied().unwrap_or(0) >= 6,
+        "shard_write specs: {ran:?}"
     );
     let total: usize = ran.values().sum();
     assert!(

@@ -69,6 +69,7 @@ export type {
   PushPlan,
   PushRunRequest,
   PushSummary,
+  PutCondition,
   RaceStep,
   RebuildAction,
   RebuildEvent,
@@ -98,9 +99,9 @@ export type {
   ServerVerdict,
   ShardChange,
   ShardCommit,
-  ShardFile,
-  ShardLayout,
   ShardMeta,
+  ShardWriteRequest,
+  ShardWriteResult,
   StepResult,
   TopLevelEntry,
   Transfer,
@@ -123,7 +124,14 @@ export type { ListedObject, LocalFile } from "./encode.ts";
 export { BOOKKEEPING, Planner, sidecarToWrite } from "./planner.ts";
 export { f64Bytes, PushRun } from "./push_run.ts";
 export { PullRun } from "./pull_run.ts";
-export { ContaminationRun, MigrateRun, RebuildRun, RepairRun, ResolveRun } from "./small_runs.ts";
+export {
+  ContaminationRun,
+  MigrateRun,
+  RebuildRun,
+  RepairRun,
+  ResolveRun,
+  ShardWriteRun,
+} from "./small_runs.ts";
 export {
   afterLostRace,
   bindUnnamed,

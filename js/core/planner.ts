@@ -21,7 +21,6 @@ import type {
   RepairPlan,
   ResolvePlan,
   ShardCommit,
-  ShardLayout,
   Verdict,
 } from "./wasm.ts";
 import {
@@ -104,21 +103,6 @@ export class Planner {
   }
 
   /**
-   * The loaded index cut into shards. Without `commitSeq`: the v1 per-partition mirror a v1
-   * writer keeps beside the monolith; with it: a v2 shard-first layout at that sequence
-   * (throws when a rel has no partition, rather than lose it).
-   *
-   * @param commitSeq the v2 meta's sequence, or undefined for the v1 mirror
-   * @param onlyTouched only the shards the recorded push changed (the meta lists all)
-   */
-  shardLayout(
-    commitSeq: number | undefined,
-    onlyTouched: boolean,
-  ): ShardLayout {
-    return JSON.parse(core(() => this.#inner.shardLayout(commitSeq, onlyTouched)));
-  }
-
-  /**
    * Loads the base: the local index, what this cache last synced. Push plans then upload only
    * what changed here since it, never a stale copy over a newer remote version.
    *
@@ -150,11 +134,6 @@ export class Planner {
   /** What a person must know about the pull just applied: conflicts, attention, pruned entries. */
   pullWarnings(): Verdict[] {
     return JSON.parse(core(() => this.#inner.pullWarnings()));
-  }
-
-  /** Marks the loaded monolith as superseded by shards, so that rewriting it moves its ETag. */
-  markMovedToShards(now: Date): void {
-    core(() => this.#inner.markMovedToShards(now.toISOString()));
   }
 
   /** Entries in the loaded index. */

@@ -1,5 +1,6 @@
 /**
- * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair.
+ * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, and the
+ * shard-set write.
  *
  * @module
  */
@@ -25,6 +26,10 @@ import type {
   ResolveEvent,
   ResolveRequest,
   ResolveResult,
+  ShardWriteAction,
+  ShardWriteEvent,
+  ShardWriteRequest,
+  ShardWriteResult,
 } from "./wasm.ts";
 import { type Planner, sessionOf } from "./planner.ts";
 import { CoreRun, type NoReplies } from "./run.ts";
@@ -109,5 +114,18 @@ export class RepairRun extends CoreRun<RepairAction, RepairEvent, NoReplies, Rep
   /** A run over `planner` (which will hold the index) for `request`, started at `now`. */
   constructor(planner: Planner, request: RepairRequest, now: Date) {
     super(core(() => new wasm.RepairRun(request, now.toISOString())), planner);
+  }
+}
+
+/**
+ * Writing the planner's index cut into shards as the core's state machine: the v1 mirror of
+ * what the recorded push touched, or a v2 set (a migration's, a rebuild's) with every write
+ * conditional on the copy read, the meta last.
+ */
+export class ShardWriteRun
+  extends CoreRun<ShardWriteAction, ShardWriteEvent, NoReplies, ShardWriteResult> {
+  /** A run over `planner`'s index for `request`. */
+  constructor(planner: Planner, request: ShardWriteRequest) {
+    super(core(() => new wasm.ShardWriteRun(request)), planner);
   }
 }

@@ -4,11 +4,12 @@
  *
  * @module
  */
-import { type BaseLoad, migrateListing } from "../core/mod.ts";
+import { type BaseLoad, type HeadFound, migrateListing, type PutCondition } from "../core/mod.ts";
 import { LOCAL_INDEX, type SyncContext } from "./context.ts";
-import { isNotFound, listAll } from "../io/store.ts";
-import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
-import { asStoreError } from "../core/errors.ts";
+import { isNotFound, listAll, publishConditionally } from "../io/store.ts";
+import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
+import { asStoreError, SyncError } from "../core/errors.ts";
+import { isSyncErrorCode } from "../core/codes.ts";
 
 /** `readBase`: the local index as this cache last synced it, and why it is no base if it is not. */
 export function readBase(ctx: SyncContext) {
@@ -62,6 +63,81 @@ export async function readObject(
     if (isNotFound(error)) return null;
     throw error;
   }
+}
+
+/**
+ * `head`: what a HEAD of each of the action's keys finds (in parallel, transient failures
+ * retried), in one `heads` event. A failed HEAD stops the run: it says nothing of the object.
+ */
+export function headKeys(ctx: SyncContext) {
+  return async (
+    action: { keys: string[] },
+    send: (event: { event: "heads"; heads: HeadFound[] }) => void,
+  ): Promise<void> => {
+    const retry = ctx.retry ?? DEFAULT_RETRY;
+    const heads: HeadFound[] = [];
+    const failures = await runPool(action.keys, {
+      concurrency: ctx.concurrency ?? 25,
+      signal: ctx.signal,
+      phase: "head",
+      name: (key) => key,
+      failureCode: "s3-error",
+    }, async (key) => {
+      const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry, ctx.signal);
+      heads.push({ key, exists: head.exists, size: head.size, etag: head.etag });
+    });
+    if (failures.length > 0) throw poolFailure(failures, `cannot HEAD ${failures.length} keys`);
+    send({ event: "heads", heads });
+  };
+}
+
+/**
+ * `put`: every write of the action, in parallel, each under the condition the core gave it
+ * (transient failures retried). Once one is refused no other starts (the core then stops the
+ * run); the `put` event says whether all landed. A failed write stops the run, said by
+ * `failed`.
+ */
+export function putObjects(ctx: SyncContext, failed: (failures: ItemFailure[]) => SyncError) {
+  return async (
+    action: { writes: { key: string; body: Uint8Array; condition: PutCondition }[] },
+    send: (event: { event: "put"; landed: boolean }) => void,
+  ): Promise<void> => {
+    const retry = ctx.retry ?? DEFAULT_RETRY;
+    let landed = true;
+    const failures = await runPool(action.writes, {
+      concurrency: ctx.concurrency ?? 25,
+      signal: ctx.signal,
+      phase: "index",
+      name: (write) => write.key,
+      failureCode: "s3-error",
+    }, async ({ key, body, condition }) => {
+      if (!landed) return;
+      const put = () =>
+        condition.kind === "any"
+          ? ctx.store.putObject(key, body, ctx.signal)
+          : publishConditionally(
+            ctx.store,
+            key,
+            body,
+            condition.kind === "match" ? condition.etag : null,
+            ctx.signal,
+          );
+      if ((await withRetry(put, retry, ctx.signal)) === null) landed = false;
+    });
+    if (failures.length > 0) throw failed(failures);
+    send({ event: "put", landed });
+  };
+}
+
+/**
+ * The error of a pool of requests that did not all succeed: the first failure named, every
+ * one in `details`. An abort or a named store failure keeps its code; anything else is
+ * `s3-error`.
+ */
+export function poolFailure(failures: ItemFailure[], what: string): SyncError {
+  const first = failures[0];
+  const code = isSyncErrorCode(first.code) ? first.code : "s3-error";
+  return new SyncError(code, `${what}: ${first.item}: ${first.message}`, { details: failures });
 }
 
 /** `listAll`: every object of the bucket, in one listing event. */

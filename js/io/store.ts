@@ -266,3 +266,27 @@ export async function listAll(
   for await (const page of listPages(store, subPrefix, pageSize, signal)) all.push(...page);
   return all;
 }
+
+/**
+ * Publishes `body` at `key` only over the copy we read: `If-Match: etag`, or create-only
+ * (`If-None-Match: *`) when `etag` is null. Returns the new ETag, or null when another writer
+ * got there first.
+ *
+ * A client with only the extension's methods has create-only writes but no `If-Match`; for it
+ * a replace is an unconditional write, safe only under the extension's lock (documented in the
+ * README's "Conditional writes" section).
+ */
+export async function publishConditionally(
+  store: ObjectStore | ObjectStoreClient,
+  key: string,
+  body: Uint8Array,
+  etag: string | null,
+  signal?: AbortSignal,
+): Promise<{ etag?: string } | null> {
+  if (hasExtras(store)) return await store.putObjectIfMatch(key, body, etag, signal);
+  if (etag === null) {
+    if (!(await createOnly(store, key, body, signal))) return null;
+    return { etag: (await store.headObject(key, signal)).etag };
+  }
+  return await store.putObject(key, body, signal);
+}

@@ -7,13 +7,13 @@
  *
  * @module
  */
-import { ContaminationRun, type ContaminationSummary, type HeadFound } from "../core/mod.ts";
+import { ContaminationRun, type ContaminationSummary } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
-import { publishConditionally } from "./remote_index.ts";
+import { publishConditionally } from "../io/store.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
 import { SyncError } from "../core/errors.ts";
 import { drive } from "../exec/drive.ts";
-import { getObject, listWhole } from "../exec/verbs.ts";
+import { getObject, headKeys, listWhole } from "../exec/verbs.ts";
 import { deleteVersion } from "../exec/delete_version.ts";
 
 export type { ContaminationSummary, KeptForeignObject } from "../core/mod.ts";
@@ -33,14 +33,7 @@ export async function repairContamination(
   using run = new ContaminationRun(namespace, ctx.prefix, dryRun, ctx.maxIndexEntries);
   await drive(run, {
     listAll: listWhole(ctx),
-    head: async (action, send) => {
-      const heads: HeadFound[] = [];
-      for (const key of action.keys) {
-        const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry);
-        heads.push({ key, exists: head.exists, size: head.size, etag: head.etag });
-      }
-      send({ event: "heads", heads });
-    },
+    head: headKeys(ctx),
     get: getObject(ctx),
     publish: async ({ key, ifMatch }, send) => {
       const body = run.body();

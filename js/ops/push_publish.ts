@@ -14,13 +14,12 @@ import { shardWriteFailure, writeV1Mirror } from "./shards.ts";
 import { readObject } from "../exec/verbs.ts";
 import {
   type LoadedIndex,
-  publishConditionally,
   publishWithRemerge,
   readShardSet,
   type ShardIndexState,
 } from "./remote_index.ts";
 import { type ConditionalSupport, objectConditions } from "./push_conditions.ts";
-import { hasExtras } from "../io/store.ts";
+import { hasExtras, publishConditionally } from "../io/store.ts";
 import { deleteVersion } from "../exec/delete_version.ts";
 import type { PushReport, PushRequest } from "./push_types.ts";
 

@@ -26,14 +26,7 @@ import { getObject, readObject } from "../exec/verbs.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "../core/errors.ts";
 import { withLock } from "../exec/lock.ts";
-import {
-  createOnly,
-  hasExtras,
-  isNotFound,
-  listPages,
-  type ObjectStore,
-  type ObjectStoreClient,
-} from "../io/store.ts";
+import { isNotFound, listPages, publishConditionally } from "../io/store.ts";
 
 /** What a rebuild from a listing found, and what became of it. */
 export type RebuiltIndex = RebuildReport & {
@@ -344,28 +337,4 @@ export async function publishWithRemerge<T>(
       await new Promise((r) => setTimeout(r, next.pauseMs));
     }
   });
-}
-
-/**
- * Publishes `body` at `key` only over the copy we read: `If-Match: etag`, or create-only
- * (`If-None-Match: *`) when `etag` is null. Returns the new ETag, or null when another writer
- * got there first.
- *
- * A client with only the extension's methods has create-only writes but no `If-Match`; for it
- * a replace is an unconditional write, safe only under the extension's lock (documented in the
- * README's "Conditional writes" section).
- */
-export async function publishConditionally(
-  store: ObjectStore | ObjectStoreClient,
-  key: string,
-  body: Uint8Array,
-  etag: string | null,
-  signal?: AbortSignal,
-): Promise<{ etag?: string } | null> {
-  if (hasExtras(store)) return await store.putObjectIfMatch(key, body, etag, signal);
-  if (etag === null) {
-    if (!(await createOnly(store, key, body, signal))) return null;
-    return { etag: (await store.headObject(key, signal)).etag };
-  }
-  return await store.putObject(key, body, signal);
 }

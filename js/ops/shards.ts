@@ -1,18 +1,25 @@
 /**
  * Shard files beside or instead of the monolithic index: the v1 per-partition mirror a v1
  * writer keeps current, and the one-time move of a v1 repo to the v2 shard-first layout
- * (`migrateMonolithToShards`). The cutting is the core's (`Planner.shardLayout`); this module
- * only writes what it is given.
+ * (`migrateMonolithToShards`). The cutting, what each write is conditional on and the order
+ * are the core's `ShardWriteRun`; this module does the requests.
  *
  * @module
  */
-import { Planner, shardMeta } from "../core/mod.ts";
-import { isSyncErrorCode } from "../core/codes.ts";
+import {
+  Planner,
+  shardMeta,
+  type ShardWriteRequest,
+  type ShardWriteResult,
+  ShardWriteRun,
+} from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
-import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
+import { DEFAULT_RETRY, type ItemFailure, withRetry } from "../io/engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "../core/errors.ts";
-import { loadRemoteIndex, publishConditionally, readShardSet } from "./remote_index.ts";
+import { loadRemoteIndex, readShardSet } from "./remote_index.ts";
 import { isNotFound } from "../io/store.ts";
+import { drive } from "../exec/drive.ts";
+import { headKeys, poolFailure, putObjects } from "../exec/verbs.ts";
 
 /** swamp core's `MigrateIndexResult`. */
 export interface MigrateIndexResult {
@@ -23,8 +30,6 @@ export interface MigrateIndexResult {
   /** The meta's commit sequence. */
   commitSeq: number;
 }
-
-const encoder = new TextEncoder();
 
 /**
  * After a v1 publish, rewrites the shards of the partitions this push touched and a v1
@@ -37,11 +42,7 @@ const encoder = new TextEncoder();
 export async function writeV1Mirror(ctx: SyncContext, planner: Planner): Promise<number> {
   // Runs after the publish, under its lock: nothing here may throw (the index is published).
   try {
-    const layout = planner.shardLayout(undefined, true);
-    // Nothing the push changed has a shard: leave the mirror (and a missing one) as it is.
-    if (layout.shards.length === 0) return 0;
-    await writeLayout(ctx, planner, layout);
-    return layout.shards.length;
+    return (await writeShardSet(ctx, planner, {})).partitions.length;
   } catch (error) {
     ctx.log?.(`the v1 shard mirror was not fully updated (${describe(error)}); the index was`);
     return 0;
@@ -59,61 +60,41 @@ export async function migrateToShards(
   ctx: SyncContext,
   planner: Planner,
 ): Promise<MigrateIndexResult> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
   const current = await readShardSet(ctx, planner);
-  if (current) {
-    // The core checks the shard set (a corrupt one throws); the meta's own partition order
-    // is reported, so repeated calls answer the same.
-    const commitSeq = planner.loadShards(current.meta, current.shards);
-    const { partitions } = JSON.parse(new TextDecoder().decode(current.meta));
-    return { version: 2, partitions, commitSeq };
-  }
-  // The monolith, or (when there is none) the index rebuilt from a listing.
+  if (current) return reportShards(planner, current);
+  // The monolith, or (when there is none) the index rebuilt from a listing. Between the shards
+  // and the meta the core rewrites the monolith `If-Match` the copy the shards were cut from,
+  // marked as moved: a v1 writer that published since has changes the shards lack (the meta is
+  // then not written), and a cache that synced against the monolith sees its ETag move.
   const loaded = await loadRemoteIndex(ctx, planner, false);
-  const layout = planner.shardLayout(1, false);
-  // Every write conditional on what was read: each shard and the meta over the copy a HEAD
-  // finds (a crashed attempt's leftovers, the v1 mirror) or create-only. Between the shards and the meta,
-  // the monolith is rewritten `If-Match` the copy the shards were cut from: a v1 writer that
-  // published since would have changes the shards lack, so the meta is then not written and
-  // nothing is published (unlisted shards are no part of any index).
-  const markMonolith = async () => {
-    if (!loaded.exists) return true;
-    // The monolith is no longer written from here on, so a cache that synced against it would
-    // see its ETag unchanged forever and take the pull's fast path past every later commit.
-    // Rewritten once, marked, its ETag moves: such a cache takes the full path and finds v2.
-    planner.markMovedToShards(ctx.now?.() ?? new Date());
-    const body = planner.indexJson(false);
-    const put = await withRetry(
-      () =>
-        publishConditionally(
-          ctx.store,
-          planner.remoteIndexKey,
-          body,
-          loaded.etag ?? null,
-          ctx.signal,
-        ),
-      retry,
-      ctx.signal,
-    );
-    return put !== null;
-  };
-  // The meta, too, over what a HEAD finds: the v1 mirror's, when v1 pushes wrote one.
-  const over = { metaEtag: undefined, shardEtags: new Map<string, string | null>() };
-  if (!(await writeLayout(ctx, planner, layout, over, markMonolith))) {
+  const now = ctx.now?.() ?? new Date();
+  const written = await writeShardSet(ctx, planner, {
+    commitSeq: 1,
+    markMonolith: loaded.exists
+      ? { etag: loaded.etag ?? undefined, nowIso: now.toISOString() }
+      : undefined,
+  });
+  if (!written.published) {
     // Another migration that published its meta first moved the same index: report it.
     const theirs = await readShardSet(ctx, planner);
-    if (theirs) {
-      const commitSeq = planner.loadShards(theirs.meta, theirs.shards);
-      const { partitions } = JSON.parse(new TextDecoder().decode(theirs.meta));
-      return { version: 2, partitions, commitSeq };
-    }
+    if (theirs) return reportShards(planner, theirs);
     throw new SyncError(
       "publish-conflict",
       "another writer changed the index while it was moved to shards; nothing was published (the shards written are listed nowhere): run the migration again",
     );
   }
-  ctx.log?.(`moved ${layout.shards.length} shards to the v2 layout`);
-  return { version: 2, partitions: layout.shards.map((s) => s.partition), commitSeq: 1 };
+  ctx.log?.(`moved ${written.partitions.length} shards to the v2 layout`);
+  return { version: 2, partitions: written.partitions, commitSeq: 1 };
+}
+
+/** A v2 shard set as read, checked by the core and reported in the meta's own order. */
+function reportShards(
+  planner: Planner,
+  set: { meta: Uint8Array; shards: Map<string, Uint8Array> },
+): MigrateIndexResult {
+  const commitSeq = planner.loadShards(set.meta, set.shards);
+  const { partitions } = JSON.parse(new TextDecoder().decode(set.meta));
+  return { version: 2, partitions, commitSeq };
 }
 
 /** The v2 shard index as a rebuild finds it, before replacing it. */
@@ -202,66 +183,32 @@ export async function publishRebuiltShards(
   planner: Planner,
   found: ShardIndexFound,
 ): Promise<boolean> {
-  const layout = planner.shardLayout(found.commitSeq + 1, false);
-  return await writeLayout(ctx, planner, layout, found);
+  const written = await writeShardSet(ctx, planner, {
+    commitSeq: found.commitSeq + 1,
+    metaRead: true,
+    metaEtag: found.metaEtag ?? undefined,
+    shardEtags: found.shardEtags,
+  });
+  return written.published;
 }
 
 /**
- * Writes the shards of `layout` (in parallel), then its `_meta.json`: the meta last, so until it
- * names the new shards readers keep what they used before. With `over`, every write is
- * conditional (see {@link publishRebuiltShards}); without, only the v1 mirror's, a copy of the
- * monolith that stays the source of truth. `beforeMeta` runs once every shard is in; false from
- * it keeps the meta unwritten.
+ * Writes the planner's index cut into shards as the core's `ShardWriteRun` asks: `{}` for the
+ * v1 mirror of what the recorded push touched, or a v2 set over the copies read.
  *
- * @returns false when a condition failed (no shard write starts after it, and the meta is not
- *   written)
+ * @throws SyncError when a write fails (no meta is then written)
  */
-async function writeLayout(
+async function writeShardSet(
   ctx: SyncContext,
   planner: Planner,
-  layout: { shards: { partition: string; json: string }[]; meta: string },
-  over?: { metaEtag: string | null | undefined; shardEtags: Map<string, string | null> },
-  beforeMeta?: () => Promise<boolean>,
-): Promise<boolean> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const put = async (key: string, text: string, etag: string | null | undefined) => {
-    const body = encoder.encode(text);
-    if (etag === undefined && !over) {
-      await withRetry(() => ctx.store.putObject(key, body, ctx.signal), retry, ctx.signal);
-      return true;
-    }
-    let expected = etag;
-    if (expected === undefined) {
-      const head = await withRetry(() => ctx.store.headObject(key, ctx.signal), retry, ctx.signal);
-      expected = head.exists ? head.etag ?? null : null;
-    }
-    const done = await withRetry(
-      () => publishConditionally(ctx.store, key, body, expected ?? null, ctx.signal),
-      retry,
-      ctx.signal,
-    );
-    return done !== null;
-  };
-  // The shards in parallel (a push touching thousands of models writes thousands of them; one
-  // by one they cost seconds), the meta only once every shard is in.
-  let conditionFailed = false;
-  const failures = await runPool(layout.shards, {
-    concurrency: ctx.concurrency ?? 25,
-    signal: ctx.signal,
-    phase: "index",
-    name: (shard) => planner.shardKey(shard.partition),
-    failureCode: "s3-error",
-  }, async (shard) => {
-    if (conditionFailed) return;
-    const key = planner.shardKey(shard.partition);
-    if (!(await put(key, shard.json, over?.shardEtags.get(shard.partition)))) {
-      conditionFailed = true;
-    }
-  });
-  if (failures.length > 0) throw shardWriteFailure(failures, planner.metaKey);
-  if (conditionFailed) return false;
-  if (beforeMeta && !(await beforeMeta())) return false;
-  return await put(planner.metaKey, layout.meta, over?.metaEtag);
+  request: ShardWriteRequest,
+): Promise<ShardWriteResult> {
+  using run = new ShardWriteRun(planner, request);
+  await drive(run, {
+    head: headKeys(ctx),
+    put: putObjects(ctx, (failures) => shardWriteFailure(failures, planner.metaKey)),
+  }, { stopAt: ["done"] });
+  return run.result();
 }
 
 /**
@@ -270,11 +217,5 @@ async function writeLayout(
  * failure keeps its code; anything else is `s3-error`.
  */
 export function shardWriteFailure(failures: ItemFailure[], metaKey: string): SyncError {
-  const first = failures[0];
-  const code = isSyncErrorCode(first.code) ? first.code : "s3-error";
-  return new SyncError(
-    code,
-    `cannot write ${failures.length} shards of ${metaKey}: ${first.item}: ${first.message}`,
-    { details: failures },
-  );
+  return poolFailure(failures, `cannot write ${failures.length} shards of ${metaKey}`);
 }

@@ -1,6 +1,7 @@
-//! [`Bytes`]: an owned byte buffer that a run's event carries across the boundary.
+//! [`Bytes`]: an owned byte buffer that a run's event or action carries across the boundary.
 
 use serde::de::{Deserialize, Deserializer, Error, SeqAccess, Visitor};
+use serde::{Serialize, Serializer};
 
 /// Bytes an event carries (an index as read, a listing buffer). From JS it is a `Uint8Array`,
 /// which serde-wasm-bindgen hands over as one byte buffer; a plain array of numbers is also
@@ -27,6 +28,13 @@ impl std::ops::Deref for Bytes {
 impl From<Vec<u8>> for Bytes {
     fn from(bytes: Vec<u8>) -> Bytes {
         Bytes(bytes)
+    }
+}
+
+// Written as a byte buffer: a `Uint8Array` through serde-wasm-bindgen, not an array of numbers.
+impl Serialize for Bytes {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.0)
     }
 }
 

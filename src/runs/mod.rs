@@ -14,3 +14,4 @@ pub mod rebuild;
 pub mod repair;
 pub mod resolve;
 pub mod session;
+pub mod shard_write;

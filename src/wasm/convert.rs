@@ -16,10 +16,13 @@ pub(super) fn to_js_error(error: CoreError) -> JsValue {
     js_error.into()
 }
 
-/// Serializes a small result into a plain JS object.
+/// Serializes a small result into a plain JS object (bytes as one `Uint8Array`, not an array
+/// of numbers).
 pub(super) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
     value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .serialize(
+            &serde_wasm_bindgen::Serializer::json_compatible().serialize_bytes_as_arrays(false),
+        )
         .map_err(|e| to_js_error(CoreError::input(e.to_string())))
 }
 

@@ -9,7 +9,7 @@ use crate::model::paths::INDEX_FILE;
 use crate::runs::pull::plan::PullOutcome;
 use crate::runs::push::plan::PushInput;
 use crate::runs::repair::plan::DoctorFacts;
-use crate::runs::session::{BaseLoad, Session, ShardFormat};
+use crate::runs::session::{BaseLoad, Session};
 use crate::safety::conflicts::{self, Keep, KeptAside};
 use crate::safety::{
     self, DeletePolicy, RunFacts, DEFAULT_MAX_DELETES, DEFAULT_MAX_DELETE_PERCENT,
@@ -112,72 +112,6 @@ impl Planner {
         to_json(&commit)
     }
 
-    /// The loaded index cut into shards: `{shards: [{partition, json}], meta, unpartitioned}`.
-    /// `commitSeq` absent: the v1 mirror kept beside the monolith; present: a v2 shard-first
-    /// layout at that sequence (refused when a rel has no partition).
-    /// With `onlyTouched`, only shards the recorded push changed.
-    #[wasm_bindgen(js_name = shardLayout)]
-    pub fn shard_layout(
-        &self,
-        commit_seq: Option<f64>,
-        only_touched: bool,
-    ) -> Result<String, JsValue> {
-        let format = match commit_seq {
-            None => ShardFormat::V1Mirror,
-            Some(seq)
-                if seq >= 0.0
-                    && seq.fract() == 0.0
-                    && seq <= crate::index::MAX_SAFE_INTEGER as f64 =>
-            {
-                ShardFormat::V2 {
-                    commit_seq: seq as u64,
-                }
-            }
-            Some(seq) => {
-                return Err(to_js_error(CoreError::input(format!(
-                    "commitSeq must be a non-negative integer, got {seq}"
-                ))))
-            }
-        };
-        let layout = self
-            .inner
-            .shard_layout(format, only_touched)
-            .map_err(to_js_error)?;
-        /// One shard of an index cut into shards.
-        #[derive(Serialize, Tsify)]
-        #[tsify(missing_as_null, hashmap_as_object)]
-        struct ShardFile {
-            /// The shard's partition.
-            partition: String,
-            /// The shard's compact JSON.
-            json: String,
-        }
-        /// The loaded index cut into shards.
-        #[derive(Serialize, Tsify)]
-        #[tsify(missing_as_null, hashmap_as_object)]
-        struct ShardLayout {
-            /// The shards, by partition.
-            shards: Vec<ShardFile>,
-            /// The `_index/_meta.json` listing them.
-            meta: String,
-            /// Rels with no partition (kept in the monolith by a v1 mirror).
-            unpartitioned: Vec<String>,
-        }
-        let text = |b: Vec<u8>| String::from_utf8(b).unwrap_or_default();
-        to_json(&ShardLayout {
-            shards: layout
-                .shards
-                .into_iter()
-                .map(|(partition, json)| ShardFile {
-                    partition,
-                    json: text(json),
-                })
-                .collect(),
-            meta: text(layout.meta),
-            unpartitioned: layout.unpartitioned,
-        })
-    }
-
     /// Re-applies this push's changes over a newer v2 shard set (after a lost race).
     #[wasm_bindgen(js_name = rebasePushShards)]
     pub fn rebase_push_shards(
@@ -203,14 +137,6 @@ impl Planner {
             BaseLoad::OtherIndex => "other-index",
         }
         .to_string()
-    }
-
-    /// Marks the loaded monolith as superseded by shards (so its rewrite changes its ETag).
-    #[wasm_bindgen(js_name = markMovedToShards)]
-    pub fn mark_moved_to_shards(&mut self, now_iso: String) -> Result<(), JsValue> {
-        self.inner
-            .mark_moved_to_shards(&now_iso)
-            .map_err(to_js_error)
     }
 
     /// Starts an index rebuild from a listing.

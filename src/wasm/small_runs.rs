@@ -150,3 +150,30 @@ impl RepairRun {
         })
     }
 }
+
+export_run! {
+    /// Writing an index cut into shards as a state machine (see `runs/shard_write/machine.rs`):
+    /// the v1 mirror, a migration's first v2 set, a rebuild's v2 set.
+    ShardWriteRun wraps crate::runs::shard_write::machine::ShardWriteRun,
+    context: session,
+    types: ("ShardWriteAction", "ShardWriteEvent", "undefined", "ShardWriteResult")
+}
+
+#[wasm_bindgen]
+impl ShardWriteRun {
+    /// A run for `request` (`{commitSeq?, metaRead?, metaEtag?, shardEtags?, markMonolith?}`;
+    /// no `commitSeq`: the v1 mirror of what the recorded push touched).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "ShardWriteRequest")] request: JsValue,
+    ) -> Result<ShardWriteRun, JsValue> {
+        let request: crate::runs::shard_write::machine::ShardWriteRequest =
+            from_js(request, "shard write request")?;
+        if let Some(mark) = &request.mark_monolith {
+            iso_time(&mark.now_iso, "markMonolith.nowIso")?;
+        }
+        Ok(ShardWriteRun {
+            inner: crate::runs::shard_write::machine::ShardWriteRun::new(request),
+        })
+    }
+}

@@ -25,6 +25,7 @@ import {
   RepairRun,
   ResolveRun,
   shardMeta,
+  ShardWriteRun,
 } from "../../js/core/mod.ts";
 import { isSyncErrorCode } from "../../js/core/codes.ts";
 import * as wasm from "../../js/core/wasm.ts";
@@ -106,6 +107,9 @@ class ShapeChecker {
     }
     if (type.startsWith("(") && type.endsWith(")")) return this.check(value, type.slice(1, -1), at);
     if (type === "null") return value === null ? [] : [`${at}: ${show(value)} is not null`];
+    if (type === "Uint8Array") {
+      return value instanceof Uint8Array ? [] : [`${at}: ${show(value)} is not a Uint8Array`];
+    }
     if (["string", "number", "boolean"].includes(type)) {
       const actual: string = typeof value;
       return actual === type ? [] : [`${at}: ${show(value)} is not a ${type}`];
@@ -240,6 +244,7 @@ Deno.test("the core's wrapper (js/core/mod.ts and the files it re-exports) decla
       "MigrateRun",
       "ResolveRun",
       "ContaminationRun",
+      "ShardWriteRun",
       "DirtyRecorder",
     ]
       .includes(n)
@@ -328,8 +333,6 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
       "BackupDedupe",
       "planBackupDedupe",
     );
-    const layout = planner.shardLayout(undefined, false);
-    expect(layout, "ShardLayout", "shardLayout");
     const meta = encoder.encode(JSON.stringify({ version: 2, partitions: ["data"], commitSeq: 3 }));
     const v2 = shardMeta(meta, true);
     assert(v2 !== undefined);
@@ -416,6 +419,35 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
       true,
     ]);
     expect(outcome, "RebuildResult", "RebuildRun.result");
+  }
+  {
+    // A migration's shard-set write: HEADs, shard writes, the marked monolith, the meta; every
+    // action and the result checked against the generated declarations.
+    using planner = new Planner("ns", "p");
+    planner.loadIndex(index({ "data/aws/ec2/m-1/state/1/raw": 4, "logs/run.log": 2 }));
+    using run = new ShardWriteRun(planner, {
+      commitSeq: 1,
+      markMonolith: { etag: '"m"', nowIso: NOW.toISOString() },
+    });
+    const actions = [];
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "head") {
+        run.handle({
+          event: "heads",
+          heads: action.keys.map((key) => ({
+            key,
+            exists: key.endsWith("logs.json"),
+            etag: '"l"',
+          })),
+        });
+      } else run.handle({ event: "put", landed: true });
+    }
+    assertEquals(actions.map((a) => a.action), ["head", "put", "put", "head", "put"]);
+    actions.forEach((action, i) => expect(action, "ShardWriteAction", `ShardWriteRun.poll[${i}]`));
+    const outcome = run.result();
+    assertEquals(outcome.partitions, ["data--aws--ec2--m-1", "logs"]);
+    expect(outcome, "ShardWriteResult", "ShardWriteRun.result");
   }
   {
     // A repair run over a root-level only copy, its journal behind a refused path and its

@@ -131,7 +131,6 @@ const METHODS: Record<string, () => unknown> = {
   pushWarnings: () => new wasm.Planner("ns", "p").pushWarnings(),
   pullWarnings: () => new wasm.Planner("ns", "p").pullWarnings(),
   lockKey: () => new wasm.Planner("ns", "p").lockKey(),
-  markMovedToShards: () => new wasm.Planner("ns", "p").markMovedToShards(EVIL),
   normalizeTombstone: () => loaded().normalizeTombstone(EVIL),
   planBackupDedupe: () => loaded().planBackupDedupe(JUNK, [EVIL], []),
   planPull: () => loaded().planPull(JUNK, { scope: 7, tombstones: [EVIL] }),
@@ -143,7 +142,6 @@ const METHODS: Record<string, () => unknown> = {
   rebasePush: () => loaded().rebasePush(DEEP),
   remoteIndexKey: () => new wasm.Planner("ns", "p").remoteIndexKey(),
   shardCommit: () => new wasm.Planner("ns", "p").shardCommit(),
-  shardLayout: () => loaded().shardLayout(NaN, true),
   metaKey: () => new wasm.Planner("ns", "p").metaKey(),
   shardKey: () => new wasm.Planner("ns", "p").shardKey(EVIL),
   controlFolder: () => new wasm.Planner("ns", "p").controlFolder(),
@@ -162,6 +160,7 @@ const NOT_CORE = new Set([
   "MigrateRun",
   "ResolveRun",
   "ContaminationRun",
+  "ShardWriteRun",
   "DirtyRecorder",
 ]);
 
@@ -288,6 +287,7 @@ const JUNK_FIELDS: Record<string, unknown> = {
   confirmed: true,
   uploaded: [{ rel: EVIL, size: 1, mtimeMs: -1, sha256: HUGE }],
   lost: [EVIL, HUGE],
+  landed: true,
 };
 
 /** Counts no count can be: negative, fractional, not finite, past 2^53. */
@@ -469,6 +469,38 @@ const CONTAMINATION_RUN_METHODS: Record<string, () => unknown> = {
   result: () => contaminationRun().result(),
 };
 
+/** A shard-set write over a planner with an index, for the run's methods. */
+function shardWriteRun(): { run: wasm.ShardWriteRun; planner: wasm.Planner } {
+  return {
+    run: new wasm.ShardWriteRun({
+      commitSeq: 3,
+      metaRead: true,
+      metaEtag: EVIL,
+      shardEtags: new Map([[EVIL, HUGE]]),
+      markMonolith: { etag: EVIL, nowIso: "2026-12-01T00:00:00.000Z" },
+    }),
+    planner: loaded(),
+  };
+}
+
+/** One hostile case per `ShardWriteRun` method. */
+const SHARD_WRITE_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => shardWriteRun().run.free(),
+  poll: () => {
+    const { run, planner } = shardWriteRun();
+    run.poll(planner);
+    run.poll(planner);
+  },
+  handle: () =>
+    hostileEvents(
+      ["heads", "put"],
+      shardWriteRun,
+      ({ run, planner }) => run.poll(planner),
+      ({ run, planner }, event) => run.handle(planner, event as wasm.ShardWriteEvent),
+    ),
+  result: () => shardWriteRun().run.result(),
+};
+
 /** One hostile case per `DirtyRecorder` method (each on a recorder that has seen junk). */
 const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
   free: () => new wasm.DirtyRecorder().free(),
@@ -523,6 +555,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(contaminationRunMethods, Object.keys(CONTAMINATION_RUN_METHODS).sort());
+  const shardWriteRunMethods = Object.getOwnPropertyNames(wasm.ShardWriteRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(shardWriteRunMethods, Object.keys(SHARD_WRITE_RUN_METHODS).sort());
   const recorderMethods = Object.getOwnPropertyNames(wasm.DirtyRecorder.prototype)
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
@@ -540,6 +576,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(MIGRATE_RUN_METHODS),
     ...Object.entries(RESOLVE_RUN_METHODS),
     ...Object.entries(CONTAMINATION_RUN_METHODS),
+    ...Object.entries(SHARD_WRITE_RUN_METHODS),
     ...Object.entries(DIRTY_RECORDER_METHODS),
   ];
   for (const [name, call] of all) {
@@ -568,6 +605,12 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     );
   }
   survives("new MigrateRun", () => new wasm.MigrateRun(EVIL, HUGE, { removeOriginals: 1 }, EVIL));
+  survives("new ShardWriteRun", () => new wasm.ShardWriteRun(hostile({ commitSeq: -1 })));
+  survives(
+    "new ShardWriteRun (a bad time)",
+    () => new wasm.ShardWriteRun({ markMonolith: { nowIso: EVIL } }),
+  );
+  survives("new ShardWriteRun (junk)", () => new wasm.ShardWriteRun(hostile(DEEP)));
 });
 
 Deno.test("the check itself fails on a trap and on an error without a code", () => {
