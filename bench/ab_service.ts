@@ -3,9 +3,11 @@
  * refactor must be no slower): a cold pull, a no-op pull, a cold push, a push of one modified
  * file and a no-op push, `--files` files each, on one s3s-fs on loopback. The variants run
  * interleaved and rotated per rep; the figures are medians and the ratio `head / base` from
- * the same run (absolute times on a shared machine mean little). Usage:
- * `deno run -A bench/ab_service.ts --base DIR [--files 1000] [--reps 7] [--out FILE]`, where
- * DIR is a checkout with its `pkg/` built.
+ * the same run (absolute times on a shared machine mean little). With `--v2`, each pushed bucket
+ * is moved to the v2 shard-first layout after its cold push (timed as `migrate-v2`), so the
+ * no-op push and the push of one modified file are v2 commits. Usage:
+ * `deno run -A bench/ab_service.ts --base DIR [--files 1000] [--reps 7] [--v2] [--out FILE]`,
+ * where DIR is a checkout with its `pkg/` built.
  *
  * @module
  */
@@ -15,14 +17,19 @@ import { writeCacheFiles } from "../tests/harness/datastore.ts";
 import { contentOf, datastoreRels } from "../tests/harness/seed.ts";
 import { flag, median, round } from "./util.ts";
 
-type Service = { pullChanged(): Promise<number>; pushChanged(): Promise<number> };
+type Service = {
+  pullChanged(): Promise<number>;
+  pushChanged(): Promise<number>;
+  migrateMonolithToShards(): Promise<{ version: number }>;
+};
 type Factory = (store: unknown, cache: string) => Service;
 
 const base = flag("base");
 if (!base) throw new Error("--base DIR: an earlier checkout, with pkg/ built");
 const files = Number(flag("files") ?? 1000);
 const reps = Number(flag("reps") ?? 7);
-const out = flag("out") ?? "bench/ab_service.json";
+const v2 = Deno.args.includes("--v2");
+const out = flag("out") ?? (v2 ? "bench/ab_service_v2.json" : "bench/ab_service.json");
 
 const baseModule = await import(`${Deno.realPathSync(base)}/js/extension/service.ts`);
 const factories: Record<string, Factory> = {
@@ -73,6 +80,14 @@ try {
       await writeCacheFiles(cache, rels.map((rel) => [rel, contentOf(rel)]));
       const pushed = await timed("cold-push", variant, () => make(pushStore, cache).pushChanged());
       if (pushed !== files) throw new Error(`${variant}: pushed ${pushed} of ${files}`);
+      if (v2) {
+        const moved = await timed(
+          "migrate-v2",
+          variant,
+          () => make(pushStore, cache).migrateMonolithToShards(),
+        );
+        if (moved.version !== 2) throw new Error(`${variant}: not moved to v2`);
+      }
       // Past the racy window of the files just written, so the no-op push is the sealed one.
       await new Promise((resolve) => setTimeout(resolve, 2100));
       await timed("noop-push", variant, () => make(pushStore, cache).pushChanged());
@@ -122,6 +137,7 @@ const result = {
   startedAt: new Date().toISOString(),
   files,
   reps,
+  layout: v2 ? "v2 after the cold push" : "v1",
   loadAverage: Deno.loadavg(),
   rows,
 };

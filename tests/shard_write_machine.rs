@@ -545,3 +545,14 @@ fn a_commit_asks_the_server_about_deletes_and_passes_on_the_answer() {
         ("_index/files.json", files.as_str())
     );
 }
+
+#[test]
+fn a_commit_with_a_commit_seq_of_its_own_is_invalid_input() {
+    let mut bucket = Bucket::default();
+    let (mut session, meta, _, _) = committing(&mut bucket);
+    let mut request = commit_request(&meta, &[]);
+    request.commit_seq = Some(99);
+    let error = ShardWriteRun::new(request).poll(&mut session).unwrap_err();
+    assert_eq!(error.code(), "invalid-input");
+    assert!(bucket.requests.is_empty());
+}

@@ -94,7 +94,7 @@ fn every_spec() {
         "rebuild specs: {ran:?}"
     );
     assert!(
-        ran.get("shard_write").copied().unwrap_or(0) >= 6,
+        ran.get("shard_write").copied().unwrap_or(0) >= 10,
         "shard_write specs: {ran:?}"
     );
     let total: usize = ran.values().sum();

@@ -97,8 +97,6 @@ export type {
   Restore,
   Restored,
   ServerVerdict,
-  ShardChange,
-  ShardCommit,
   ShardMeta,
   ShardWriteRequest,
   ShardWriteResult,

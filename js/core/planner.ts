@@ -20,7 +20,6 @@ import type {
   RebuildReport,
   RepairPlan,
   ResolvePlan,
-  ShardCommit,
   Verdict,
 } from "./wasm.ts";
 import {
@@ -149,14 +148,6 @@ export class Planner {
   loadShards(meta: Uint8Array, shards: Map<string, Uint8Array>): number {
     const [names, blob, lengths] = packShards(shards);
     return core(() => this.#inner.loadShards(meta, names, blob, lengths));
-  }
-
-  /**
-   * The v2 commit of this push: the shards to write, the next meta, and the shards it empties,
-   * retired only once that meta is published (see `shard_commit` in the core's boundary).
-   */
-  shardCommit(): ShardCommit {
-    return JSON.parse(core(() => this.#inner.shardCommit()));
   }
 
   /** Re-applies this push's changes over a newer v2 shard set. */

@@ -94,16 +94,17 @@ export function headKeys(ctx: SyncContext) {
 /**
  * `put`: every write of the action, in parallel, each under the condition the core gave it
  * (transient failures retried). Once one is refused no other starts (the core then stops the
- * run); the `put` event says whether all landed. A failed write stops the run, said by
- * `failed`.
+ * run); the `put` event says whether all landed, and for an action of one write the new
+ * ETag. A failed write stops the run, said by `failed`.
  */
 export function putObjects(ctx: SyncContext, failed: (failures: ItemFailure[]) => SyncError) {
   return async (
     action: { writes: { key: string; body: Uint8Array; condition: PutCondition }[] },
-    send: (event: { event: "put"; landed: boolean }) => void,
+    send: (event: { event: "put"; landed: boolean; etag?: string }) => void,
   ): Promise<void> => {
     const retry = ctx.retry ?? DEFAULT_RETRY;
     let landed = true;
+    let etag: string | undefined;
     const failures = await runPool(action.writes, {
       concurrency: ctx.concurrency ?? 25,
       signal: ctx.signal,
@@ -122,10 +123,12 @@ export function putObjects(ctx: SyncContext, failed: (failures: ItemFailure[]) =
             condition.kind === "match" ? condition.etag : null,
             ctx.signal,
           );
-      if ((await withRetry(put, retry, ctx.signal)) === null) landed = false;
+      const written = await withRetry(put, retry, ctx.signal);
+      if (written === null) landed = false;
+      else etag = written.etag;
     });
     if (failures.length > 0) throw failed(failures);
-    send({ event: "put", landed });
+    send({ event: "put", landed, etag: action.writes.length === 1 ? etag : undefined });
   };
 }
 

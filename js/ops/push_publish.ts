@@ -8,9 +8,9 @@
  */
 import type { Planner } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
-import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
+import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { describe, SyncError } from "../core/errors.ts";
-import { shardWriteFailure, writeV1Mirror } from "./shards.ts";
+import { writeShardSet, writeV1Mirror } from "./shards.ts";
 import { readObject } from "../exec/verbs.ts";
 import {
   type LoadedIndex,
@@ -19,8 +19,7 @@ import {
   type ShardIndexState,
 } from "./remote_index.ts";
 import { type ConditionalSupport, objectConditions } from "./push_conditions.ts";
-import { hasExtras, publishConditionally } from "../io/store.ts";
-import { deleteVersion } from "../exec/delete_version.ts";
+import { publishConditionally } from "../io/store.ts";
 import type { PushReport, PushRequest } from "./push_types.ts";
 
 /**
@@ -116,14 +115,15 @@ export async function publishIndex(
 }
 
 /**
- * Publishes a push to a v2 shard-first index: under the lock, each changed shard is written over
- * the copy read (`If-Match`, create-only for a new one), then `_meta.json` with `commitSeq` + 1
- * over the meta read, and only then the shards the commit emptied are retired (see
- * {@link retireShards}). On a lost race everything is re-read and the push's changes re-applied.
+ * Publishes a push to a v2 shard-first index, as the core's `ShardWriteRun` in its commit mode
+ * asks: what the server honours first, then each changed shard over the copy read (`If-Match`,
+ * create-only for a new one, over what a HEAD finds for one the meta does not list), then
+ * `_meta.json` with `commitSeq` + 1 over the meta read, and only then the shards the commit
+ * emptied, retired (see `retireShards`). All under the lock; on a lost race everything is
+ * re-read and the push's changes re-applied.
  *
- * @param conditions what the server honours of conditional requests (`objectConditions`),
- *   asked before the first write (a server that ignores conditional writes is refused there, as
- *   for a v1 publish) and, with deletes probed, when the commit retires a shard; null when the
+ * @param conditions what the server honours of conditional requests (`objectConditions`): a
+ *   server that ignores conditional writes is refused before the first write; null when the
  *   user waived conditions
  * @returns the new meta's ETag
  */
@@ -134,79 +134,22 @@ export async function publishShards(
   report: PushReport,
   conditions: (deleting: boolean) => Promise<ConditionalSupport | null>,
 ): Promise<string | null> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const encoder = new TextEncoder();
-  await conditions(false);
   const published = await publishWithRemerge(ctx, async () => {
-    const commit = planner.shardCommit();
-    // Asked before this attempt writes anything: once the meta is in, nothing may throw.
-    const support = commit.retire.length > 0 ? await conditions(true) : null;
-    // The changed shards in parallel (a push touching thousands of models changes thousands of
-    // them; one by one, each a round trip or two, they cost seconds), the meta only once every
-    // shard is in. A shard that lost its condition stops new writes and the attempt is re-merged,
-    // as one by one: shards written before it stay, and the meta, which alone makes them part of
-    // the index, is not written.
-    let lost = false;
-    const failures = await runPool(commit.shards, {
-      concurrency: ctx.concurrency ?? 25,
-      signal: ctx.signal,
-      phase: "index",
-      name: (shard) => planner.shardKey(shard.partition),
-      failureCode: "s3-error",
-    }, async (shard) => {
-      if (lost) return;
-      const key = planner.shardKey(shard.partition);
-      const body = encoder.encode(shard.json);
-      let expected = state.shardEtags.get(shard.partition);
-      if (expected === undefined) {
-        // A shard the meta does not list is no part of the index (an earlier attempt's, or a
-        // crashed writer's): overwrite it, but only that copy.
-        const head = await withRetry(
-          () => ctx.store.headObject(key, ctx.signal),
-          retry,
-          ctx.signal,
-        );
-        expected = head.exists ? head.etag ?? null : null;
-      }
-      const put = await withRetry(
-        () => publishConditionally(ctx.store, key, body, expected ?? null, ctx.signal),
-        retry,
-        ctx.signal,
+    const result = await writeShardSet(ctx, planner, {
+      commit: true,
+      metaRead: true,
+      metaEtag: state.metaEtag ?? undefined,
+      shardEtags: state.shardEtags,
+    }, conditions);
+    if (!result.published) return null;
+    report.shardsWritten += result.partitions.length + result.retired;
+    if (result.kept > 0) {
+      ctx.log?.(
+        `kept ${result.kept} emptied shards (changed since this push read them, or read without an ETag); the index no longer lists them`,
       );
-      if (!put) {
-        lost = true;
-        return;
-      }
-      report.shardsWritten++;
-      state.shardEtags.set(shard.partition, put.etag ?? null);
-    });
-    // The meta is not written.
-    if (failures.length > 0) throw shardWriteFailure(failures, state.metaKey);
-    if (lost) return null;
-    const meta = encoder.encode(commit.meta);
-    const put = await withRetry(
-      () => publishConditionally(ctx.store, state.metaKey, meta, state.metaEtag, ctx.signal),
-      retry,
-      ctx.signal,
-    );
-    if (!put) return null;
-    state.commitSeq = JSON.parse(commit.meta).commitSeq ?? state.commitSeq;
-    // Still under the lock: writers that take it cannot re-create a retired partition between
-    // the check of its shard and the delete, where the delete cannot carry the check itself.
-    // The commit is published: a retire that fails (aborted too) is logged, never thrown, so the
-    // push goes on to record it and delete its objects.
-    if (commit.retire.length > 0) {
-      try {
-        report.shardsWritten += await retireShards(ctx, planner, state, commit.retire, support);
-      } catch (error) {
-        ctx.log?.(
-          `the emptied shards were not retired (${
-            describe(error)
-          }); the index no longer lists them`,
-        );
-      }
     }
-    return { etag: put.etag ?? null };
+    state.commitSeq = result.commitSeq ?? state.commitSeq;
+    return { etag: result.metaEtag ?? null };
   }, async (attempt) => {
     report.conflicts++;
     ctx.log?.(
@@ -227,67 +170,4 @@ export async function publishShards(
     );
   }
   return published.won.etag;
-}
-
-/**
- * Deletes the shards a published commit emptied. The meta no longer lists them, so they are no
- * part of the index whatever happens here: a failure, or a shard kept, only leaves an unlisted
- * object that the next commit naming its partition overwrites (over the copy a HEAD finds). So
- * each goes only while it holds the version this commit read, as a push's payload deletes do:
- * `If-Match` that ETag where the server honours it; elsewhere (s3s-fs, the extension's client) a
- * HEAD must find it first, and the publish lock, still held, keeps writers that take it out of
- * the window between the two. A writer that re-created the partition since keeps its shard.
- *
- * @param support what the server honours (null: the user waived conditions; the HEAD is kept)
- * @returns the shards retired (deleted, or found already gone)
- */
-export async function retireShards(
-  ctx: SyncContext,
-  planner: Planner,
-  state: ShardIndexState,
-  partitions: string[],
-  support: ConditionalSupport | null,
-): Promise<number> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const store = ctx.store;
-  let retired = 0;
-  let kept = 0;
-  const failures = await runPool(partitions, {
-    concurrency: ctx.concurrency ?? 25,
-    signal: ctx.signal,
-    phase: "index",
-    name: (partition) => planner.shardKey(partition),
-    failureCode: "s3-error",
-  }, async (partition) => {
-    const key = planner.shardKey(partition);
-    const etag = state.shardEtags.get(partition);
-    state.shardEtags.delete(partition);
-    // Not read (the meta this attempt read did not list it: another writer's commit emptied it
-    // first): nothing of ours to retire.
-    if (etag === undefined) return;
-    // Read without an ETag: nothing to hold the delete to, so the shard stays.
-    let gone = false;
-    if (etag && support?.deletes && hasExtras(store)) {
-      gone = await withRetry(
-        () => store.deleteObjectIfMatch(key, etag, ctx.signal),
-        retry,
-        ctx.signal,
-      );
-    } else if (etag) gone = await deleteVersion(ctx, key, { etag });
-    if (gone) retired++;
-    else kept++;
-  });
-  if (kept > 0) {
-    ctx.log?.(
-      `kept ${kept} emptied shards (changed since this push read them, or read without an ETag); the index no longer lists them`,
-    );
-  }
-  if (failures.length > 0) {
-    ctx.log?.(
-      `${failures.length} emptied shards were not deleted (${
-        failures[0].message
-      }); the index no longer lists them`,
-    );
-  }
-  return retired;
 }

@@ -14,10 +14,12 @@ import {
   ShardWriteRun,
 } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
-import { DEFAULT_RETRY, type ItemFailure, withRetry } from "../io/engine.ts";
+import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "../core/errors.ts";
 import { loadRemoteIndex, readShardSet } from "./remote_index.ts";
-import { isNotFound } from "../io/store.ts";
+import { hasExtras, isNotFound } from "../io/store.ts";
+import { deleteVersion } from "../exec/delete_version.ts";
+import type { ConditionalSupport } from "./push_conditions.ts";
 import { drive } from "../exec/drive.ts";
 import { headKeys, poolFailure, putObjects } from "../exec/verbs.ts";
 
@@ -194,21 +196,76 @@ export async function publishRebuiltShards(
 
 /**
  * Writes the planner's index cut into shards as the core's `ShardWriteRun` asks: `{}` for the
- * v1 mirror of what the recorded push touched, or a v2 set over the copies read.
+ * v1 mirror of what the recorded push touched, a v2 set over the copies read, or a push's
+ * commit (`commit: true`), whose first step asks `conditions` what the server honours.
  *
- * @throws SyncError when a write fails (no meta is then written)
+ * @throws SyncError when a write fails (no meta is then written), or from `conditions` (a
+ *   server that ignores conditional writes)
  */
-async function writeShardSet(
+export async function writeShardSet(
   ctx: SyncContext,
   planner: Planner,
   request: ShardWriteRequest,
+  conditions?: (deleting: boolean) => Promise<ConditionalSupport | null>,
 ): Promise<ShardWriteResult> {
   using run = new ShardWriteRun(planner, request);
   await drive(run, {
+    probe: async ({ deletes }, send) => {
+      const support = conditions ? await conditions(deletes) : null;
+      send({ event: "probed", conditionalDeletes: !!support?.deletes && hasExtras(ctx.store) });
+    },
     head: headKeys(ctx),
     put: putObjects(ctx, (failures) => shardWriteFailure(failures, planner.metaKey)),
+    retire: async (action, send) => send({ event: "retired", ...await retireShards(ctx, action) }),
   }, { stopAt: ["done"] });
   return run.result();
+}
+
+/**
+ * The `retire` step: deletes the shards a published commit emptied, each only while it holds
+ * the version the commit read, as the core says (`If-Match` its ETag, or after a HEAD finds
+ * it: the publish lock, still held, keeps writers that take it out of the window between the
+ * two). The meta no longer lists them, so a failure only leaves an unlisted object that the
+ * next commit into that partition writes over: logged, never thrown (the commit is published).
+ *
+ * @returns the shards retired (deleted, or found already gone) and those kept
+ */
+async function retireShards(
+  ctx: SyncContext,
+  action: { objects: { key: string; etag: string }[]; ifMatch: boolean },
+): Promise<{ retired: number; kept: number }> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  const store = ctx.store;
+  let retired = 0;
+  let kept = 0;
+  let failures: ItemFailure[] = [];
+  try {
+    failures = await runPool(action.objects, {
+      concurrency: ctx.concurrency ?? 25,
+      signal: ctx.signal,
+      phase: "index",
+      name: (object) => object.key,
+      failureCode: "s3-error",
+    }, async ({ key, etag }) => {
+      const gone = action.ifMatch && hasExtras(store)
+        ? await withRetry(() => store.deleteObjectIfMatch(key, etag, ctx.signal), retry, ctx.signal)
+        : await deleteVersion(ctx, key, { etag });
+      if (gone) retired++;
+      else kept++;
+    });
+  } catch (error) {
+    ctx.log?.(
+      `the emptied shards were not retired (${describe(error)}); the index no longer lists them`,
+    );
+  }
+  if (failures.length > 0) {
+    ctx.log?.(
+      `${failures.length} emptied shards were not deleted (${
+        failures[0].message
+      }); the index no longer lists them`,
+    );
+  }
+  return { retired, kept };
 }
 
 /**

@@ -64,54 +64,6 @@ impl Planner {
         Ok(self.inner.load_shards(meta, &shards).map_err(to_js_error)? as f64)
     }
 
-    /// The v2 commit of this push: `{shards: [{partition, json}], meta, retire: [partition]}`.
-    /// The order is the protocol: the shards first, the meta once every one is in (until it
-    /// names them they are no part of the index), and the retired shards (emptied, so the meta
-    /// no longer lists them) only after the meta, each only while it holds the version read. A
-    /// shard deleted before the meta would leave the meta still published listing a shard that
-    /// is gone (an unreadable index after a crash), and would take entries another writer
-    /// committed to it since.
-    #[wasm_bindgen(js_name = shardCommit)]
-    pub fn shard_commit(&self) -> Result<String, JsValue> {
-        let (shards, meta) = self.inner.shard_commit().map_err(to_js_error)?;
-        /// One shard a v2 commit writes.
-        #[derive(Serialize, Tsify)]
-        #[tsify(missing_as_null, hashmap_as_object)]
-        struct ShardChange {
-            /// The shard's partition.
-            partition: String,
-            /// The shard's new JSON.
-            json: String,
-        }
-        /// The v2 commit of a push: the shards it writes, the next meta, the shards it retires.
-        #[derive(Serialize, Tsify)]
-        #[tsify(missing_as_null, hashmap_as_object)]
-        struct ShardCommit {
-            /// The shards to write, before the meta.
-            shards: Vec<ShardChange>,
-            /// The next `_index/_meta.json`.
-            meta: String,
-            /// The partitions whose shards are deleted after the meta (it no longer lists them).
-            retire: Vec<String>,
-        }
-        let text = |b: Vec<u8>| String::from_utf8(b).unwrap_or_default();
-        let mut commit = ShardCommit {
-            shards: Vec::new(),
-            meta: text(meta),
-            retire: Vec::new(),
-        };
-        for (partition, json) in shards {
-            match json {
-                Some(json) => commit.shards.push(ShardChange {
-                    partition,
-                    json: text(json),
-                }),
-                None => commit.retire.push(partition),
-            }
-        }
-        to_json(&commit)
-    }
-
     /// Re-applies this push's changes over a newer v2 shard set (after a lost race).
     #[wasm_bindgen(js_name = rebasePushShards)]
     pub fn rebase_push_shards(

@@ -2,8 +2,10 @@
 //! write of an index cut into shards (`runs::shard_write::machine::ShardWriteRun`) over a
 //! bucket in memory, driven the way the shim drives it.
 //!
-//! A spec holds `description`, `indexed` (the rels of the loaded index), optionally `pushed`
-//! (new rels a recorded push uploaded, for the v1 mirror), `request` (the run's request as the
+//! A spec holds `description`, `indexed` (the rels of the loaded index: a monolith), or `v2`
+//! (`{commitSeq, shards: {partition: [rels]}}`: a v2 shard set, loaded as read), optionally
+//! `pushed` (new rels a recorded push uploaded) and `deleted` (rels it deleted, confirmed), for
+//! the v1 mirror and a commit, `request` (the run's request as the
 //! shim sends it), `bucket` (objects there before, key → text; each gets the ETag `"e<n>"` in
 //! the order listed, which a request may name), optionally `peers` (another writer's moves:
 //! `{before, key, text}` writes `text` at `key` just before this run writes `before`) and
@@ -44,15 +46,39 @@ struct Peer {
 #[serde(deny_unknown_fields)]
 struct Spec {
     description: String,
+    #[serde(default)]
     indexed: Vec<String>,
     #[serde(default)]
+    v2: Option<V2Index>,
+    #[serde(default)]
     pushed: Vec<String>,
+    #[serde(default)]
+    deleted: Vec<String>,
     request: ShardWriteRequest,
     #[serde(default)]
     bucket: Vec<(String, String)>,
     #[serde(default)]
     peers: Vec<Peer>,
+    /// What the server's probe answers about `If-Match` on DELETE.
+    #[serde(default, rename = "conditionalDeletes")]
+    conditional_deletes: bool,
     expected: serde_json::Map<String, Value>,
+}
+
+/// A v2 shard set as read.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct V2Index {
+    commit_seq: u64,
+    shards: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+fn index_document(rels: &[String]) -> Vec<u8> {
+    let entries: serde_json::Map<String, Value> = rels
+        .iter()
+        .map(|r| (r.clone(), json!({"key": r, "size": 1, "lastModified": OLD})))
+        .collect();
+    serde_json::to_vec(&json!({"version": 1, "entries": entries})).unwrap()
 }
 
 /// What one run did: its requests in order, the keys it wrote and the run's result.
@@ -66,17 +92,43 @@ struct Ran {
 
 fn session(spec: &Spec) -> Result<Session, String> {
     let mut session = Session::new(None, "").map_err(|e| e.to_string())?;
-    let entries: serde_json::Map<String, Value> = spec
-        .indexed
-        .iter()
-        .map(|r| (r.clone(), json!({"key": r, "size": 1, "lastModified": OLD})))
-        .collect();
-    let index = serde_json::to_vec(&json!({"version": 1, "entries": entries})).unwrap();
-    session.load_index(&index).map_err(|e| e.to_string())?;
-    if !spec.pushed.is_empty() {
-        let listing = encode_local(spec.pushed.iter().map(|r| (r.as_str(), 1, Some(MTIME))));
+    match &spec.v2 {
+        Some(v2) => {
+            let meta = json!({"version": 2, "partitions": v2.shards.keys().collect::<Vec<_>>(), "commitSeq": v2.commit_seq});
+            let shards: Vec<(String, Vec<u8>)> = v2
+                .shards
+                .iter()
+                .map(|(p, rels)| (p.clone(), index_document(rels)))
+                .collect();
+            session
+                .load_shards(&serde_json::to_vec(&meta).unwrap(), &shards)
+                .map_err(|e| e.to_string())?;
+        }
+        None => {
+            session
+                .load_index(&index_document(&spec.indexed))
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    if !spec.pushed.is_empty() || !spec.deleted.is_empty() {
+        // The cache holds every indexed rel the push did not delete, and the new ones.
+        let indexed: Vec<String> = match &spec.v2 {
+            Some(v2) => v2.shards.values().flatten().cloned().collect(),
+            None => spec.indexed.clone(),
+        };
+        let walked: Vec<&str> = indexed
+            .iter()
+            .filter(|r| !spec.deleted.contains(r))
+            .chain(&spec.pushed)
+            .map(String::as_str)
+            .collect();
+        let listing = encode_local(walked.iter().map(|r| (*r, 1, Some(MTIME))));
+        let input = PushInput {
+            tombstones: spec.deleted.iter().cloned().collect(),
+            ..PushInput::default()
+        };
         session
-            .plan_push(&listing, &PushInput::default())
+            .plan_push(&listing, &input)
             .map_err(|e| e.to_string())?;
         let uploaded: Vec<Uploaded> = spec
             .pushed
@@ -90,7 +142,7 @@ fn session(spec: &Spec) -> Result<Session, String> {
             })
             .collect();
         session
-            .record_push(&uploaded, NOW, false)
+            .record_push(&uploaded, NOW, true)
             .map_err(|e| e.to_string())?;
     }
     Ok(session)
@@ -159,12 +211,17 @@ fn drive(spec: &Spec, bucket: &mut Bucket) -> Result<Ran, String> {
             }
             ShardWriteAction::Probe { deletes } => {
                 ran.requests.push(format!("probe deletes={deletes}"));
-                run.on_probed(false).map_err(|e| e.to_string())?;
+                run.on_probed(spec.conditional_deletes)
+                    .map_err(|e| e.to_string())?;
             }
-            ShardWriteAction::Retire { objects, .. } => {
+            ShardWriteAction::Retire { objects, if_match } => {
                 let (mut retired, mut kept) = (0, 0);
                 for object in objects {
-                    ran.requests.push(format!("delete {}", object.key));
+                    let how = if if_match { "if-match" } else { "after-head" };
+                    ran.requests.push(format!("delete {} {how}", object.key));
+                    for peer in spec.peers.iter().filter(|p| p.before == object.key) {
+                        bucket.put(&peer.key, peer.text.as_bytes().to_vec());
+                    }
                     match bucket.objects.get(&object.key) {
                         Some((_, etag)) if *etag != object.etag => kept += 1,
                         _ => {
@@ -190,7 +247,12 @@ fn drive(spec: &Spec, bucket: &mut Bucket) -> Result<Ran, String> {
 /// only when every other write landed; a published v2 meta records the request's `commitSeq`
 /// and lists exactly the shards written; what a peer wrote is never written over.
 fn invariants(spec: &Spec, ran: &Ran, bucket: &Bucket, out: &mut Vec<String>) {
-    let v2 = spec.request.commit_seq.is_some();
+    let v2 = spec.request.commit_seq.is_some() || spec.request.commit;
+    // A commit's meta records the sequence after the one read.
+    let sequence = match &spec.v2 {
+        Some(read) if spec.request.commit => Some(read.commit_seq + 1),
+        _ => spec.request.commit_seq,
+    };
     for (key, kind, _) in &ran.writes {
         if v2 == (*kind == "any") {
             out.push(format!(
@@ -227,11 +289,34 @@ fn invariants(spec: &Spec, ran: &Ran, bucket: &Bucket, out: &mut Vec<String>) {
             .map(|(b, _)| ShardMeta::parse(b))
         {
             Some(Ok(meta)) => {
-                if meta.commit_seq != spec.request.commit_seq {
+                if meta.commit_seq != sequence {
                     out.push("invariant: the published meta has another commitSeq".into());
                 }
-                let written: Vec<Value> = meta.partitions.iter().map(|p| json!(p)).collect();
-                if Value::Array(written) != ran.result["partitions"] {
+                let listed: Vec<Value> = meta.partitions.iter().map(|p| json!(p)).collect();
+                let written = ran.result["partitions"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                if spec.request.commit {
+                    // A commit rewrites some shards of a set whose meta lists them all, and
+                    // none it retires.
+                    if written.iter().any(|p| !listed.contains(p)) {
+                        out.push("invariant: a written shard is not in the meta".into());
+                    }
+                    let retired = ran
+                        .requests
+                        .iter()
+                        .filter_map(|r| r.strip_prefix("delete "));
+                    for key in retired {
+                        let partition = key.split(' ').next().unwrap_or_default();
+                        let partition = partition
+                            .trim_start_matches("_index/")
+                            .trim_end_matches(".json");
+                        if listed.contains(&json!(partition)) {
+                            out.push(format!("invariant: {partition} retired but listed"));
+                        }
+                    }
+                } else if listed != written {
                     out.push("invariant: the meta lists other shards than were written".into());
                 }
             }
@@ -239,20 +324,18 @@ fn invariants(spec: &Spec, ran: &Ran, bucket: &Bucket, out: &mut Vec<String>) {
         }
     }
     for peer in &spec.peers {
-        // The peer wrote just before this run's first write of `before`.
-        let Some(at) = ran
-            .writes
+        // The peer moved once this run reached `before`: whatever this run did after, the
+        // peer's copy is what the bucket holds.
+        if !ran
+            .requests
             .iter()
-            .position(|(key, _, _)| *key == peer.before)
-        else {
-            continue;
-        };
-        if ran.writes[at..]
-            .iter()
-            .any(|(key, _, landed)| *key == peer.key && *landed)
+            .any(|r| r.split(' ').nth(1) == Some(peer.before.as_str()))
         {
+            continue;
+        }
+        if bucket.objects.get(&peer.key).map(|(b, _)| b.as_slice()) != Some(peer.text.as_bytes()) {
             out.push(format!(
-                "invariant: {} written over the peer's copy",
+                "invariant: the peer's copy of {} was written over or deleted",
                 peer.key
             ));
         }
@@ -263,7 +346,15 @@ fn invariants(spec: &Spec, ran: &Ran, bucket: &Bucket, out: &mut Vec<String>) {
 pub fn run(path: &Path) -> Result<(), String> {
     let spec: Spec = read_spec(
         path,
-        &["requests", "published", "partitions", "commitSeq", "error"],
+        &[
+            "requests",
+            "published",
+            "partitions",
+            "commitSeq",
+            "retired",
+            "kept",
+            "error",
+        ],
     )?;
     let mut bucket = Bucket::default();
     for (key, text) in &spec.bucket {

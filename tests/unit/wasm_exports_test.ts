@@ -141,7 +141,6 @@ const METHODS: Record<string, () => unknown> = {
     loaded().rebasePushShards(DEEP, [EVIL], JUNK, new Uint32Array([4_000_000_000])),
   rebasePush: () => loaded().rebasePush(DEEP),
   remoteIndexKey: () => new wasm.Planner("ns", "p").remoteIndexKey(),
-  shardCommit: () => new wasm.Planner("ns", "p").shardCommit(),
   metaKey: () => new wasm.Planner("ns", "p").metaKey(),
   shardKey: () => new wasm.Planner("ns", "p").shardKey(EVIL),
   controlFolder: () => new wasm.Planner("ns", "p").controlFolder(),
@@ -288,6 +287,9 @@ const JUNK_FIELDS: Record<string, unknown> = {
   uploaded: [{ rel: EVIL, size: 1, mtimeMs: -1, sha256: HUGE }],
   lost: [EVIL, HUGE],
   landed: true,
+  conditionalDeletes: true,
+  retired: Number.MAX_SAFE_INTEGER,
+  kept: Number.MAX_SAFE_INTEGER,
 };
 
 /** Counts no count can be: negative, fractional, not finite, past 2^53. */
@@ -298,6 +300,8 @@ const BAD_COUNTS: Record<string, unknown> = {
   copied: -0.5,
   commitSeq: NaN,
   walkedAtMs: 0.5,
+  retired: -1,
+  kept: NaN,
   walkErrors: -1,
 };
 
@@ -493,7 +497,7 @@ const SHARD_WRITE_RUN_METHODS: Record<string, () => unknown> = {
   },
   handle: () =>
     hostileEvents(
-      ["heads", "put"],
+      ["probed", "heads", "put", "retired"],
       shardWriteRun,
       ({ run, planner }) => run.poll(planner),
       ({ run, planner }, event) => run.handle(planner, event as wasm.ShardWriteEvent),
@@ -611,6 +615,12 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     () => new wasm.ShardWriteRun({ markMonolith: { nowIso: EVIL } }),
   );
   survives("new ShardWriteRun (junk)", () => new wasm.ShardWriteRun(hostile(DEEP)));
+  survives("ShardWriteRun (a commit with a commitSeq)", () => {
+    new wasm.ShardWriteRun({ commit: true, commitSeq: 1 }).poll(loaded());
+  });
+  survives("ShardWriteRun (a commit without a v2 index)", () => {
+    new wasm.ShardWriteRun({ commit: true, metaRead: true }).poll(loaded());
+  });
 });
 
 Deno.test("the check itself fails on a trap and on an error without a code", () => {

@@ -161,6 +161,7 @@ pub enum ShardWriteAction {
 
 /// What a shard-set write did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null)]
 #[serde(rename_all = "camelCase")]
 pub struct ShardWriteResult {
     /// True when the meta was written (the set is published).
@@ -413,6 +414,12 @@ impl ShardWriteRun {
 
     /// Cuts the session's index into the shards to write and settles the conditions known.
     fn cut(&mut self, session: &mut Session) -> CoreResult<()> {
+        if self.request.commit && self.request.commit_seq.is_some() {
+            // A commit's sequence is the meta's next; one given besides is a confused caller.
+            return Err(CoreError::input(
+                "shard write: a commit takes its commitSeq from the meta read, not the request",
+            ));
+        }
         let model = session.model().clone();
         if self.request.commit {
             let (changed, meta) = session.shard_commit()?;
