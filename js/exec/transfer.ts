@@ -16,6 +16,7 @@ import {
   canStream,
   createOnly,
   hasExtras,
+  isNotFound,
   type UploadSource,
   type WriteCondition,
 } from "../io/store.ts";
@@ -100,6 +101,41 @@ export async function downloadToStage(
   } catch (error) {
     if (moved !== 0) options.onBytes?.(-moved);
     throw error;
+  }
+}
+
+/**
+ * Brings the object at `key` to the cache file `cachePath` that a caller found missing (swamp's
+ * lazy hydration of a file a metadata-only pull skipped): streamed through a temporary file
+ * (memory does not grow with the file), then renamed into place, unless a file appeared there
+ * meanwhile. That file was written here since the caller looked, so it is newer local work than
+ * the bucket's copy and is kept (the window left is the one between a stat and the rename).
+ *
+ * @returns true when the file is there now (hydrated, or kept), false when the bucket has no
+ *   such object
+ */
+export async function hydrateMissing(
+  ctx: SyncContext,
+  key: string,
+  cachePath: string,
+): Promise<boolean> {
+  if (await ctx.cache.stat(cachePath)) return true;
+  let staged: StagedFile;
+  try {
+    staged = await withRetry(
+      () => downloadToStage(ctx, key, cachePath, { hash: false }),
+      ctx.retry ?? DEFAULT_RETRY,
+      ctx.signal,
+    );
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+  try {
+    if (!(await ctx.cache.stat(cachePath))) await staged.commit();
+    return true;
+  } finally {
+    await staged.discard();
   }
 }
 

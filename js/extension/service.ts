@@ -23,9 +23,9 @@ import {
 import { sha256Hex } from "../io/hash.ts";
 import { SIDECAR, type SyncContext } from "../exec/context.ts";
 import { markDirty as recordDirty } from "../ops/dirty.ts";
-import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { SyncError } from "../core/errors.ts";
 import { pull } from "../ops/pull.ts";
+import { hydrateMissing } from "../exec/transfer.ts";
 import { commitPreparedPush, preparePush, push } from "../ops/push.ts";
 import {
   CATALOG_EXPORT,
@@ -37,7 +37,7 @@ import {
 import { type ContaminationSummary, repairContamination } from "../ops/contamination.ts";
 import { type ControlPlaneStore, controlPlaneStore } from "./control_plane.ts";
 import { type MigrateIndexResult, migrateToShards } from "../ops/shards.ts";
-import { isNotFound, type ObjectStoreClient } from "../io/store.ts";
+import type { ObjectStoreClient } from "../io/store.ts";
 import { annotate, ATTR, requestTimeout, type Span } from "../io/trace.ts";
 import type {
   DatastoreSyncOptions,
@@ -455,19 +455,10 @@ export class S3SyncService {
     opts: DatastoreSyncOptions,
   ): Promise<boolean> {
     const names = mapCallerPath(relPath, namespace, this.#options.prefix);
-    const retry = this.#options.retry ?? DEFAULT_RETRY;
-    let data: Uint8Array;
-    try {
-      ({ data } = await withRetry(
-        () => this.#client.getObject(names.remoteKey, opts.signal),
-        retry,
-        opts.signal,
-      ));
-    } catch (error) {
-      if (isNotFound(error)) return false;
-      throw error;
-    }
-    await this.#cache.writeAtomic(names.cachePath, data);
-    return true;
+    return await hydrateMissing(
+      this.#context(namespace, opts.signal),
+      names.remoteKey,
+      names.cachePath,
+    );
   }
 }

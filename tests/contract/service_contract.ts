@@ -350,6 +350,45 @@ export function serviceContract(target: ContractTarget): void {
     assertEquals(await service.hydrateFile("ns/data/none/x/y/raw"), false);
   });
 
+  test(
+    "hydrateFile never replaces a file that is there: one written before the call, or while it downloads",
+    async (client, cache) => {
+      const rels = datastoreRels(6);
+      await seed(client, "ns", rels);
+      const service = new S3SyncService(client, cache);
+      await service.pullChanged({ namespace: "ns", metadataOnly: true });
+      const [first, second] = rels.filter((r) => r.endsWith("/raw"));
+      assert(first && second, "the seed has two lazy files");
+      // Written here before swamp asked: local work, kept; the call says the file is there.
+      const mine = encoder.encode("local work\n");
+      await writeCacheFiles(cache, [[`ns/${first}`, mine]]);
+      assertEquals(await service.hydrateFile(`ns/${first}`), true);
+      assertEquals(await Deno.readFile(`${cache}/ns/${first}`), mine);
+      // Written here while the object downloads (another swamp command): kept too.
+      const racing = new Proxy(client, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver);
+          if (typeof value !== "function") return value;
+          if (name !== "getObject" && name !== "getObjectStream") return value.bind(target);
+          return async (key: string, ...rest: unknown[]) => {
+            const got = await value.call(target, key, ...rest);
+            if (key === `ns/${second}`) {
+              await writeCacheFiles(cache, [[`ns/${second}`, mine]]);
+            }
+            return got;
+          };
+        },
+      });
+      const during = new S3SyncService(racing, cache);
+      assertEquals(await during.hydrateFile(`ns/${second}`), true);
+      assertEquals(await Deno.readFile(`${cache}/ns/${second}`), mine);
+      assert(
+        !(await listTree(cache)).some((f) => f.includes(".s3sync-tmp") || f.includes(".tmp")),
+        "no temporary file left",
+      );
+    },
+  );
+
   test("previewPush returns the plan pushChanged then executes", async (client, cache, keys) => {
     const rels = datastoreRels(12);
     await seed(client, "ns", rels);
