@@ -18,7 +18,7 @@ use s3sync_core::runs::shard_write::machine::{
     ShardWriteRun,
 };
 use s3sync_core::wire::listing::encode_local;
-use sim::Bucket;
+use sim::{run_shard_write, Bucket};
 
 const OLD: &str = "2026-08-01T12:00:00.000Z";
 const NOW: &str = "2026-12-07T10:00:00.000Z";
@@ -49,82 +49,16 @@ fn session(rels: &[&str]) -> Session {
     session
 }
 
-/// One request the driver made, in order: `head <key>` or `put <key> <condition>`.
-type Log = Vec<String>;
-
-/// Drives `run` to the end over `bucket`; `before_put` runs before each write (a peer's move).
+/// Drives `run` to the end over `bucket` (the probe answers that DELETEs take `If-Match`);
+/// `before_put` runs before each write or delete (a peer's move).
 fn drive(
     run: &mut ShardWriteRun,
     session: &mut Session,
     bucket: &mut Bucket,
-    mut before_put: impl FnMut(&str, &mut Bucket),
-) -> (ShardWriteResult, Log) {
-    let mut log = Log::new();
-    for _ in 0..20 {
-        match run.poll(session).unwrap() {
-            ShardWriteAction::Head { keys } => {
-                let heads = keys
-                    .iter()
-                    .map(|key| {
-                        log.push(format!("head {key}"));
-                        let facts = bucket.head(key);
-                        HeadFound {
-                            key: key.clone(),
-                            exists: facts.exists,
-                            size: facts.size,
-                            etag: facts.etag,
-                        }
-                    })
-                    .collect::<Vec<_>>();
-                run.on_heads(&heads).unwrap();
-            }
-            ShardWriteAction::Put { writes } => {
-                let mut landed = true;
-                let mut last = None;
-                let single = writes.len() == 1;
-                for write in writes {
-                    before_put(&write.key, bucket);
-                    let body = write.body.as_slice().to_vec();
-                    let (what, done) = match &write.condition {
-                        PutCondition::Any => ("any", Some(bucket.put(&write.key, body))),
-                        PutCondition::Match { etag } => {
-                            ("match", bucket.put_if(&write.key, Some(etag), body))
-                        }
-                        PutCondition::Absent => ("absent", bucket.put_if(&write.key, None, body)),
-                    };
-                    log.push(format!("put {} {what}", write.key));
-                    last = done.clone();
-                    if done.is_none() {
-                        // The shim starts no write after a refused one.
-                        landed = false;
-                        break;
-                    }
-                }
-                run.on_put(landed, last.filter(|_| single)).unwrap();
-            }
-            ShardWriteAction::Probe { deletes } => {
-                log.push(format!("probe deletes={deletes}"));
-                run.on_probed(deletes).unwrap();
-            }
-            ShardWriteAction::Retire { objects, if_match } => {
-                let (mut retired, mut kept) = (0, 0);
-                for object in objects {
-                    log.push(format!("delete {} if-match={if_match}", object.key));
-                    before_put(&object.key, bucket);
-                    match bucket.objects.get(&object.key) {
-                        Some((_, etag)) if *etag != object.etag => kept += 1,
-                        _ => {
-                            bucket.objects.remove(&object.key);
-                            retired += 1;
-                        }
-                    }
-                }
-                run.on_retired(retired, kept).unwrap();
-            }
-            ShardWriteAction::Done => return (run.result().unwrap(), log),
-        }
-    }
-    panic!("the run did not end in 20 steps");
+    before_put: impl FnMut(&str, &mut Bucket),
+) -> (ShardWriteResult, Vec<String>) {
+    let driven = run_shard_write(run, session, bucket, true, before_put);
+    (driven.outcome.unwrap(), driven.log)
 }
 
 fn migrate_request(monolith_etag: Option<String>) -> ShardWriteRequest {
@@ -463,7 +397,7 @@ fn a_commit_probes_writes_its_shards_then_the_meta_then_retires_the_emptied_shar
             "probe deletes=true".to_string(),
             format!("put {} match", SHARD_KEYS[1]),
             format!("put {META} match"),
-            "delete _index/files.json if-match=true".to_string(),
+            "delete _index/files.json if-match".to_string(),
         ]
     );
     assert!(result.published);

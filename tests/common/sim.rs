@@ -779,3 +779,116 @@ fn conditional_put(
     (judge_lost_condition(sha256, ours.size, &bucket.head(key)) == ObjectVerdict::Settled)
         .then_some(None)
 }
+
+/// What a shard-set write did over a simulated bucket (see [`run_shard_write`]).
+pub struct ShardWriteDriven {
+    /// Its requests in order: `head K`, `put K <any|match|absent>` (` refused` when the condition
+    /// failed), `probe deletes=B`, `delete K <if-match|after-head>`.
+    pub log: Vec<String>,
+    /// Each write as `(key, condition, landed)`, in order.
+    pub writes: Vec<(String, &'static str, bool)>,
+    /// The run's result, or the error a poll returned (the run refused its input).
+    pub outcome: Result<s3sync_core::runs::shard_write::machine::ShardWriteResult, CoreError>,
+}
+
+/// Drives a shard-set write to the end over `bucket` as the shim does: HEADs answered from the
+/// bucket, each write under its condition (none starts after a refused one; the ETag of an
+/// action's only write handed back), the probe answered with `conditional_deletes`, a retire
+/// deleting only the version named. `before` runs just before each write or delete of a key (a
+/// peer's move).
+pub fn run_shard_write(
+    run: &mut s3sync_core::runs::shard_write::machine::ShardWriteRun,
+    session: &mut Session,
+    bucket: &mut Bucket,
+    conditional_deletes: bool,
+    mut before: impl FnMut(&str, &mut Bucket),
+) -> ShardWriteDriven {
+    use s3sync_core::runs::migrate::machine::HeadFound;
+    use s3sync_core::runs::shard_write::machine::{PutCondition, ShardWriteAction};
+    let mut log = Vec::new();
+    let mut writes_done = Vec::new();
+    for _ in 0..50 {
+        let action = match run.poll(session) {
+            Ok(action) => action,
+            Err(error) => {
+                return ShardWriteDriven {
+                    log,
+                    writes: writes_done,
+                    outcome: Err(error),
+                }
+            }
+        };
+        match action {
+            ShardWriteAction::Head { keys } => {
+                let heads: Vec<HeadFound> = keys
+                    .iter()
+                    .map(|key| {
+                        log.push(format!("head {key}"));
+                        let facts = bucket.head(key);
+                        HeadFound {
+                            key: key.clone(),
+                            exists: facts.exists,
+                            size: facts.size,
+                            etag: facts.etag,
+                        }
+                    })
+                    .collect();
+                run.on_heads(&heads).unwrap();
+            }
+            ShardWriteAction::Put { writes } => {
+                let single = writes.len() == 1;
+                let mut landed = true;
+                let mut last = None;
+                for write in writes {
+                    before(&write.key, bucket);
+                    let body = write.body.as_slice().to_vec();
+                    let (kind, done) = match &write.condition {
+                        PutCondition::Any => ("any", Some(bucket.put(&write.key, body))),
+                        PutCondition::Match { etag } => {
+                            ("match", bucket.put_if(&write.key, Some(etag), body))
+                        }
+                        PutCondition::Absent => ("absent", bucket.put_if(&write.key, None, body)),
+                    };
+                    let refused = if done.is_some() { "" } else { " refused" };
+                    log.push(format!("put {} {kind}{refused}", write.key));
+                    writes_done.push((write.key.clone(), kind, done.is_some()));
+                    last = done.clone();
+                    if done.is_none() {
+                        // The shim starts no write after a refused one.
+                        landed = false;
+                        break;
+                    }
+                }
+                run.on_put(landed, last.filter(|_| single)).unwrap();
+            }
+            ShardWriteAction::Probe { deletes } => {
+                log.push(format!("probe deletes={deletes}"));
+                run.on_probed(conditional_deletes).unwrap();
+            }
+            ShardWriteAction::Retire { objects, if_match } => {
+                let (mut retired, mut kept) = (0, 0);
+                for object in objects {
+                    let how = if if_match { "if-match" } else { "after-head" };
+                    log.push(format!("delete {} {how}", object.key));
+                    before(&object.key, bucket);
+                    match bucket.objects.get(&object.key) {
+                        Some((_, etag)) if *etag != object.etag => kept += 1,
+                        _ => {
+                            bucket.objects.remove(&object.key);
+                            retired += 1;
+                        }
+                    }
+                }
+                run.on_retired(retired, kept).unwrap();
+            }
+            ShardWriteAction::Done => {
+                return ShardWriteDriven {
+                    log,
+                    writes: writes_done,
+                    outcome: run.result(),
+                }
+            }
+        }
+    }
+    panic!("the shard-set write did not end in 50 steps");
+}

@@ -19,15 +19,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use s3sync_core::index::ShardMeta;
-use s3sync_core::runs::migrate::machine::HeadFound;
 use s3sync_core::runs::push::plan::{PushInput, Uploaded};
 use s3sync_core::runs::session::Session;
-use s3sync_core::runs::shard_write::machine::{
-    PutCondition, ShardWriteAction, ShardWriteRequest, ShardWriteRun,
-};
+use s3sync_core::runs::shard_write::machine::{ShardWriteRequest, ShardWriteRun};
 use s3sync_core::wire::listing::encode_local;
 
-use crate::sim::Bucket;
+use crate::sim::{run_shard_write, Bucket};
 use crate::spec_diff::{judge, read_spec};
 
 const OLD: &str = "2026-08-01T12:00:00.000Z";
@@ -150,96 +147,30 @@ fn session(spec: &Spec) -> Result<Session, String> {
 
 fn drive(spec: &Spec, bucket: &mut Bucket) -> Result<Ran, String> {
     let mut session = session(spec)?;
+    let meta_key = session.model().meta_key();
     let mut run = ShardWriteRun::new(spec.request.clone());
-    let mut ran = Ran {
-        requests: Vec::new(),
-        writes: Vec::new(),
-        result: Value::Null,
-        meta_key: session.model().meta_key(),
+    let driven = run_shard_write(
+        &mut run,
+        &mut session,
+        bucket,
+        spec.conditional_deletes,
+        |key, bucket| {
+            for peer in spec.peers.iter().filter(|p| p.before == key) {
+                bucket.put(&peer.key, peer.text.as_bytes().to_vec());
+            }
+        },
+    );
+    let result = match driven.outcome {
+        Ok(result) => serde_json::to_value(result).map_err(|e| e.to_string())?,
+        // A run the core refuses: the code is the result, and what it did is checked.
+        Err(error) => json!({"error": error.code()}),
     };
-    for _ in 0..50 {
-        let action = match run.poll(&mut session) {
-            Ok(action) => action,
-            Err(error) => {
-                // A run the core refuses: the code is the result, and what it did is checked.
-                ran.result = json!({"error": error.code()});
-                return Ok(ran);
-            }
-        };
-        match action {
-            ShardWriteAction::Head { keys } => {
-                let heads: Vec<HeadFound> = keys
-                    .iter()
-                    .map(|key| {
-                        ran.requests.push(format!("head {key}"));
-                        let facts = bucket.head(key);
-                        HeadFound {
-                            key: key.clone(),
-                            exists: facts.exists,
-                            size: facts.size,
-                            etag: facts.etag,
-                        }
-                    })
-                    .collect();
-                run.on_heads(&heads).map_err(|e| e.to_string())?;
-            }
-            ShardWriteAction::Put { writes } => {
-                let mut landed = true;
-                for write in writes {
-                    for peer in spec.peers.iter().filter(|p| p.before == write.key) {
-                        bucket.put(&peer.key, peer.text.as_bytes().to_vec());
-                    }
-                    let body = write.body.as_slice().to_vec();
-                    let (kind, done) = match &write.condition {
-                        PutCondition::Any => ("any", Some(bucket.put(&write.key, body))),
-                        PutCondition::Match { etag } => {
-                            ("match", bucket.put_if(&write.key, Some(etag), body))
-                        }
-                        PutCondition::Absent => ("absent", bucket.put_if(&write.key, None, body)),
-                    };
-                    let refused = if done.is_some() { "" } else { " refused" };
-                    ran.requests
-                        .push(format!("put {} {kind}{refused}", write.key));
-                    ran.writes.push((write.key.clone(), kind, done.is_some()));
-                    if done.is_none() {
-                        // The shim starts no write after a refused one.
-                        landed = false;
-                        break;
-                    }
-                }
-                run.on_put(landed, None).map_err(|e| e.to_string())?;
-            }
-            ShardWriteAction::Probe { deletes } => {
-                ran.requests.push(format!("probe deletes={deletes}"));
-                run.on_probed(spec.conditional_deletes)
-                    .map_err(|e| e.to_string())?;
-            }
-            ShardWriteAction::Retire { objects, if_match } => {
-                let (mut retired, mut kept) = (0, 0);
-                for object in objects {
-                    let how = if if_match { "if-match" } else { "after-head" };
-                    ran.requests.push(format!("delete {} {how}", object.key));
-                    for peer in spec.peers.iter().filter(|p| p.before == object.key) {
-                        bucket.put(&peer.key, peer.text.as_bytes().to_vec());
-                    }
-                    match bucket.objects.get(&object.key) {
-                        Some((_, etag)) if *etag != object.etag => kept += 1,
-                        _ => {
-                            bucket.objects.remove(&object.key);
-                            retired += 1;
-                        }
-                    }
-                }
-                run.on_retired(retired, kept).map_err(|e| e.to_string())?;
-            }
-            ShardWriteAction::Done => {
-                let result = run.result().map_err(|e| e.to_string())?;
-                ran.result = serde_json::to_value(result).map_err(|e| e.to_string())?;
-                return Ok(ran);
-            }
-        }
-    }
-    Err("the run did not end in 50 steps".into())
+    Ok(Ran {
+        requests: driven.log,
+        writes: driven.writes,
+        result,
+        meta_key,
+    })
 }
 
 /// Properties every run has: a v2 set writes nothing unconditionally and the mirror nothing
