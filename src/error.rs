@@ -240,6 +240,18 @@ pub enum CoreError {
         /// The folder that datastore lives in.
         folder: String,
     },
+    /// Another writer held the datastore lock for longer than the run waits.
+    #[error("{message}")]
+    LockTimeout {
+        /// Who holds it, since when, and how to clear it (text from the bucket escaped).
+        message: String,
+    },
+    /// The lease of a held lock was lost (another writer's lock replaced ours).
+    #[error("{message}")]
+    LockLost {
+        /// Who took it, or how it was lost.
+        message: String,
+    },
     /// A sync-state sidecar that exists but cannot be read.
     #[error("sync state is corrupt: {detail}")]
     SyncStateCorrupt {
@@ -257,6 +269,8 @@ impl CoreError {
         "index-too-large",
         "index-version-unsupported",
         "invalid-input",
+        "lock-lost",
+        "lock-timeout",
         "migrate-v2-unsupported",
         "namespace-required",
         "nested-datastore",
@@ -289,6 +303,8 @@ impl CoreError {
             CoreError::SyncStateCorrupt { .. } => "sync-state-corrupt",
             CoreError::NamespaceRequired { .. } => "namespace-required",
             CoreError::NestedDatastore { .. } => "nested-datastore",
+            CoreError::LockTimeout { .. } => "lock-timeout",
+            CoreError::LockLost { .. } => "lock-lost",
         }
     }
 

@@ -1,5 +1,5 @@
 //! The spec runner: every JSON file under `tests/specs/<kind>/` is one case of the planner named
-//! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`, `shard_write`), with its inputs and the expected plan in one file. One test
+//! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`, `shard_write`, `lock`), with its inputs and the expected plan in one file. One test
 //! runs them all and fails naming every spec that disagrees; a folder no runner knows is a
 //! failure too, so a new kind of spec cannot be silently skipped.
 #![cfg(not(target_arch = "wasm32"))]
@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 
 #[path = "spec_runner/contamination.rs"]
 mod contamination;
+#[path = "spec_runner/lock.rs"]
+mod lock;
+#[path = "common/lock_sim.rs"]
+mod lock_sim;
 #[path = "spec_runner/migrate.rs"]
 mod migrate;
 #[path = "spec_runner/pull.rs"]
@@ -51,6 +55,7 @@ fn every_spec() {
         let name = kind.file_name().unwrap().to_string_lossy().into_owned();
         let run: fn(&Path) -> Result<(), String> = match name.as_str() {
             "contamination" => contamination::run,
+            "lock" => lock::run,
             "migrate" => migrate::run,
             "pull" => pull::run,
             "push" => push::run,
@@ -92,6 +97,10 @@ fn every_spec() {
     assert!(
         ran.get("rebuild").copied().unwrap_or(0) >= 6,
         "rebuild specs: {ran:?}"
+    );
+    assert!(
+        ran.get("lock").copied().unwrap_or(0) >= 8,
+        "lock specs: {ran:?}"
     );
     assert!(
         ran.get("shard_write").copied().unwrap_or(0) >= 10,

@@ -30,11 +30,9 @@ const through = throughCore(wasm, [
   "judgeExisting",
   "judgeLostCondition",
   "lockAssess",
-  "lockBody",
   "lockDefaults",
   "lockHeartbeatMs",
   "lockReadable",
-  "lockWaitDecision",
   "missingBreakerOpen",
   "partitionKey",
   "scopeForModels",
@@ -75,16 +73,12 @@ export const judgeExisting: typeof wasm.judgeExisting = through.judgeExisting;
 export const judgeLostCondition: typeof wasm.judgeLostCondition = through.judgeLostCondition;
 /** Whose the lock object is: free, ours, held or stale. */
 export const lockAssess: typeof wasm.lockAssess = through.lockAssess;
-/** The lock body the extension writes. */
-export const lockBody: typeof wasm.lockBody = through.lockBody;
 /** The lock's defaults (the extension's). */
 export const lockDefaults: typeof wasm.lockDefaults = through.lockDefaults;
 /** How often a holder refreshes its lease. */
 export const lockHeartbeatMs: typeof wasm.lockHeartbeatMs = through.lockHeartbeatMs;
 /** Whether a lock object's body reads as a lock. */
 export const lockReadable: typeof wasm.lockReadable = through.lockReadable;
-/** Whether to keep waiting for a held lock. */
-export const lockWaitDecision: typeof wasm.lockWaitDecision = through.lockWaitDecision;
 /** Whether confirmed-missing objects in a row stop a pull. */
 export const missingBreakerOpen: typeof wasm.missingBreakerOpen = through.missingBreakerOpen;
 /** The v2 shard partition of a rel. */

@@ -41,6 +41,11 @@ export type {
   KeptAside,
   KeptForeignObject,
   LayoutFindings,
+  LockAction,
+  LockEvent,
+  LockHolder,
+  LockRequest,
+  LockResult,
   MigrateAction,
   MigrateConflict,
   MigrateIndex,
@@ -124,6 +129,7 @@ export { f64Bytes, PushRun } from "./push_run.ts";
 export { PullRun } from "./pull_run.ts";
 export {
   ContaminationRun,
+  LockRun,
   MigrateRun,
   RebuildRun,
   RepairRun,

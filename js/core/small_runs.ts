@@ -1,6 +1,6 @@
 /**
- * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, and the
- * shard-set write.
+ * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, the
+ * shard-set write and the datastore lock.
  *
  * @module
  */
@@ -10,6 +10,10 @@ import type {
   ContaminationAction,
   ContaminationEvent,
   ContaminationSummary,
+  LockAction,
+  LockEvent,
+  LockRequest,
+  LockResult,
   MigrateAction,
   MigrateEvent,
   MigrateRequest,
@@ -127,5 +131,16 @@ export class ShardWriteRun
   /** A run over `planner`'s index for `request`. */
   constructor(planner: Planner, request: ShardWriteRequest) {
     super(core(() => new wasm.ShardWriteRun(request)), planner);
+  }
+}
+
+/**
+ * The datastore lock as the core's state machine: taking it (waiting for a live holder, taking
+ * over a stale one), refreshing its lease, releasing it.
+ */
+export class LockRun extends CoreRun<LockAction, LockEvent, NoReplies, LockResult> {
+  /** A run for `request`. */
+  constructor(request: LockRequest) {
+    super(core(() => new wasm.LockRun(request)));
   }
 }

@@ -5,37 +5,32 @@
  * created with `If-None-Match: *`, `{holder, hostname, pid, acquiredAt, ttlMs, nonce}`, a lease
  * refreshed every third of its length, stale once `LastModified + ttlMs` has passed). Holding it
  * while we publish is what stops the extension's unconditional index write from dropping our
- * entries. Every decision comes from the core (`lockAssess`, `lockWaitDecision`); this file does
- * the requests, with the clock and the sleeping injectable so tests can slow time down.
+ * entries. Every decision comes from the core's `LockRun` (what to write, on what condition,
+ * when to wait, retry, take over or give up, what to say); this file does the requests it asks
+ * for, with the clock and the sleeping injectable so tests can slow time down.
  *
  * @module
  */
 import {
   bookkeepingNames,
   lockAssess,
-  lockBody,
   lockDefaults,
   lockHeartbeatMs,
   lockReadable as coreLockReadable,
-  lockWaitDecision,
 } from "../core/functions.ts";
+import { LockRun } from "../core/small_runs.ts";
+import type { LockEvent, LockRequest, LockResult, PutCondition } from "../core/wasm.ts";
 import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { describe, SyncError } from "../core/errors.ts";
-import { printable } from "../core/printable.ts";
 import { hasExtras, isNotFound, type ObjectStore, type ObjectStoreClient } from "../io/store.ts";
 import { annotate, ATTR, inSpan, type Span } from "../io/trace.ts";
+import { drive } from "./drive.ts";
 
 /** The solo lock's key, relative to the prefix (the core's name, as in the extension). */
 export const LOCK_KEY: string = bookkeepingNames().soloLockKey;
 
 /** The lock's defaults (the extension's), from the core. */
 const DEFAULTS: { ttlMs: number; retryMs: number; maxWaitMs: number } = lockDefaults();
-
-/** True when the lock object `current` carries our acquisition's `nonce` (the core decides). */
-function isOurs(current: { raw: Uint8Array } | null, nonce: string): boolean {
-  return current !== null &&
-    lockAssess(current.raw, undefined, nonce, 0).state === "ours";
-}
 
 /**
  * The body of a lock object, and how the core reads the current one: generated from the Rust
@@ -153,143 +148,47 @@ async function acquireTraced(
   span: Span,
 ): Promise<LockHandle> {
   const clock = options.clock ?? Date.now;
-  const sleep = options.sleep ?? defaultSleep;
-  const nonce = crypto.randomUUID();
-  const me = identity();
-  const bodyNow = () =>
-    lockBody(me.holder, me.hostname, me.pid, new Date(clock()).toISOString(), ttlMs, nonce);
-  const started = clock();
-  let tookOverFrom: string | undefined;
-  // Set after deleting a stale lock (clients without If-Match): the create that follows is
-  // the takeover.
-  let deletedStale: string | undefined;
-  let toldWaiting = false;
-  for (;;) {
-    options.signal?.throwIfAborted();
-    const retry = <T>(call: () => Promise<T>) => withRetry(call, DEFAULT_RETRY, options.signal);
-    if (await retry(() => store.putObjectConditional(key, bodyNow(), options.signal))) {
-      tookOverFrom = deletedStale;
-      break;
-    }
-    deletedStale = undefined;
-    const current = await retry(() => inspectLock(store, key, options.signal));
-    const state: LockState = lockAssess(
-      current?.raw,
-      current?.lastModified?.getTime(),
-      nonce,
-      clock(),
-    );
-    if (state.state === "free") continue;
-    if (state.state === "ours") break;
-    if (state.state === "stale") {
-      // Take over atomically where we can: overwrite only the stale object we looked at, so of
-      // two takers exactly one wins.
-      if (hasExtras(store) && current?.etag) {
-        const etag = current.etag;
-        if (
-          (await retry(() => store.putObjectIfMatch(key, bodyNow(), etag, options.signal))) !== null
-        ) {
-          tookOverFrom = state.holder;
-          break;
-        }
-      } else {
-        // Without If-Match (the extension's client) a second taker that saw the same stale lock
-        // can delete the first taker's fresh one: the extension has the same window. This
-        // project's S3Store takes over with If-Match above instead.
-        // Not retried, for the reason given at release.
-        await store.deleteObject(key, options.signal);
-        deletedStale = state.holder;
-      }
-      continue;
-    }
-    const decision = lockWaitDecision(
-      started,
-      clock(),
-      options.maxWaitMs ?? DEFAULTS.maxWaitMs,
-      options.retryMs ?? DEFAULTS.retryMs,
-    );
-    if (decision.action === "retry" && !toldWaiting && state.state === "held") {
-      // Say so once: a wait with no word looks like a hang until the timeout.
-      toldWaiting = true;
-      options.log?.(
-        `the datastore lock ${key} is held by ${printable(state.holder)}${
-          state.hostname ? ` (host ${printable(state.hostname)}, pid ${state.pid})` : ""
-        }, taken ${Math.round(state.ageMs / 1000)} s ago: waiting up to ${
-          Math.round((options.maxWaitMs ?? DEFAULTS.maxWaitMs) / 1000)
-        } s for it`,
-      );
-    }
-    if (decision.action === "giveUp") {
-      const b = current?.body;
-      throw new SyncError(
-        "lock-timeout",
-        `the datastore lock ${key} is held by ${printable(state.holder)}${
-          b ? ` (host ${printable(b.hostname)}, pid ${b.pid}, nonce ${printable(b.nonce)})` : ""
-        }, ` +
-          `taken ${Math.round(state.ageMs / 1000)} s ago; waited ${
-            Math.round((clock() - started) / 1000)
-          } s. ` +
-          `If that process is gone, the lock turns stale after its lease; to clear it now: \`s3sync lock release --force ${
-            b?.nonce ?? "<nonce>"
-          }\``,
-      );
-    }
-    await sleep(decision.delayMs, options.signal);
-  }
-  if (tookOverFrom) options.log?.(`took over a stale datastore lock held by ${tookOverFrom}`);
+  const ifMatch = hasExtras(store);
+  const holder = { ...identity(), nonce: crypto.randomUUID() };
+  const io = { store, clock, sleep: options.sleep ?? defaultSleep, log: options.log };
+  const taken = await runLock({
+    mode: "acquire",
+    key,
+    holder,
+    ttlMs,
+    retryMs: options.retryMs,
+    maxWaitMs: options.maxWaitMs,
+    nowMs: clock(),
+    ifMatch,
+  }, { ...io, signal: options.signal });
   annotate(span, () => ({
-    [ATTR.lockWaitMs]: clock() - started,
-    [ATTR.lockContended]: toldWaiting || tookOverFrom !== undefined,
-    [ATTR.lockHolder]: me.holder,
+    [ATTR.lockWaitMs]: taken.waitedMs,
+    [ATTR.lockContended]: taken.contended,
+    [ATTR.lockHolder]: holder.holder,
   }));
 
   const lost = new AbortController();
+  // The heartbeat and the release run without the caller's signal: an aborted publish still
+  // releases the lock it held.
   const beat = async () => {
     if (lost.signal.aborted) return;
-    const current = await inspectLock(store, key);
-    if (current === null || !isOurs(current, nonce)) {
-      lost.abort(
-        new SyncError(
-          "lock-lost",
-          `the datastore lock ${key} was taken by ${
-            printable(current?.body?.holder ?? "someone else")
-          }`,
-        ),
-      );
-      return;
-    }
-    const fresh = bodyNow();
-    if (hasExtras(store) && current.etag) {
-      if ((await store.putObjectIfMatch(key, fresh, current.etag)) === null) {
-        lost.abort(
-          new SyncError("lock-lost", `the datastore lock ${key} changed hands during a refresh`),
-        );
-      }
-    } else {
-      await store.putObject(key, fresh);
-    }
+    const refreshed = await runLock({ mode: "refresh", key, holder, ttlMs, ifMatch }, io);
+    if (refreshed.lost) lost.abort(new SyncError("lock-lost", refreshed.lost));
   };
   const interval = lockHeartbeatMs(ttlMs);
   const timer = options.manualHeartbeat ? undefined : setInterval(() => {
     beat().catch((error) => options.log?.(`lock heartbeat failed: ${describe(error)}`));
   }, interval);
   return {
-    nonce,
+    nonce: holder.nonce,
     lost: lost.signal,
-    tookOverFrom,
+    tookOverFrom: taken.tookOverFrom ?? undefined,
     beat,
     release: () =>
       inSpan("s3-datastore lock release", { [ATTR.lockKey]: key }, async () => {
         if (timer !== undefined) clearInterval(timer);
         try {
-          const current = await withRetry(() => inspectLock(store, key));
-          // One attempt, never retried: a DELETE that reached the server but whose answer was
-          // lost would, retried, delete the lock the next writer took meanwhile, and two writers
-          // would then hold it at once (an extension writer publishes unconditionally under it).
-          // A delete that failed leaves our lock to turn stale after its lease.
-          if (!isOurs(current, nonce) || !(await deleteAsRead(store, key, current!.etag))) {
-            options.log?.(`the datastore lock was no longer ours at release; left it alone`);
-          }
+          await runLock({ mode: "release", key, nonce: holder.nonce, ifMatch }, io);
         } catch (error) {
           options.log?.(
             `releasing the datastore lock failed: ${
@@ -299,6 +198,117 @@ async function acquireTraced(
         }
       }),
   };
+}
+
+/** What the lock's steps do their I/O with. */
+interface LockIo {
+  store: ObjectStore | ObjectStoreClient;
+  clock: () => number;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs the core's lock run for `request` to its end, saying its notes.
+ *
+ * @returns what it did
+ */
+async function runLock(request: LockRequest, io: LockIo): Promise<LockResult> {
+  using run = new LockRun(request);
+  await drive(run, lockSteps(io), {
+    stopAt: ["done"],
+    onStep: () => io.signal?.throwIfAborted(),
+  });
+  const result = run.result();
+  for (const note of result.notes) io.log?.(note);
+  return result;
+}
+
+/** The requests a lock run asks for. Whether one may be retried is the core's call. */
+function lockSteps({ store, clock, sleep, log, signal }: LockIo) {
+  const attempt = <T>(retry: boolean, call: () => Promise<T>) =>
+    retry ? withRetry(call, DEFAULT_RETRY, signal) : call();
+  return {
+    put: async (
+      { key, body, condition, retry }: {
+        key: string;
+        body: Uint8Array;
+        condition: PutCondition;
+        retry: boolean;
+      },
+      send: (event: { event: "put"; landed: boolean }) => void,
+    ) => {
+      send({
+        event: "put",
+        landed: await attempt(retry, () => writeLock(store, key, body, condition, signal)),
+      });
+    },
+    inspect: async (
+      { key, retry }: { key: string; retry: boolean },
+      send: (event: LockEvent) => void,
+    ) => {
+      const current = await attempt(retry, () => inspectLock(store, key, signal));
+      send({
+        event: "inspected",
+        body: current?.raw,
+        lastModifiedMs: current?.lastModified?.getTime(),
+        etag: current?.etag,
+        nowMs: clock(),
+      });
+    },
+    delete: async (
+      { key, ifMatch }: { key: string; ifMatch?: string },
+      send: (event: { event: "deleted"; deleted: boolean }) => void,
+    ) => {
+      send({ event: "deleted", deleted: await deleteLock(store, key, ifMatch) });
+    },
+    sleep: async (
+      { ms, say }: { ms: number; say?: string },
+      send: (event: { event: "slept"; nowMs: number }) => void,
+    ) => {
+      if (say) log?.(say);
+      await sleep(ms, signal);
+      send({ event: "slept", nowMs: clock() });
+    },
+  };
+}
+
+/** Writes the lock object under `condition`; false when the condition was refused. */
+async function writeLock(
+  store: ObjectStore | ObjectStoreClient,
+  key: string,
+  body: Uint8Array,
+  condition: PutCondition,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  switch (condition.kind) {
+    case "absent":
+      return await store.putObjectConditional(key, body, signal);
+    case "match":
+      // The core asks for If-Match only of a store that has it (`ifMatch` in the request).
+      if (!hasExtras(store)) throw new Error("an If-Match write asked of a store without it");
+      return (await store.putObjectIfMatch(key, body, condition.etag, signal)) !== null;
+    case "any":
+      await store.putObject(key, body, signal);
+      return true;
+  }
+}
+
+/**
+ * Deletes the lock object, `If-Match` when the core gives an ETag (only to a store that has it).
+ * One attempt: the core never retries a lock's DELETE.
+ */
+async function deleteLock(
+  store: ObjectStore | ObjectStoreClient,
+  key: string,
+  ifMatch: string | undefined,
+): Promise<boolean> {
+  if (ifMatch !== undefined && hasExtras(store)) {
+    return await store.deleteObjectIfMatch(key, ifMatch);
+  }
+  await store.deleteObject(key);
+  return true;
 }
 
 /**
@@ -326,7 +336,8 @@ export async function withLock<T>(
 }
 
 /**
- * Deletes the lock only if it still carries `nonce` (for people clearing a stuck lock).
+ * Deletes the lock only if it still carries `nonce`, or, named {@link UNREADABLE_LOCK}, if its
+ * body is no lock (for people clearing a stuck lock; the core decides).
  *
  * @returns true when it was deleted
  */
@@ -335,29 +346,9 @@ export async function forceRelease(
   nonce: string,
   key = LOCK_KEY,
 ): Promise<boolean> {
-  const current = await inspectLock(store, key);
-  if (current !== null && nonce === UNREADABLE_LOCK && !lockReadable(current.raw)) {
-    // No nonce can be named for a body that is no lock: the one read goes, and only it (a
-    // lock taken meanwhile has another ETag) where the store can make the delete conditional.
-    return await deleteAsRead(store, key, current.etag);
-  }
-  if (!isOurs(current, nonce)) return false;
-  return await deleteAsRead(store, key, current!.etag);
-}
-
-/**
- * Deletes the lock at `key` as it was just read: `If-Match` its ETag where the store has that,
- * so a lock another writer took between the read and the delete stays (a server that ignores
- * the condition, or the extension's client, leaves that short window open).
- */
-async function deleteAsRead(
-  store: ObjectStore | ObjectStoreClient,
-  key: string,
-  etag: string | undefined,
-): Promise<boolean> {
-  if (hasExtras(store) && etag) return await store.deleteObjectIfMatch(key, etag);
-  await store.deleteObject(key);
-  return true;
+  const io = { store, clock: Date.now, sleep: defaultSleep };
+  return (await runLock({ mode: "forceRelease", key, nonce, ifMatch: hasExtras(store) }, io))
+    .released;
 }
 
 /** Whether a lock object's body reads as a lock (the core decides). */

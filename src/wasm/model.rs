@@ -225,6 +225,13 @@ pub fn is_internal_rel(rel: &str) -> bool {
     is_internal(rel)
 }
 
+/// Text from the bucket made safe to show a person: control characters, DEL, C1 controls and
+/// bidirectional overrides escaped (`\u{1b}`); `keepNewlines` keeps `\n` (a message of ours).
+#[wasm_bindgen(js_name = printable)]
+pub fn printable(text: &str, keep_newlines: bool) -> String {
+    crate::bytes::printable::printable_keeping(text, keep_newlines)
+}
+
 /// The v2 shard partition of a rel, or `undefined`.
 #[wasm_bindgen(js_name = partitionKey)]
 pub fn partition_key_of(rel: &str) -> Option<String> {

@@ -1,4 +1,5 @@
-//! The machines of the rarer runs: rebuild, contamination, resolve, migrate and repair.
+//! The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, the
+//! shard-set write and the datastore lock.
 
 use wasm_bindgen::prelude::*;
 
@@ -174,6 +175,29 @@ impl ShardWriteRun {
         }
         Ok(ShardWriteRun {
             inner: crate::runs::shard_write::machine::ShardWriteRun::new(request),
+        })
+    }
+}
+
+export_run! {
+    /// The datastore lock as a state machine (see `runs/lock/machine.rs`): take it (waiting for
+    /// a live holder, taking over a stale one), refresh its lease, release it.
+    LockRun wraps crate::runs::lock::machine::LockRun,
+    context: none,
+    types: ("LockAction", "LockEvent", "undefined", "LockResult")
+}
+
+#[wasm_bindgen]
+impl LockRun {
+    /// A run for `request` (`{mode: "acquire" | "refresh" | "release" | "forceRelease", key,
+    /// ...}`); a lease outside 1 ms..=1 h is `invalid-input`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "LockRequest")] request: JsValue,
+    ) -> Result<LockRun, JsValue> {
+        let request: crate::runs::lock::machine::LockRequest = from_js(request, "lock request")?;
+        Ok(LockRun {
+            inner: crate::runs::lock::machine::LockRun::new(request).map_err(to_js_error)?,
         })
     }
 }

@@ -156,47 +156,10 @@ pub fn lock_assess(
     ))
 }
 
-/// Whether to keep waiting for a held lock: `{action: "retry", delayMs}` or `{action: "giveUp"}`.
-#[wasm_bindgen(js_name = lockWaitDecision, unchecked_return_type = "WaitDecision")]
-pub fn lock_wait_decision(
-    started_ms: f64,
-    now_ms: f64,
-    max_wait_ms: f64,
-    retry_ms: f64,
-) -> Result<JsValue, JsValue> {
-    to_js(&lock::wait_decision(
-        millis(started_ms, "started")?,
-        millis(now_ms, "now")?,
-        duration(max_wait_ms, "maxWaitMs")?,
-        duration(retry_ms, "retryMs")?,
-    ))
-}
-
 /// How often a holder refreshes a lease of `ttl_ms`.
 #[wasm_bindgen(js_name = lockHeartbeatMs)]
 pub fn lock_heartbeat_ms(ttl_ms: f64) -> Result<f64, JsValue> {
     Ok(lock::heartbeat_interval_ms(duration(ttl_ms, "ttlMs")?) as f64)
-}
-
-/// The lock body the extension writes, as pretty JSON bytes.
-#[wasm_bindgen(js_name = lockBody)]
-pub fn lock_body(
-    holder: String,
-    hostname: String,
-    pid: f64,
-    acquired_at_iso: String,
-    ttl_ms: f64,
-    nonce: String,
-) -> Result<Vec<u8>, JsValue> {
-    Ok(lock::LockBody {
-        holder,
-        hostname,
-        pid: duration(pid, "pid")?,
-        acquired_at: acquired_at_iso,
-        ttl_ms: lock::check_ttl(duration(ttl_ms, "ttlMs")?).map_err(to_js_error)?,
-        nonce,
-    }
-    .to_json())
 }
 
 /// Whether a temporary file of ours last written at `mtimeMs` (undefined: unknown) is left

@@ -16,6 +16,7 @@ import {
   findCollisions,
   findContamination,
   listingPage,
+  LockRun,
   mapRel,
   migrateListing,
   MigrateRun,
@@ -245,6 +246,7 @@ Deno.test("the core's wrapper (js/core/mod.ts and the files it re-exports) decla
       "ResolveRun",
       "ContaminationRun",
       "ShardWriteRun",
+      "LockRun",
       "DirtyRecorder",
     ]
       .includes(n)
@@ -612,6 +614,46 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     "LockState",
     "lockAssess(held)",
   );
-  expect(wasm.lockWaitDecision(0, 5, 1000, 10), "WaitDecision", "lockWaitDecision");
+  {
+    // A wait for a live holder, a takeover of the stale lock: every action and the result
+    // checked against the generated declarations.
+    using run = new LockRun({
+      mode: "acquire",
+      key: ".datastore.lock",
+      holder: { holder: "me@h", hostname: "h", pid: 1, nonce: "n" },
+      retryMs: 10,
+      maxWaitMs: 1000,
+      nowMs: 0,
+      ifMatch: true,
+    });
+    const other = encoder.encode(
+      '{"holder":"a@b","hostname":"b","pid":2,"acquiredAt":"x","ttlMs":100,"nonce":"x"}',
+    );
+    const actions = [];
+    let now = 0;
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "put") {
+        run.handle({ event: "put", landed: action.condition.kind === "match" });
+      } else if (action.action === "inspect") {
+        run.handle({ event: "inspected", body: other, lastModifiedMs: 0, etag: '"e"', nowMs: now });
+      } else if (action.action === "sleep") {
+        now += 200;
+        run.handle({ event: "slept", nowMs: now });
+      } else run.handle({ event: "deleted", deleted: true });
+    }
+    assertEquals(actions.map((a) => a.action), [
+      "put",
+      "inspect",
+      "sleep",
+      "put",
+      "inspect",
+      "put",
+    ]);
+    actions.forEach((action, i) => expect(action, "LockAction", `LockRun.poll[${i}]`));
+    const outcome = run.result();
+    assertEquals([outcome.held, outcome.tookOverFrom], [true, "a@b"]);
+    expect(outcome, "LockResult", "LockRun.result");
+  }
   assertEquals(errors, []);
 });

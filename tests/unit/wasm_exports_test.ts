@@ -78,13 +78,12 @@ const FUNCTIONS: Record<string, () => unknown> = {
   judgeLostCondition: () => wasm.judgeLostCondition(HUGE, NaN, { exists: true, size: -1 }),
   afterLostRace: () => wasm.afterLostRace(NaN, Infinity),
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
-  lockBody: () => wasm.lockBody(EVIL, HUGE, -1, "not a time", NaN, EVIL),
   lockDefaults: () => wasm.lockDefaults(),
   missingBreakerOpen: () => wasm.missingBreakerOpen(-1, NaN),
   lockReadable: () => wasm.lockReadable(DEEP),
+  printable: () => wasm.printable(EVIL + HUGE, true),
   isStaleTemp: () => wasm.isStaleTemp(NaN, Infinity),
   lockHeartbeatMs: () => wasm.lockHeartbeatMs(NaN),
-  lockWaitDecision: () => wasm.lockWaitDecision(NaN, -1, Infinity, -5),
   mapRel: () => wasm.mapRel(EVIL, EVIL, EVIL),
   mapCallerPath: () => wasm.mapCallerPath("ns", EVIL, `ns/${EVIL}`),
   scopeForModels: () => wasm.scopeForModels(hostile([{ modelType: 7 }, EVIL])),
@@ -160,6 +159,7 @@ const NOT_CORE = new Set([
   "ResolveRun",
   "ContaminationRun",
   "ShardWriteRun",
+  "LockRun",
   "DirtyRecorder",
 ]);
 
@@ -290,6 +290,9 @@ const JUNK_FIELDS: Record<string, unknown> = {
   conditionalDeletes: true,
   retired: Number.MAX_SAFE_INTEGER,
   kept: Number.MAX_SAFE_INTEGER,
+  body: DEEP,
+  lastModifiedMs: Number.MAX_SAFE_INTEGER,
+  nowMs: -Number.MAX_SAFE_INTEGER,
 };
 
 /** Counts no count can be: negative, fractional, not finite, past 2^53. */
@@ -303,6 +306,8 @@ const BAD_COUNTS: Record<string, unknown> = {
   retired: -1,
   kept: NaN,
   walkErrors: -1,
+  lastModifiedMs: NaN,
+  nowMs: Infinity,
 };
 
 /** Byte fields that are no whole number of floats, and numbers where bytes belong. */
@@ -505,6 +510,36 @@ const SHARD_WRITE_RUN_METHODS: Record<string, () => unknown> = {
   result: () => shardWriteRun().run.result(),
 };
 
+/** A lock run taking a lock with hostile identity fields, for the run's methods. */
+function lockRun(): wasm.LockRun {
+  return new wasm.LockRun({
+    mode: "acquire",
+    key: EVIL,
+    holder: { holder: HUGE, hostname: EVIL, pid: Number.MAX_SAFE_INTEGER, nonce: EVIL },
+    maxWaitMs: 0,
+    nowMs: -Number.MAX_SAFE_INTEGER,
+    ifMatch: true,
+  });
+}
+
+/** One hostile case per `LockRun` method. */
+const LOCK_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => lockRun().free(),
+  poll: () => {
+    const run = lockRun();
+    run.poll();
+    run.poll();
+  },
+  handle: () =>
+    hostileEvents(
+      ["put", "inspected", "deleted", "slept"],
+      lockRun,
+      (run) => run.poll(),
+      (run, event) => run.handle(event as wasm.LockEvent),
+    ),
+  result: () => lockRun().result(),
+};
+
 /** One hostile case per `DirtyRecorder` method (each on a recorder that has seen junk). */
 const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
   free: () => new wasm.DirtyRecorder().free(),
@@ -563,6 +598,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(shardWriteRunMethods, Object.keys(SHARD_WRITE_RUN_METHODS).sort());
+  const lockRunMethods = Object.getOwnPropertyNames(wasm.LockRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(lockRunMethods, Object.keys(LOCK_RUN_METHODS).sort());
   const recorderMethods = Object.getOwnPropertyNames(wasm.DirtyRecorder.prototype)
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
@@ -581,6 +620,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(RESOLVE_RUN_METHODS),
     ...Object.entries(CONTAMINATION_RUN_METHODS),
     ...Object.entries(SHARD_WRITE_RUN_METHODS),
+    ...Object.entries(LOCK_RUN_METHODS),
     ...Object.entries(DIRTY_RECORDER_METHODS),
   ];
   for (const [name, call] of all) {
@@ -618,6 +658,29 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
   survives("ShardWriteRun (a commit with a commitSeq)", () => {
     new wasm.ShardWriteRun({ commit: true, commitSeq: 1 }).poll(loaded());
   });
+  survives("new LockRun (junk)", () => new wasm.LockRun(hostile(DEEP)));
+  for (const ttlMs of [0, -1, NaN, 3_600_001, 2 ** 64]) {
+    survives(
+      `new LockRun (ttlMs ${ttlMs})`,
+      () =>
+        new wasm.LockRun({
+          mode: "refresh",
+          key: "k",
+          holder: { holder: "h", hostname: "h", pid: 1, nonce: "n" },
+          ttlMs,
+          ifMatch: false,
+        }),
+    );
+  }
+  survives("new LockRun (retryMs 0)", () =>
+    new wasm.LockRun({
+      mode: "acquire",
+      key: "k",
+      holder: { holder: "h", hostname: "h", pid: 1, nonce: "n" },
+      retryMs: 0,
+      nowMs: 0,
+      ifMatch: false,
+    }));
   survives("ShardWriteRun (a commit without a v2 index)", () => {
     new wasm.ShardWriteRun({ commit: true, metaRead: true }).poll(loaded());
   });
