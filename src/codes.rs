@@ -121,6 +121,24 @@ codes! {
         SidecarUnreadable => "sidecar-unreadable",
         /// A symlinked folder in the cache.
         SymlinkInPath => "symlink-in-path",
+        /// The remote index exists but cannot be read.
+        IndexCorrupt => "index-corrupt",
+        /// The v2 meta names a partition that is not one safe segment (no shard is read).
+        PartitionNameUnsafe => "partition-name-unsafe",
+        /// Parts of the cache could not be read.
+        WalkError => "walk-error",
+        /// Symlinked files in the cache (never followed, so never pushed).
+        SymlinkedFile => "symlinked-file",
+        /// Our temporary files a killed run left, untouched for over an hour.
+        LeftoverTempFiles => "leftover-temp-files",
+    }
+}
+
+codes! {
+    /// A doctor note's code: a fact worth knowing that is not a problem.
+    NoteCode {
+        /// Our temporary files written within the hour (a run may still be going).
+        RecentTempFiles => "recent-temp-files",
     }
 }
 

@@ -252,6 +252,13 @@ pub enum CoreError {
         /// Who took it, or how it was lost.
         message: String,
     },
+    /// So many objects the index names were missing in a row that the index does not describe
+    /// this bucket: the pull stops reading it (and prunes nothing more).
+    #[error("{in_a_row} objects the index names were missing in a row (each read twice), so the index does not describe this bucket: check --endpoint, --bucket and --prefix; `s3sync rebuild-index --apply` indexes what the bucket holds; --max-missing 0 reads every entry")]
+    ObjectsMissing {
+        /// How many were missing in a row before the pull stopped.
+        in_a_row: u64,
+    },
     /// A sync-state sidecar that exists but cannot be read.
     #[error("sync state is corrupt: {detail}")]
     SyncStateCorrupt {
@@ -274,6 +281,7 @@ impl CoreError {
         "migrate-v2-unsupported",
         "namespace-required",
         "nested-datastore",
+        "objects-missing",
         "partition-name-unsafe",
         "plan-stale",
         "publish-conflict",
@@ -305,6 +313,7 @@ impl CoreError {
             CoreError::NestedDatastore { .. } => "nested-datastore",
             CoreError::LockTimeout { .. } => "lock-timeout",
             CoreError::LockLost { .. } => "lock-lost",
+            CoreError::ObjectsMissing { .. } => "objects-missing",
         }
     }
 

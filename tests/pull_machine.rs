@@ -94,6 +94,28 @@ fn a_vanished_object_is_pruned_and_the_pruned_index_published_over_the_one_read(
 }
 
 #[test]
+fn an_object_at_its_bare_key_is_downloaded_and_a_missing_one_read_three_times() {
+    // Bug #1250 of the extension wrote some namespaced objects at the bare key: the index is
+    // right about the file, so the pull finds it there and prunes nothing.
+    let data = files(2);
+    let mut indexed = sizes(&data);
+    indexed.insert("data/m/bare.json".into(), 4);
+    indexed.insert("data/m/gone.json".into(), 9);
+    let mut bucket = Bucket::with_datastore(&data, &indexed);
+    bucket.put("data/m/bare.json", b"bare".to_vec());
+    let mut cache = Cache::default();
+    let gets = |b: &Bucket| b.requests.get("get").copied().unwrap_or(0);
+    let before = gets(&bucket);
+    let ran = run_pull(&mut bucket, &mut cache, &Faults::default(), false);
+    assert!(ran.downloaded.contains(&"data/m/bare.json".to_string()));
+    assert_eq!(cache.files[&format!("{NS}/data/m/bare.json")].0, b"bare");
+    assert_eq!(ran.not_found, ["data/m/gone.json"]);
+    // Two at home, the bare one found on its second read, the gone one read at its key, at the
+    // bare key and at its key again.
+    assert_eq!(gets(&bucket) - before, 2 + 2 + 3);
+}
+
+#[test]
 fn a_lost_publish_race_writes_nothing_over_the_newer_index_and_vouches_for_nothing() {
     let data = files(2);
     let mut indexed = sizes(&data);
@@ -180,6 +202,7 @@ proptest! {
         n in 1usize..12,
         failing in proptest::collection::btree_set(0usize..12, 0..6),
         vanished in proptest::collection::btree_set(0usize..12, 0..3),
+        flaky in proptest::collection::btree_set(0usize..12, 0..4),
         races in any::<bool>(),
     ) {
         let data = files(n);
@@ -196,10 +219,15 @@ proptest! {
         let faults = Faults {
             failing: failing.iter().filter_map(|i| data.keys().nth(*i).cloned()).collect(),
             index_races: races,
+            flaky_404: flaky.iter().filter_map(|i| data.keys().nth(*i).cloned()).collect(),
         };
         let first = run_pull(&mut bucket, &mut cache, &faults, false);
         for rel in &first.downloaded {
             prop_assert_eq!(&cache.files[&format!("{NS}/{rel}")].0, &present[rel]);
+        }
+        // One 404 is no proof: an object that answered one and is there is never missing.
+        for rel in &first.not_found {
+            prop_assert!(!present.contains_key(rel), "{} pruned on one 404", rel);
         }
         // A download that failed is a failure whether or not its object still exists.
         let complete = faults.failing.is_empty()

@@ -1,5 +1,5 @@
 //! The spec runner: every JSON file under `tests/specs/<kind>/` is one case of the planner named
-//! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`, `shard_write`, `lock`), with its inputs and the expected plan in one file. One test
+//! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`, `shard_write`, `lock`, `doctor`), with its inputs and the expected plan in one file. One test
 //! runs them all and fails naming every spec that disagrees; a folder no runner knows is a
 //! failure too, so a new kind of spec cannot be silently skipped.
 #![cfg(not(target_arch = "wasm32"))]
@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 
 #[path = "spec_runner/contamination.rs"]
 mod contamination;
+#[path = "spec_runner/doctor.rs"]
+mod doctor;
+#[path = "common/doctor_sim.rs"]
+mod doctor_sim;
 #[path = "spec_runner/lock.rs"]
 mod lock;
 #[path = "common/lock_sim.rs"]
@@ -55,6 +59,7 @@ fn every_spec() {
         let name = kind.file_name().unwrap().to_string_lossy().into_owned();
         let run: fn(&Path) -> Result<(), String> = match name.as_str() {
             "contamination" => contamination::run,
+            "doctor" => doctor::run,
             "lock" => lock::run,
             "migrate" => migrate::run,
             "pull" => pull::run,
@@ -97,6 +102,10 @@ fn every_spec() {
     assert!(
         ran.get("rebuild").copied().unwrap_or(0) >= 6,
         "rebuild specs: {ran:?}"
+    );
+    assert!(
+        ran.get("doctor").copied().unwrap_or(0) >= 5,
+        "doctor specs: {ran:?}"
     );
     assert!(
         ran.get("lock").copied().unwrap_or(0) >= 8,

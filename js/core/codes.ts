@@ -32,14 +32,19 @@ export const PROBLEM_CODES = [
   "case-collision",
   "conflict-copies",
   "foreign-namespace-dir",
+  "index-corrupt",
   "index-drift",
   "index-path-conflict",
   "internal-file-in-tree",
+  "leftover-temp-files",
   "mixed-layout",
+  "partition-name-unsafe",
   "sidecar-unreadable",
   "symlink-in-path",
+  "symlinked-file",
   "unsafe-index-entry",
   "unsafe-path",
+  "walk-error",
 ] as const;
 
 /** The path rules a name can break (the core's `PathRefusal`). */
@@ -83,6 +88,7 @@ export const CORE_ERROR_CODES = [
   "migrate-v2-unsupported",
   "namespace-required",
   "nested-datastore",
+  "objects-missing",
   "partition-name-unsafe",
   "plan-stale",
   "publish-conflict",
@@ -116,7 +122,6 @@ export const SHIM_CODES = [
   "no-such-bucket",
   "not-attempted",
   "not-evidence",
-  "objects-missing",
   "repair-failed",
   "s3-error",
   "timeout",
@@ -128,18 +133,11 @@ export const SHIM_CODES = [
 /** A guard's code. */
 export type GuardCode = typeof GUARD_CODES[number];
 /**
- * A doctor problem's code: the core's, plus those the shim finds reading the remote index
- * (`index-corrupt`, `partition-name-unsafe`), walking the cache (`walk-error`,
- * `leftover-temp-files`, `symlinked-file`) and probing the server (`conditional-writes-unsupported`,
- * `doctor --probe-server`).
+ * A doctor problem's code: the core's, plus the one the CLI finds probing the server
+ * (`conditional-writes-unsupported`, `doctor --probe-server`).
  */
 export type ProblemCode =
   | typeof PROBLEM_CODES[number]
-  | "index-corrupt"
-  | "partition-name-unsafe"
-  | "walk-error"
-  | "leftover-temp-files"
-  | "symlinked-file"
   | "conditional-writes-unsupported";
 /** A refusal's code. */
 export type RefusalCode = typeof REFUSAL_CODES[number];

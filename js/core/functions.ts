@@ -18,10 +18,12 @@ import { Planner } from "./planner.ts";
  */
 const through = throughCore(wasm, [
   "afterLostRace",
+  "afterNotFound",
   "bindUnnamed",
   "bookkeepingNames",
   "callOutcome",
   "catalogShrinks",
+  "checkMissingInARow",
   "findCollisions",
   "findContamination",
   "isInternal",
@@ -33,7 +35,6 @@ const through = throughCore(wasm, [
   "lockDefaults",
   "lockHeartbeatMs",
   "lockReadable",
-  "missingBreakerOpen",
   "partitionKey",
   "scopeForModels",
   "serverVerdictRecalled",
@@ -49,6 +50,8 @@ const through = throughCore(wasm, [
 
 /** After a lost publish race: retry after a pause, or give up. */
 export const afterLostRace: typeof wasm.afterLostRace = through.afterLostRace;
+/** Where a download reads after a 404, or that its object is missing. */
+export const afterNotFound: typeof wasm.afterNotFound = through.afterNotFound;
 /** The namespace a run given none acts on, from the cache's top level. */
 export const bindUnnamed: typeof wasm.bindUnnamed = through.bindUnnamed;
 /** The bookkeeping files' names and the solo lock key. */
@@ -57,6 +60,8 @@ export const bookkeepingNames: typeof wasm.bookkeepingNames = through.bookkeepin
 export const callOutcome: typeof wasm.callOutcome = through.callOutcome;
 /** Whether a catalog export upload looks like a truncation. */
 export const catalogShrinks: typeof wasm.catalogShrinks = through.catalogShrinks;
+/** Throws `objects-missing` when confirmed-missing objects in a row stop a pull. */
+export const checkMissingInARow: typeof wasm.checkMissingInARow = through.checkMissingInARow;
 /** Groups of paths that cannot coexist in one cache. */
 export const findCollisions: typeof wasm.findCollisions = through.findCollisions;
 /** Another namespace's objects in a whole-bucket listing. */
@@ -79,8 +84,6 @@ export const lockDefaults: typeof wasm.lockDefaults = through.lockDefaults;
 export const lockHeartbeatMs: typeof wasm.lockHeartbeatMs = through.lockHeartbeatMs;
 /** Whether a lock object's body reads as a lock. */
 export const lockReadable: typeof wasm.lockReadable = through.lockReadable;
-/** Whether confirmed-missing objects in a row stop a pull. */
-export const missingBreakerOpen: typeof wasm.missingBreakerOpen = through.missingBreakerOpen;
 /** The v2 shard partition of a rel. */
 export const partitionKey: typeof wasm.partitionKey = through.partitionKey;
 /** The folders a scoped sync of models covers. */

@@ -27,6 +27,9 @@ export type {
   ContaminationReport,
   ContaminationSummary,
   Delete,
+  DoctorAction,
+  DoctorEvent,
+  DoctorFindings,
   Evidence,
   ExistingIndex,
   ExpectedVersion,
@@ -57,6 +60,7 @@ export type {
   MigrateSummary,
   Move,
   MtimeUpdate,
+  Note,
   ObjectFacts,
   ObjectVerdict,
   OurBytes,
@@ -129,6 +133,7 @@ export { f64Bytes, PushRun } from "./push_run.ts";
 export { PullRun } from "./pull_run.ts";
 export {
   ContaminationRun,
+  DoctorRun,
   LockRun,
   MigrateRun,
   RebuildRun,

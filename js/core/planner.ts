@@ -11,7 +11,6 @@ import type {
   IndexLoaded,
   KeptAside,
   PointerMerge,
-  Problem,
   PullApplied,
   PullOptions,
   PullPlan,
@@ -264,21 +263,6 @@ export class Planner {
   /** A `markDirty` path as a tombstone inside the bound tree, or undefined. */
   normalizeTombstone(path: string): string | undefined {
     return this.#inner.normalizeTombstone(path);
-  }
-
-  /**
-   * Diagnoses a cache walk against the loaded index (if any).
-   *
-   * @param listing the walk, encoded with {@link encodeLocalListing}
-   * @param sidecar the raw sync-state sidecar, or undefined when there is none
-   * @param symlinkedFolders folders the walk found to be symlinks (never followed)
-   */
-  diagnose(
-    listing: Uint8Array,
-    sidecar: Uint8Array | undefined,
-    symlinkedFolders: string[] = [],
-  ): Problem[] {
-    return core(() => this.#inner.diagnose(listing, sidecar, symlinkedFolders));
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
- * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, the
- * shard-set write and the datastore lock.
+ * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, doctor,
+ * the shard-set write and the datastore lock.
  *
  * @module
  */
@@ -10,6 +10,9 @@ import type {
   ContaminationAction,
   ContaminationEvent,
   ContaminationSummary,
+  DoctorAction,
+  DoctorEvent,
+  DoctorFindings,
   LockAction,
   LockEvent,
   LockRequest,
@@ -118,6 +121,17 @@ export class RepairRun extends CoreRun<RepairAction, RepairEvent, NoReplies, Rep
   /** A run over `planner` (which will hold the index) for `request`, started at `now`. */
   constructor(planner: Planner, request: RepairRequest, now: Date) {
     super(core(() => new wasm.RepairRun(request, now.toISOString())), planner);
+  }
+}
+
+/**
+ * `doctor` as the core's state machine (read the index, walk, stat our temporary files, read
+ * the sidecar): what is wrong with the cache, and what is worth knowing.
+ */
+export class DoctorRun extends CoreRun<DoctorAction, DoctorEvent, NoReplies, DoctorFindings> {
+  /** A run over `planner`, whose session will hold the index. */
+  constructor(planner: Planner) {
+    super(core(() => new wasm.DoctorRun()), planner);
   }
 }
 

@@ -1,16 +1,18 @@
 /**
  * A pull's transfers: the lazy folders created and the plan's files downloaded, with the I/O
- * policy (concurrency, retries, a second read before a key counts as gone, the bare key of the
- * extension's bug #1250) and version pointers merged by value. Apart from the pull's executor
- * (`pull.ts`), which only runs the machine's steps.
+ * policy (concurrency, retries) and version pointers merged by value. Where a download looks
+ * after a 404 (the bare key of the extension's bug #1250, a second read before a key counts as
+ * gone) and when missing objects stop the pull are the core's (`afterNotFound`,
+ * `checkMissingInARow`). Apart from the pull's executor (`pull.ts`), which only runs the
+ * machine's steps.
  *
  * @module
  */
 import type { KeptAside, Planner, PullPlan, Transfer } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
-import { describe, SyncError } from "../core/errors.ts";
-import { missingBreakerOpen } from "../core/functions.ts";
+import { describe } from "../core/errors.ts";
+import { afterNotFound, checkMissingInARow } from "../core/functions.ts";
 import { isSymlinkRefusal, type StagedFile } from "../io/cache_fs.ts";
 import { canStream, isNotFound } from "../io/store.ts";
 import { sha256Hex } from "../io/hash.ts";
@@ -112,40 +114,26 @@ export async function transfer(
         retry,
         ctx.signal,
       );
-    let staged: StagedFile;
-    try {
-      staged = await get(t.remoteKey);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      // The extension's bug #1250 wrote some namespaced objects at the bare key while indexing
-      // them under the namespace: the index is right about the file, wrong about where it sits.
-      const bare = ctx.namespace ? await getIfExists(() => get(t.rel)) : undefined;
-      if (bare) {
-        staged = bare;
-        moved.atBareKey.push(t.rel);
-      } else {
-        // Absence prunes the entry from the shared index, so one 404 is not proof: a second
-        // read must say so too (a flaky proxy or a replica behind answered the first).
-        const again = await getIfExists(() => get(t.remoteKey));
-        if (again === undefined) {
-          missingInARow++;
-          if (missingBreakerOpen(missingInARow, ctx.maxMissingInARow)) {
-            // Not pruned: a run that stopped on doubt removes nothing more from the index. The
-            // pool stops after a few of these in a row; the rest are "not attempted".
-            throw new SyncError(
-              "objects-missing",
-              `${missingInARow - 1} objects the index names were missing in a row (each read ` +
-                "twice), so the index does not describe this bucket: check --endpoint, " +
-                "--bucket and --prefix; `s3sync rebuild-index --apply` indexes what the bucket " +
-                "holds; --max-missing 0 reads every entry",
-            );
-          }
-          moved.notFound.push(t.rel);
-          return;
-        }
-        staged = again;
-      }
+    // Each 404 is a fact for the core, which names the next place to read or says the object
+    // is missing.
+    let staged: StagedFile | undefined;
+    let key = t.remoteKey;
+    let atBareKey = false;
+    for (let notFound = 1;; notFound++) {
+      staged = await getIfExists(() => get(key));
+      if (staged !== undefined) break;
+      const next = afterNotFound(t.remoteKey, t.rel, Boolean(ctx.namespace), notFound);
+      if (next.next === "missing") break;
+      ({ key, atBareKey } = next);
     }
+    if (staged === undefined) {
+      // Not pruned once the pull stops: a run that stopped on doubt removes nothing more from
+      // the index. The pool stops after a few of these in a row; the rest are "not attempted".
+      checkMissingInARow(++missingInARow, ctx.maxMissingInARow);
+      moved.notFound.push(t.rel);
+      return;
+    }
+    if (atBareKey) moved.atBareKey.push(t.rel);
     try {
       // The bucket's version is on disk under a temporary name; the local file is untouched
       // until the rename, and kept aside first when it differs.

@@ -15,10 +15,11 @@
  * @module
  */
 import {
+  type DoctorFindings,
+  DoctorRun,
   encodeLocalListing,
   hashColumns,
   Planner,
-  type Problem,
   type RepairResult,
   RepairRun,
   type RepairStep,
@@ -32,113 +33,60 @@ import { type CacheStore, isSymlinkRefusal } from "../io/cache_fs.ts";
 import { readSidecar } from "./journal.ts";
 import { pull, type PullReport } from "./pull.ts";
 import { loadRemoteIndex } from "./remote_index.ts";
-import { isStaleTemp } from "./temp_sweep.ts";
-
-/** What the doctor found: problems (the cache needs attention) and notes (it may not). */
-export interface DoctorFindings {
-  /** Problems with stable codes; empty when healthy. */
-  problems: Problem[];
-  /**
-   * Facts worth knowing that are not problems, with stable codes: `recent-temp-files`, our
-   * temporary files written within the hour (a run may still be going; a killed one's are
-   * removed by the next run once an hour old).
-   */
-  notes: Note[];
-}
-
-/** A doctor note: a fact worth knowing, not a problem. */
-export interface Note {
-  /** Stable code. */
-  code: "recent-temp-files";
-  /** What it is and what happens to it. */
-  message: string;
-}
 
 /**
- * Finds the layout problems of the cache, and the notes worth knowing.
+ * What the doctor found (problems: the cache needs attention; notes: it may not) and a note:
+ * generated from the core's types.
+ */
+export type { DoctorFindings, Note } from "../core/mod.ts";
+
+/**
+ * Finds the layout problems of the cache, and the notes worth knowing: the core's `DoctorRun`
+ * decides what each fact means (an unreadable index is a problem, not a failure; which
+ * temporary files are stale); this function reads the index, walks the cache, stats our
+ * temporary files and reads the sidecar.
  *
  * @returns problems and notes with stable codes; no problem when healthy
  */
 export async function doctor(ctx: SyncContext): Promise<DoctorFindings> {
   using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
-  const problems: Problem[] = [];
-  const notes: Note[] = [];
-  try {
-    await loadRemoteIndex(ctx, planner, false);
-  } catch (error) {
-    const code = error instanceof SyncError ? error.code : undefined;
-    if (code !== "index-corrupt" && code !== "partition-name-unsafe") throw error;
-    // Both leave the index unreadable (a meta with an unsafe partition name has none of its
-    // shards read), so nothing syncs until a rebuild replaces it.
-    problems.push({
-      code,
-      message: `${
-        (error as SyncError).message
-      }; nothing syncs until it is fixed: \`s3sync rebuild-index --apply\` replaces it from a listing`,
-    });
-  }
-  const walk = await ctx.cache.walk(ctx.signal);
-  if (walk.errors.length > 0) {
-    problems.push({
-      code: "walk-error",
-      message: `${walk.errors.length} errors reading the cache (e.g. ${
-        walk.errors[0]
-      }); fix the permissions, then run \`s3sync doctor\` again`,
-    });
-  }
-  const linked = walk.symlinkedFiles ?? [];
-  if (linked.length > 0) {
-    problems.push({
-      code: "symlinked-file",
-      message: `${linked.length} symlinked files in the cache (e.g. ${linked[0]}): links are ` +
-        "never followed, so those files are never pushed; replace each link with the file it " +
-        "points to if it should sync",
-    });
-  }
-  // Only a stale one is a problem: one written within the hour may be a live run's (the core
-  // judges which, as the sweep does), and a re-run right after a kill must not leave the cache
-  // "unhealthy" for an hour over files nothing reads.
-  const temps = await staleAndRecent(ctx.cache, walk.tempFiles ?? []);
-  if (temps.stale.length > 0) {
-    problems.push({
-      code: "leftover-temp-files",
-      message:
-        `${temps.stale.length} temporary files of ours untouched for over an hour (e.g. ${
-          temps.stale[0]
-        }): a killed run left them between writing and renaming; the next push (or pull that walks ` +
-        "the cache) removes them",
-    });
-  }
-  if (temps.recent.length > 0) {
-    notes.push({
-      code: "recent-temp-files",
-      message:
-        `${temps.recent.length} temporary files of ours written within the hour (e.g. ${
-          temps.recent[0]
-        }): a run still going, or one killed since; nothing reads them, and the next push (or pull ` +
-        "that walks the cache) removes them once they are an hour old",
-    });
-  }
-  const sidecar = await readSidecar(ctx.cache);
-  problems.push(
-    ...planner.diagnose(encodeLocalListing(walk.files), sidecar, walk.symlinkedFolders),
-  );
-  return { problems, notes };
-}
-
-/** Our temporary files, split by the core's staleness rule (one that cannot be stat'ed: recent). */
-async function staleAndRecent(
-  cache: CacheStore,
-  temps: readonly string[],
-): Promise<{ stale: string[]; recent: string[] }> {
-  const split = { stale: [] as string[], recent: [] as string[] };
-  const now = Date.now();
-  for (const path of temps) {
-    const stat = await cache.stat(path).catch(() => null);
-    const stale = stat !== null && isStaleTemp(stat.mtimeMs, now);
-    (stale ? split.stale : split.recent).push(path);
-  }
-  return split;
+  using run = new DoctorRun(planner);
+  await drive(run, {
+    loadIndex: async ({ findings }, send) => {
+      try {
+        await loadRemoteIndex(ctx, planner, false);
+      } catch (error) {
+        // Only the failures the core reports as findings; any other stops the doctor.
+        const finding = error instanceof SyncError &&
+          (findings as readonly string[]).includes(error.code);
+        if (!finding) throw error;
+        return send({ event: "indexUnreadable", code: error.code, message: error.message });
+      }
+      send({ event: "index" });
+    },
+    walk: async (_action, send) => {
+      const walk = await ctx.cache.walk(ctx.signal);
+      send({
+        event: "walk",
+        listing: encodeLocalListing(walk.files),
+        walkErrors: walk.errors,
+        symlinkedFiles: walk.symlinkedFiles ?? [],
+        symlinkedFolders: walk.symlinkedFolders ?? [],
+        tempFiles: walk.tempFiles ?? [],
+      });
+    },
+    statTemps: async ({ paths }, send) => {
+      const mtimes: (number | null)[] = [];
+      for (const path of paths) {
+        mtimes.push((await ctx.cache.stat(path).catch(() => null))?.mtimeMs ?? null);
+      }
+      send({ event: "temps", mtimes, nowMs: Date.now() });
+    },
+    readSidecar: async (_action, send) => {
+      send({ event: "sidecar", bytes: await readSidecar(ctx.cache) });
+    },
+  }, { stopAt: ["done"] });
+  return run.result();
 }
 
 /** What a repair did (or, dry, would do), with the hydration pull that followed it. */

@@ -5,6 +5,7 @@
 //! a finished pull or push answers the extension's caller.
 
 pub mod contamination;
+pub mod doctor;
 pub mod lock;
 pub mod machine;
 pub mod migrate;

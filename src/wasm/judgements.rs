@@ -138,14 +138,26 @@ pub fn catalog_shrinks_js(local_size: f64, remote_size: f64) -> bool {
     crate::safety::catalog_shrinks(bytes(local_size), bytes(remote_size))
 }
 
-/// True when `missingInARow` confirmed-missing objects stop a pull: past `limit` (the core's
-/// default when undefined; 0 never stops).
-#[wasm_bindgen(js_name = missingBreakerOpen)]
-pub fn missing_breaker_open(missing_in_a_row: f64, limit: Option<f64>) -> Result<bool, JsValue> {
+/// What a download does after its `notFound`-th 404 (see `runs/pull/lookup.rs`):
+/// `{next: "read", key, atBareKey}` or `{next: "missing"}`.
+#[wasm_bindgen(js_name = afterNotFound, unchecked_return_type = "AfterNotFound")]
+pub fn after_not_found(
+    remote_key: &str,
+    rel: &str,
+    namespaced: bool,
+    not_found: f64,
+) -> Result<JsValue, JsValue> {
+    let not_found = u32::try_from(count(not_found, "notFound")?).unwrap_or(u32::MAX);
+    to_js(&crate::runs::pull::lookup::after_not_found(
+        remote_key, rel, namespaced, not_found,
+    ))
+}
+
+/// Throws `objects-missing` when `missingInARow` confirmed-missing objects stop a pull: past
+/// `limit` (the core's default when undefined; 0 never stops).
+#[wasm_bindgen(js_name = checkMissingInARow)]
+pub fn check_missing_in_a_row(missing_in_a_row: f64, limit: Option<f64>) -> Result<(), JsValue> {
     let missing_in_a_row = count(missing_in_a_row, "missingInARow")?;
     let limit = limit.map(|l| count(l, "limit")).transpose()?;
-    Ok(crate::runs::pull::run::missing_breaker_open(
-        missing_in_a_row,
-        limit,
-    ))
+    crate::runs::pull::lookup::check_missing_in_a_row(missing_in_a_row, limit).map_err(to_js_error)
 }

@@ -8,7 +8,6 @@ use crate::error::CoreError;
 use crate::model::paths::INDEX_FILE;
 use crate::runs::pull::plan::PullOutcome;
 use crate::runs::push::plan::PushInput;
-use crate::runs::repair::plan::DoctorFacts;
 use crate::runs::session::{BaseLoad, Session};
 use crate::safety::conflicts::{self, Keep, KeptAside};
 use crate::safety::{
@@ -213,23 +212,6 @@ impl Planner {
     #[wasm_bindgen(js_name = normalizeTombstone)]
     pub fn normalize_tombstone(&self, path: &str) -> Option<String> {
         safety::normalize_tombstone(self.inner.model(), path)
-    }
-
-    /// Diagnoses the cache in `listing` against the loaded index (if any), given the raw
-    /// sync-state sidecar (or its absence) and the folders the walk found to be symlinks;
-    /// returns `[{code, message}]`.
-    #[wasm_bindgen(unchecked_return_type = "Problem[]")]
-    pub fn diagnose(
-        &self,
-        listing: &[u8],
-        sidecar: Option<Vec<u8>>,
-        symlinked_folders: Vec<String>,
-    ) -> Result<JsValue, JsValue> {
-        let facts = DoctorFacts {
-            symlinked_folders,
-            ..DoctorFacts::from_sidecar(sidecar.as_deref())
-        };
-        to_js(&self.inner.diagnose(listing, facts).map_err(to_js_error)?)
     }
 
     /// Plans a layout repair; returns the plan as JSON.

@@ -1,5 +1,5 @@
-//! The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, the
-//! shard-set write and the datastore lock.
+//! The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, doctor,
+//! the shard-set write and the datastore lock.
 
 use wasm_bindgen::prelude::*;
 
@@ -149,6 +149,26 @@ impl RepairRun {
         Ok(RepairRun {
             inner: crate::runs::repair::machine::RepairRun::new(request, &now_iso),
         })
+    }
+}
+
+export_run! {
+    /// `doctor` as a state machine (see `runs/doctor/machine.rs`): the index read, the walk,
+    /// our temporary files and the sidecar, judged into problems and notes.
+    DoctorRun wraps crate::runs::doctor::machine::DoctorRun,
+    context: session,
+    types: ("DoctorAction", "DoctorEvent", "undefined", "DoctorFindings")
+}
+
+#[wasm_bindgen]
+impl DoctorRun {
+    /// A run over the planner whose session will hold the index.
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> DoctorRun {
+        DoctorRun {
+            inner: crate::runs::doctor::machine::DoctorRun::new(),
+        }
     }
 }
 

@@ -8,8 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map};
 
 use s3sync_core::model::file_class::{merge_pointer_with_base, PointerMerge};
+use s3sync_core::runs::pull::lookup::{after_not_found, AfterNotFound};
 use s3sync_core::runs::pull::machine::{PullAction, PullRequest, PullRun};
 use s3sync_core::runs::pull::plan::PullOutcome;
+use s3sync_core::runs::pull::plan::Transfer;
 use s3sync_core::runs::push::machine::{PushAction, PushRun, PushRunRequest, WalkStats};
 use s3sync_core::runs::push::plan::{PushPlan, Uploaded};
 use s3sync_core::runs::session::Session;
@@ -280,6 +282,8 @@ pub struct PullFaults {
     pub failing: BTreeSet<String>,
     /// Another writer replaces the index between our read and our publish.
     pub index_races: bool,
+    /// Rels whose first read answers 404 although the object is there (a replica behind).
+    pub flaky_404: BTreeSet<String>,
 }
 
 /// What a pull did.
@@ -294,6 +298,24 @@ pub struct Pulled {
     pub removed: Vec<String>,
     /// Version pointers kept over the bucket's lower one.
     pub kept_pointers: Vec<String>,
+}
+
+/// Reads a download's object where the core says to look, as the shim does: its key, then,
+/// after each 404, the next place `after_not_found` names, until it says the object is missing.
+fn lookup(bucket: &mut Bucket, t: &Transfer, faults: &PullFaults) -> Option<(Vec<u8>, String)> {
+    let mut key = t.remote_key.clone();
+    for not_found in 1.. {
+        bucket.count("get");
+        let flaky = not_found == 1 && faults.flaky_404.contains(&t.rel);
+        if let Some(found) = bucket.objects.get(&key).filter(|_| !flaky) {
+            return Some(found.clone());
+        }
+        match after_not_found(&t.remote_key, &t.rel, true, not_found) {
+            AfterNotFound::Read { key: next, .. } => key = next,
+            AfterNotFound::Missing => break,
+        }
+    }
+    None
 }
 
 /// Drives one pull to its end.
@@ -369,12 +391,12 @@ pub fn run_pull(
                 }
                 let mut failures = 0;
                 for t in &downloads {
-                    bucket.count("get");
                     if faults.failing.contains(&t.rel) {
+                        bucket.count("get");
                         failures += 1;
                         continue;
                     }
-                    match bucket.objects.get(&t.remote_key).cloned() {
+                    match lookup(bucket, t, faults) {
                         Some((bytes, _)) => {
                             // A pointer changed on both sides merges by value, as the shim
                             // does: only one that is not a version number is a conflict.

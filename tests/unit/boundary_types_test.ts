@@ -11,6 +11,7 @@ import {
   classifyCachePath,
   ContaminationRun,
   coreCodeLists,
+  DoctorRun,
   encodeLocalListing,
   encodeRemotePage,
   findCollisions,
@@ -247,6 +248,7 @@ Deno.test("the core's wrapper (js/core/mod.ts and the files it re-exports) decla
       "ContaminationRun",
       "ShardWriteRun",
       "LockRun",
+      "DoctorRun",
       "DirtyRecorder",
     ]
       .includes(n)
@@ -324,11 +326,6 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     );
     assert(applied.conflict !== null);
     expect(applied, "PullApplied", "applyPull");
-    expect(
-      planner.diagnose(encodeLocalListing(walk), undefined, ["ns/logs"]),
-      "Problem[]",
-      "diagnose",
-    );
     expect(planner.planRepair(encodeLocalListing(walk), new Map()), "RepairPlan", "planRepair");
     expect(
       planner.planBackupDedupe(encodeLocalListing(walk), new Map()),
@@ -614,6 +611,40 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     "LockState",
     "lockAssess(held)",
   );
+  {
+    // A doctor over a namespaced cache with a root-level file, a symlinked folder, an old and
+    // a new temporary file and an unreadable sidecar: every action and the result checked.
+    using planner = new Planner("ns", "p");
+    using run = new DoctorRun(planner);
+    const walk = [{ path: "ns/data/a.yaml", size: 1, mtimeMs: 1 }, {
+      path: "data/root.yaml",
+      size: 1,
+      mtimeMs: 1,
+    }];
+    const actions = [];
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "loadIndex") {
+        run.handle({ event: "indexUnreadable", code: "index-corrupt", message: "not JSON" });
+      } else if (action.action === "walk") {
+        run.handle({
+          event: "walk",
+          listing: encodeLocalListing(walk),
+          walkErrors: [],
+          symlinkedFiles: ["ns/l.log"],
+          symlinkedFolders: ["ns/logs"],
+          tempFiles: ["ns/.s3sync-tmp-1", "ns/.s3sync-tmp-2"],
+        });
+      } else if (action.action === "statTemps") {
+        run.handle({ event: "temps", mtimes: [0, null], nowMs: 10 * 3_600_000 });
+      } else run.handle({ event: "sidecar", bytes: encoder.encode("{") });
+    }
+    assertEquals(actions.map((a) => a.action), ["loadIndex", "walk", "statTemps", "readSidecar"]);
+    actions.forEach((action, i) => expect(action, "DoctorAction", `DoctorRun.poll[${i}]`));
+    const findings = run.result();
+    assert(findings.problems.length >= 4 && findings.notes.length === 1);
+    expect(findings, "DoctorFindings", "DoctorRun.result");
+  }
   {
     // A wait for a live holder, a takeover of the stale lock: every action and the result
     // checked against the generated declarations.

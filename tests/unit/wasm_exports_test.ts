@@ -79,7 +79,8 @@ const FUNCTIONS: Record<string, () => unknown> = {
   afterLostRace: () => wasm.afterLostRace(NaN, Infinity),
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
   lockDefaults: () => wasm.lockDefaults(),
-  missingBreakerOpen: () => wasm.missingBreakerOpen(-1, NaN),
+  afterNotFound: () => wasm.afterNotFound(EVIL, HUGE, true, -1),
+  checkMissingInARow: () => wasm.checkMissingInARow(-1, NaN),
   lockReadable: () => wasm.lockReadable(DEEP),
   printable: () => wasm.printable(EVIL + HUGE, true),
   isStaleTemp: () => wasm.isStaleTemp(NaN, Infinity),
@@ -111,7 +112,6 @@ const METHODS: Record<string, () => unknown> = {
   applyPull: () => loaded().applyPull(JUNK, [EVIL], [EVIL], []),
   conflictCopyPath: () => loaded().conflictCopyPath(EVIL, HUGE),
   mergePointer: () => loaded().mergePointer(JUNK, new Uint8Array(1 << 20).fill(0x39), false),
-  diagnose: () => loaded().diagnose(JUNK, DEEP, [EVIL]),
   indexJson: () => new wasm.Planner("ns", "p").indexJson(true),
   indexLength: () => new wasm.Planner("ns", "p").indexLength(),
   listingPrefix: () => new wasm.Planner("ns", "p").listingPrefix(),
@@ -160,6 +160,7 @@ const NOT_CORE = new Set([
   "ContaminationRun",
   "ShardWriteRun",
   "LockRun",
+  "DoctorRun",
   "DirtyRecorder",
 ]);
 
@@ -293,6 +294,11 @@ const JUNK_FIELDS: Record<string, unknown> = {
   body: DEEP,
   lastModifiedMs: Number.MAX_SAFE_INTEGER,
   nowMs: -Number.MAX_SAFE_INTEGER,
+  code: EVIL,
+  message: HUGE,
+  symlinkedFiles: [EVIL],
+  tempFiles: [EVIL, HUGE],
+  mtimes: [Number.MAX_SAFE_INTEGER, null],
 };
 
 /** Counts no count can be: negative, fractional, not finite, past 2^53. */
@@ -308,6 +314,7 @@ const BAD_COUNTS: Record<string, unknown> = {
   walkErrors: -1,
   lastModifiedMs: NaN,
   nowMs: Infinity,
+  mtimes: [NaN, -Infinity],
 };
 
 /** Byte fields that are no whole number of floats, and numbers where bytes belong. */
@@ -540,6 +547,29 @@ const LOCK_RUN_METHODS: Record<string, () => unknown> = {
   result: () => lockRun().result(),
 };
 
+/** A doctor over a planner with an index, for the run's methods. */
+function doctorRun(): { run: wasm.DoctorRun; planner: wasm.Planner } {
+  return { run: new wasm.DoctorRun(), planner: loaded() };
+}
+
+/** One hostile case per `DoctorRun` method. */
+const DOCTOR_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => doctorRun().run.free(),
+  poll: () => {
+    const { run, planner } = doctorRun();
+    run.poll(planner);
+    run.poll(planner);
+  },
+  handle: () =>
+    hostileEvents(
+      ["index", "indexUnreadable", "walk", "temps", "sidecar"],
+      doctorRun,
+      ({ run, planner }) => run.poll(planner),
+      ({ run, planner }, event) => run.handle(planner, event as wasm.DoctorEvent),
+    ),
+  result: () => doctorRun().run.result(),
+};
+
 /** One hostile case per `DirtyRecorder` method (each on a recorder that has seen junk). */
 const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
   free: () => new wasm.DirtyRecorder().free(),
@@ -602,6 +632,10 @@ Deno.test("every WASM export has a hostile-input case here", () => {
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
   assertEquals(lockRunMethods, Object.keys(LOCK_RUN_METHODS).sort());
+  const doctorRunMethods = Object.getOwnPropertyNames(wasm.DoctorRun.prototype)
+    .filter((name) => name !== "constructor" && !name.startsWith("__"))
+    .sort();
+  assertEquals(doctorRunMethods, Object.keys(DOCTOR_RUN_METHODS).sort());
   const recorderMethods = Object.getOwnPropertyNames(wasm.DirtyRecorder.prototype)
     .filter((name) => name !== "constructor" && !name.startsWith("__"))
     .sort();
@@ -621,6 +655,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     ...Object.entries(CONTAMINATION_RUN_METHODS),
     ...Object.entries(SHARD_WRITE_RUN_METHODS),
     ...Object.entries(LOCK_RUN_METHODS),
+    ...Object.entries(DOCTOR_RUN_METHODS),
     ...Object.entries(DIRTY_RECORDER_METHODS),
   ];
   for (const [name, call] of all) {
