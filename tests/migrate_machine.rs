@@ -121,8 +121,15 @@ fn run(bucket: &mut Bucket, request: MigrateRequest, world: &World) -> Migrated 
             MigrateAction::Publish {
                 index,
                 key,
+                lock_key,
                 if_match,
             } => {
+                // Each index under the lock its layout's writers take.
+                let expected_lock = match index {
+                    MigrateIndex::Namespace => format!(".locks/{NS}.lock"),
+                    MigrateIndex::Solo => ".datastore.lock".to_string(),
+                };
+                assert_eq!(lock_key, expected_lock);
                 let racing = matches!(
                     (index, world.races),
                     (MigrateIndex::Namespace, Some("namespace"))

@@ -99,14 +99,11 @@ export async function migrateRemote(
         send({ event: "copied", copied });
       },
       publish: async (action, send) => {
-        // Each index under its own layout's lock key: the solo index under the solo one.
-        const put = await publishUnderLock(
-          { ...ctx, namespace: action.index === "namespace" ? namespace : undefined },
-          action.key,
-          run.body(),
-          action.ifMatch,
-          { retry: false },
-        );
+        // Under the lock the core names: the solo index's, the namespace's.
+        const put = await publishUnderLock(ctx, action.key, run.body(), action.ifMatch, {
+          retry: false,
+          lockKey: action.lockKey,
+        });
         send({ event: "published", published: put !== null });
       },
       delete: async (action, send) => {

@@ -272,15 +272,17 @@ async function topFolders(ctx: SyncContext): Promise<string[]> {
  * never held during bulk transfers: callers wrap only the index write.
  *
  * @param fn the publish; receives a signal that aborts when the lease is lost
+ * @param lockKey the lock's key when the core names one (default: the bound layout's)
  */
 export async function underPublishLock<T>(
   ctx: SyncContext,
   fn: (lost: AbortSignal) => Promise<T>,
+  lockKey: string = lockKeyFor(ctx.namespace),
 ): Promise<T> {
   if (ctx.lock === false) return await fn(new AbortController().signal);
   return await withLock(
     ctx.store,
-    { key: lockKeyFor(ctx.namespace), log: ctx.log, signal: ctx.signal, ...ctx.lock },
+    { key: lockKey, log: ctx.log, signal: ctx.signal, ...ctx.lock },
     fn,
   );
 }
@@ -291,7 +293,8 @@ export async function underPublishLock<T>(
  *
  * @param ctx store, signal, retry policy, and the lock settings (its namespace picks the key)
  * @param options `retry`: also retry transient failures of the write with `ctx`'s policy (a
- *   pull's and a rebuild's writes do; migrate's and `rebuild-index`'s write once)
+ *   pull's and a rebuild's writes do; migrate's and `rebuild-index`'s write once); `lockKey`:
+ *   the lock the core names for this index, instead of the bound layout's
  * @returns the new ETag, or null when another writer got there first
  */
 export async function publishUnderLock(
@@ -299,12 +302,13 @@ export async function publishUnderLock(
   key: string,
   body: Uint8Array,
   etag: string | null,
-  options: { retry: boolean },
+  options: { retry: boolean; lockKey?: string },
 ): Promise<{ etag?: string } | null> {
   const write = () => publishConditionally(ctx.store, key, body, etag, ctx.signal);
   return await underPublishLock(
     ctx,
     () => options.retry ? withRetry(write, ctx.retry ?? DEFAULT_RETRY, ctx.signal) : write(),
+    options.lockKey,
   );
 }
 

@@ -241,3 +241,38 @@ Deno.test("migrate --remove-originals keeps an original rewritten after its copy
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("migrate publishes each index under the lock its layout's writers take: the namespace's, then the solo one", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("migrate-locks");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-migrate-locks-" });
+  try {
+    await seedLayout(store, "", { "logs/a.log": "solo a\n" });
+    const migrating = new S3Store(server.storeOptions("migrate-locks"));
+    const locks = [".locks/prod.lock", ".datastore.lock"];
+    const heldAt: [string, string[]][] = [];
+    const put = migrating.putObjectIfMatch.bind(migrating);
+    migrating.putObjectIfMatch = async (key, body, etag, signal) => {
+      if (key.endsWith(".datastore-index.json")) {
+        const held = [];
+        for (const lock of locks) if ((await store.headObject(lock)).exists) held.push(lock);
+        heldAt.push([key, held]);
+      }
+      return await put(key, body, etag, signal);
+    };
+    const report = await migrateRemote(
+      { store: migrating, cache: new DenoCacheFs(cache), namespace: "prod", log: () => {} },
+      { apply: true, removeOriginals: true },
+    );
+    migrating.destroy();
+    assertEquals(report.failures, []);
+    assertEquals(heldAt, [
+      ["prod/.datastore-index.json", [".locks/prod.lock"]],
+      [".datastore-index.json", [".datastore.lock"]],
+    ]);
+    for (const lock of locks) assertEquals((await store.headObject(lock)).exists, false);
+  } finally {
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+  }
+});

@@ -15,7 +15,7 @@ use tsify_next::Tsify;
 
 use crate::error::{CoreError, CoreResult};
 use crate::index::{Index, ShardMeta, DEFAULT_MAX_ENTRIES};
-use crate::model::paths::{PathModel, INDEX_FILE};
+use crate::model::paths::{PathModel, INDEX_FILE, SOLO_LOCK_KEY};
 use crate::runs::migrate::plan::{
     plan_migrate, MigrateConflict, MigrateInputs, MigrateItem, MigratePlan,
 };
@@ -78,13 +78,16 @@ pub enum MigrateAction {
         /// The copies.
         items: Vec<MigrateItem>,
     },
-    /// Publish `body()` at `key` over `ifMatch` (null: create-only), once, under the lock of
-    /// the layout `index` names; answer with the `published` event.
+    /// Publish `body()` at `key` over `ifMatch` (null: create-only), once, under the lock at
+    /// `lockKey` (the one writers of that index's layout take); answer with the `published`
+    /// event.
     Publish {
         /// Which index.
         index: MigrateIndex,
         /// The key.
         key: String,
+        /// The lock to hold: the solo index's under the solo key, the namespace's under its own.
+        lock_key: String,
         /// The ETag of the copy read; null when there was none.
         if_match: Option<String>,
     },
@@ -271,9 +274,14 @@ impl MigrateRun {
                         MigrateIndex::Namespace => self.model.under_binding(INDEX_FILE),
                         MigrateIndex::Solo => INDEX_FILE.to_string(),
                     };
+                    let lock_key = match index {
+                        MigrateIndex::Namespace => self.model.lock_key(),
+                        MigrateIndex::Solo => SOLO_LOCK_KEY.to_string(),
+                    };
                     return Ok(MigrateAction::Publish {
                         index,
                         key,
+                        lock_key,
                         if_match: read.etag.clone(),
                     });
                 }
