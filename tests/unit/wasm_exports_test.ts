@@ -586,77 +586,43 @@ const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
   },
 };
 
+/** Each exported class with its table of hostile cases, one per method. */
+const CLASSES: [string, object, Record<string, () => unknown>][] = [
+  ["Planner", wasm.Planner.prototype, METHODS],
+  ["PullRun", wasm.PullRun.prototype, RUN_METHODS],
+  ["PushRun", wasm.PushRun.prototype, PUSH_RUN_METHODS],
+  ["RebuildRun", wasm.RebuildRun.prototype, REBUILD_RUN_METHODS],
+  ["RepairRun", wasm.RepairRun.prototype, REPAIR_RUN_METHODS],
+  ["MigrateRun", wasm.MigrateRun.prototype, MIGRATE_RUN_METHODS],
+  ["ResolveRun", wasm.ResolveRun.prototype, RESOLVE_RUN_METHODS],
+  ["ContaminationRun", wasm.ContaminationRun.prototype, CONTAMINATION_RUN_METHODS],
+  ["ShardWriteRun", wasm.ShardWriteRun.prototype, SHARD_WRITE_RUN_METHODS],
+  ["LockRun", wasm.LockRun.prototype, LOCK_RUN_METHODS],
+  ["DoctorRun", wasm.DoctorRun.prototype, DOCTOR_RUN_METHODS],
+  ["DirtyRecorder", wasm.DirtyRecorder.prototype, DIRTY_RECORDER_METHODS],
+];
+
 Deno.test("every WASM export has a hostile-input case here", () => {
   const functions = Object.entries(wasm)
     .filter(([name, value]) => typeof value === "function" && !NOT_CORE.has(name))
     .map(([name]) => name)
     .sort();
   assertEquals(functions, Object.keys(FUNCTIONS).sort());
-  const methods = Object.getOwnPropertyNames(wasm.Planner.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(methods, Object.keys(METHODS).sort());
-  const runMethods = Object.getOwnPropertyNames(wasm.PullRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(runMethods, Object.keys(RUN_METHODS).sort());
-  const pushRunMethods = Object.getOwnPropertyNames(wasm.PushRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(pushRunMethods, Object.keys(PUSH_RUN_METHODS).sort());
-  const rebuildRunMethods = Object.getOwnPropertyNames(wasm.RebuildRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(rebuildRunMethods, Object.keys(REBUILD_RUN_METHODS).sort());
-  const repairRunMethods = Object.getOwnPropertyNames(wasm.RepairRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(repairRunMethods, Object.keys(REPAIR_RUN_METHODS).sort());
-  const migrateRunMethods = Object.getOwnPropertyNames(wasm.MigrateRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(migrateRunMethods, Object.keys(MIGRATE_RUN_METHODS).sort());
-  const resolveRunMethods = Object.getOwnPropertyNames(wasm.ResolveRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(resolveRunMethods, Object.keys(RESOLVE_RUN_METHODS).sort());
-  const contaminationRunMethods = Object.getOwnPropertyNames(wasm.ContaminationRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(contaminationRunMethods, Object.keys(CONTAMINATION_RUN_METHODS).sort());
-  const shardWriteRunMethods = Object.getOwnPropertyNames(wasm.ShardWriteRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(shardWriteRunMethods, Object.keys(SHARD_WRITE_RUN_METHODS).sort());
-  const lockRunMethods = Object.getOwnPropertyNames(wasm.LockRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(lockRunMethods, Object.keys(LOCK_RUN_METHODS).sort());
-  const doctorRunMethods = Object.getOwnPropertyNames(wasm.DoctorRun.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(doctorRunMethods, Object.keys(DOCTOR_RUN_METHODS).sort());
-  const recorderMethods = Object.getOwnPropertyNames(wasm.DirtyRecorder.prototype)
-    .filter((name) => name !== "constructor" && !name.startsWith("__"))
-    .sort();
-  assertEquals(recorderMethods, Object.keys(DIRTY_RECORDER_METHODS).sort());
+  // Every exported class has a table, and every table covers each of its class's methods.
+  const classes = [...NOT_CORE].filter((name) => /^[A-Z]/.test(name)).sort();
+  assertEquals(CLASSES.map(([name]) => name).sort(), classes);
+  for (const [name, prototype, cases] of CLASSES) {
+    const methods = Object.getOwnPropertyNames(prototype)
+      .filter((method) => method !== "constructor" && !method.startsWith("__"))
+      .sort();
+    assertEquals(methods, Object.keys(cases).sort(), name);
+  }
 });
 
 Deno.test("every WASM export returns or throws a coded Error on hostile input, and the instance stays usable", () => {
   const all = [
     ...Object.entries(FUNCTIONS),
-    ...Object.entries(METHODS),
-    ...Object.entries(RUN_METHODS),
-    ...Object.entries(PUSH_RUN_METHODS),
-    ...Object.entries(REBUILD_RUN_METHODS),
-    ...Object.entries(REPAIR_RUN_METHODS),
-    ...Object.entries(MIGRATE_RUN_METHODS),
-    ...Object.entries(RESOLVE_RUN_METHODS),
-    ...Object.entries(CONTAMINATION_RUN_METHODS),
-    ...Object.entries(SHARD_WRITE_RUN_METHODS),
-    ...Object.entries(LOCK_RUN_METHODS),
-    ...Object.entries(DOCTOR_RUN_METHODS),
-    ...Object.entries(DIRTY_RECORDER_METHODS),
+    ...CLASSES.flatMap(([, , cases]) => Object.entries(cases)),
   ];
   for (const [name, call] of all) {
     survives(name, call);
