@@ -9,7 +9,7 @@
  * @module
  */
 import { withLock } from "../js/exec/lock.ts";
-import { S3Store } from "../js/io/s3.ts";
+import type { S3Store } from "../js/io/s3.ts";
 import { startServer } from "../tests/harness/servers.ts";
 import { flag, median, round } from "./util.ts";
 
