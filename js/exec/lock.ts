@@ -97,28 +97,41 @@ function identity(): { holder: string; hostname: string; pid: number } {
   return { holder: `${user}@${hostname}`, hostname, pid: Deno.pid };
 }
 
-/** Reads the lock object: body (if readable), LastModified, ETag; null when there is none. */
+/** Reads the lock object: its bytes, LastModified and ETag; null when there is none. */
+async function readLock(
+  store: ObjectStoreClient,
+  key: string,
+  signal?: AbortSignal,
+): Promise<{ raw: Uint8Array; lastModified?: Date; etag?: string } | null> {
+  const head = await store.headObject(key, signal);
+  if (!head.exists) return null;
+  try {
+    const raw = (await store.getObject(key, signal)).data;
+    return { raw, lastModified: head.lastModified, etag: head.etag };
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/**
+ * Reads the lock object for a person (`lock status`): its bytes, LastModified, ETag, and its
+ * body as JSON when it parses (shown as it is; what it means is {@link describeLock}'s).
+ */
 export async function inspectLock(
   store: ObjectStoreClient,
   key = LOCK_KEY,
   signal?: AbortSignal,
 ): Promise<{ body?: LockBody; raw: Uint8Array; lastModified?: Date; etag?: string } | null> {
-  const head = await store.headObject(key, signal);
-  if (!head.exists) return null;
-  let raw: Uint8Array;
-  try {
-    raw = (await store.getObject(key, signal)).data;
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
+  const current = await readLock(store, key, signal);
+  if (current === null) return null;
   let body: LockBody | undefined;
   try {
-    body = JSON.parse(new TextDecoder().decode(raw));
+    body = JSON.parse(new TextDecoder().decode(current.raw));
   } catch {
     body = undefined;
   }
-  return { body, raw, lastModified: head.lastModified, etag: head.etag };
+  return { ...current, body };
 }
 
 /**
@@ -248,7 +261,7 @@ function lockSteps({ store, clock, sleep, log, signal }: LockIo) {
       { key, retry }: { key: string; retry: boolean },
       send: (event: LockEvent) => void,
     ) => {
-      const current = await attempt(retry, () => inspectLock(store, key, signal));
+      const current = await attempt(retry, () => readLock(store, key, signal));
       send({
         event: "inspected",
         body: current?.raw,
@@ -336,8 +349,8 @@ export async function withLock<T>(
 }
 
 /**
- * Deletes the lock only if it still carries `nonce`, or, named {@link UNREADABLE_LOCK}, if its
- * body is no lock (for people clearing a stuck lock; the core decides).
+ * Deletes the lock only if it still carries `nonce`, or, named `unreadable`, if its body is no
+ * lock (for people clearing a stuck lock; the core decides).
  *
  * @returns true when it was deleted
  */
@@ -355,9 +368,6 @@ export async function forceRelease(
 export function lockReadable(raw: Uint8Array): boolean {
   return coreLockReadable(raw);
 }
-
-/** What `lock release --force` takes for a lock object whose body is no lock. */
-export const UNREADABLE_LOCK = "unreadable";
 
 /**
  * The core's reading of a lock object for a person (`lock status`): who holds it, for how long,
