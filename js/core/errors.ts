@@ -108,6 +108,43 @@ export function throughCore<
   return out;
 }
 
+/**
+ * The class `base` the core exports, with its constructor, every method and every getter called
+ * through {@link core}: the generated class itself (signatures, docs, `using`), a core error
+ * arriving as a {@link SyncError}. `instanceof` holds for both, so the core accepts an instance
+ * wherever it takes the class.
+ */
+// deno-lint-ignore no-explicit-any
+export function throughCoreClass<C extends new (...args: any[]) => object>(base: C): C {
+  const wrapped = class extends base {
+    // `super` inside `try` is legal and runs on every path that returns; the rule does not see
+    // it there. Every path that does not call it throws.
+    // deno-lint-ignore no-explicit-any constructor-super
+    constructor(...args: any[]) {
+      try {
+        super(...args);
+      } catch (error) {
+        throw fromCore(error);
+      }
+    }
+  };
+  for (const name of Object.getOwnPropertyNames(base.prototype)) {
+    const own = Object.getOwnPropertyDescriptor(base.prototype, name)!;
+    if (name === "constructor" || name === "free") continue;
+    const through = (fn: (...args: unknown[]) => unknown) =>
+      function (this: unknown, ...args: unknown[]) {
+        return core(() => fn.apply(this, args));
+      };
+    Object.defineProperty(
+      wrapped.prototype,
+      name,
+      own.get ? { ...own, get: through(own.get) } : { ...own, value: through(own.value) },
+    );
+  }
+  Object.defineProperty(wrapped, "name", { value: base.name });
+  return wrapped;
+}
+
 /** A short description of any thrown value, for messages and logs. */
 export function describe(error: unknown): string {
   if (error instanceof Error) {

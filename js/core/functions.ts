@@ -4,8 +4,8 @@
  * @module
  */
 import * as wasm from "./wasm.ts";
-import { core, throughCore } from "./errors.ts";
-import type { CachePlace, CodeLists, FileNames, MigratePlan } from "./wasm.ts";
+import { core, throughCore, throughCoreClass } from "./errors.ts";
+import type { MigratePlan } from "./wasm.ts";
 import { encodeRemotePage, type ListedObject } from "./encode.ts";
 import { Planner } from "./planner.ts";
 
@@ -13,8 +13,7 @@ import { Planner } from "./planner.ts";
  * The core's free functions whose arguments and results cross as they are: the exports of
  * `pkg/`, signatures and full docs generated from the Rust, each called through `core` so a core
  * error arrives as a `SyncError`. Named here, so what the published `./core` API offers is a
- * choice rather than everything the crate exports. The functions after them adapt arguments (an
- * empty namespace as none, a listing encoded) and are written out.
+ * choice rather than everything the crate exports.
  */
 const through = throughCore(wasm, [
   "afterLostRace",
@@ -24,6 +23,8 @@ const through = throughCore(wasm, [
   "callOutcome",
   "catalogShrinks",
   "checkMissingInARow",
+  "classifyCachePath",
+  "codeLists",
   "findCollisions",
   "findContamination",
   "isInternal",
@@ -35,7 +36,10 @@ const through = throughCore(wasm, [
   "lockDefaults",
   "lockHeartbeatMs",
   "lockReadable",
+  "mapCallerPath",
+  "mapRel",
   "partitionKey",
+  "relFromRemoteKey",
   "scopeForModels",
   "serverVerdictRecalled",
   "shardMeta",
@@ -62,6 +66,10 @@ export const callOutcome: typeof wasm.callOutcome = through.callOutcome;
 export const catalogShrinks: typeof wasm.catalogShrinks = through.catalogShrinks;
 /** Throws `objects-missing` when confirmed-missing objects in a row stop a pull. */
 export const checkMissingInARow: typeof wasm.checkMissingInARow = through.checkMissingInARow;
+/** Which part of the layout a cache-relative path belongs to. */
+export const classifyCachePath: typeof wasm.classifyCachePath = through.classifyCachePath;
+/** Every stable code the core uses, by kind (checked against `codes.ts` by a test). */
+export const codeLists: typeof wasm.codeLists = through.codeLists;
 /** Groups of paths that cannot coexist in one cache. */
 export const findCollisions: typeof wasm.findCollisions = through.findCollisions;
 /** Another namespace's objects in a whole-bucket listing. */
@@ -84,8 +92,14 @@ export const lockDefaults: typeof wasm.lockDefaults = through.lockDefaults;
 export const lockHeartbeatMs: typeof wasm.lockHeartbeatMs = through.lockHeartbeatMs;
 /** Whether a lock object's body reads as a lock. */
 export const lockReadable: typeof wasm.lockReadable = through.lockReadable;
+/** The three names of a file a caller names by cache path (`<ns>/<rel>`) or bare rel. */
+export const mapCallerPath: typeof wasm.mapCallerPath = through.mapCallerPath;
+/** The three names of a rel under a namespace and a bucket prefix. */
+export const mapRel: typeof wasm.mapRel = through.mapRel;
 /** The v2 shard partition of a rel. */
 export const partitionKey: typeof wasm.partitionKey = through.partitionKey;
+/** The rel of a remote key; throws `key-outside-namespace` or a path code. */
+export const relFromRemoteKey: typeof wasm.relFromRemoteKey = through.relFromRemoteKey;
 /** The folders a scoped sync of models covers. */
 export const scopeForModels: typeof wasm.scopeForModels = through.scopeForModels;
 /** What the sidecar remembers of a server's conditional requests. */
@@ -112,80 +126,14 @@ export const sidecarWithServerVerdict: typeof wasm.sidecarWithServerVerdict =
 export const versionAtKey: typeof wasm.versionAtKey = through.versionAtKey;
 
 /**
- * The three names of a rel.
- *
- * @param rel relative path (index key)
- * @param namespace bound namespace, if any
- * @param prefix bucket prefix, if any
- */
-export function mapRel(rel: string, namespace?: string, prefix?: string): FileNames {
-  return core(() => wasm.mapRel(namespace || undefined, prefix || undefined, rel));
-}
-
-/** The three names of a file a caller names by cache path (`<ns>/<rel>`) or bare rel. */
-export function mapCallerPath(path: string, namespace?: string, prefix?: string): FileNames {
-  return core(() => wasm.mapCallerPath(namespace || undefined, prefix || undefined, path));
-}
-
-/**
- * The rel of a remote key; throws `key-outside-namespace` or a path code.
- *
- * @param key remote key relative to the prefix
- * @param namespace bound namespace, if any
- */
-export function relFromRemoteKey(key: string, namespace?: string): string {
-  return core(() => wasm.relFromRemoteKey(namespace || undefined, key));
-}
-
-/**
- * Classifies a cache-relative path.
- *
- * @param path cache-relative path
- * @param namespace bound namespace, if any
- * @param foreign top-level folders that belong to other namespaces
- */
-export function classifyCachePath(
-  path: string,
-  namespace?: string,
-  foreign: string[] = [],
-): CachePlace {
-  return core(() => wasm.classifyCachePath(namespace || undefined, path, foreign));
-}
-
-/**
  * Records `markDirty` calls into the sidecar, one rewrite per call, reusing the state behind the
  * bytes it returned last when it is handed exactly those bytes again (read from disk each call,
  * so another writer's rewrite is parsed, never overlooked). A service keeps one for its life, so
  * a run of calls parses the growing sidecar once instead of once per call.
  */
-export class DirtyRecorder {
-  readonly #inner = new wasm.DirtyRecorder();
-
-  /**
-   * The sidecar after a `markDirty`.
-   *
-   * @param sidecar its current bytes, undefined when absent
-   * @param tombstone the path, normalised (see {@link Planner.normalizeTombstone}); undefined
-   *   asks for a walk of everything
-   */
-  record(sidecar: Uint8Array | undefined, tombstone?: string): Uint8Array {
-    return this.#inner.record(sidecar, tombstone);
-  }
-
-  /**
-   * True when the sidecar last returned asks the extension to walk everything (dirty, past its
-   * cap of dirty paths): later tombstones may then go to the journal without the extension
-   * missing one.
-   */
-  get walksEverything(): boolean {
-    return this.#inner.walksEverything;
-  }
-
-  /** Frees the recorder's WASM memory (a copy of the sidecar it last wrote). */
-  [Symbol.dispose](): void {
-    this.#inner.free();
-  }
-}
+export const DirtyRecorder: typeof wasm.DirtyRecorder = throughCoreClass(wasm.DirtyRecorder);
+/** A recorder of `markDirty` calls (see the class). */
+export type DirtyRecorder = wasm.DirtyRecorder;
 
 /**
  * Plans the remote side of a solo → namespaced migrate from a listing of the whole bucket and
@@ -205,16 +153,10 @@ export function planMigrate(
   indexes: { solo?: Uint8Array; namespace?: Uint8Array },
   now: Date,
 ): MigratePlan {
-  return JSON.parse(core(() =>
-    wasm.planMigrate(
-      namespace,
-      prefix,
-      migrateListing(listing),
-      indexes.solo,
-      indexes.namespace,
-      now.toISOString(),
-    )
-  ));
+  const page = migrateListing(listing);
+  return core(() =>
+    wasm.planMigrate(namespace, prefix, page, indexes.solo, indexes.namespace, now)
+  );
 }
 
 /**
@@ -225,11 +167,6 @@ export function planMigrate(
  */
 export function migrateListing(listing: ListedObject[]): Uint8Array {
   return encodeRemotePage(listing.filter((o) => !o.key.includes("\0")));
-}
-
-/** Every stable code the core uses, by kind (checked against `codes.ts` by a test). */
-export function coreCodeLists(): CodeLists {
-  return core(() => wasm.codeLists());
 }
 
 /**

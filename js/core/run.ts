@@ -9,9 +9,8 @@
  *
  * @module
  */
-import type * as wasm from "./wasm.ts";
 import { core } from "./errors.ts";
-import { type Planner, sessionOf } from "./planner.ts";
+import type { Planner } from "./planner.ts";
 
 /** A run class as the core exports it, with or without the planner's session first. */
 interface ExportedRun {
@@ -35,7 +34,7 @@ export type ReplyTo<Replies, K> = K extends keyof Replies ? Replies[K] : void;
 export class CoreRun<Action, Event extends { event: string }, Replies, Output>
   implements Disposable {
   readonly #inner: ExportedRun;
-  readonly #context: [wasm.Planner] | [];
+  readonly #context: [Planner] | [];
   /**
    * The run's types, for inference only (no value at run time): a generic executor reads the
    * replies from here, since they appear elsewhere only inside a conditional type.
@@ -54,7 +53,7 @@ export class CoreRun<Action, Event extends { event: string }, Replies, Output>
    */
   constructor(inner: ExportedRun, planner?: Planner) {
     this.#inner = inner;
-    this.#context = planner ? [sessionOf(planner)] : [];
+    this.#context = planner ? [planner] : [];
   }
 
   /** The next action. */

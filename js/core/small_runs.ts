@@ -38,7 +38,7 @@ import type {
   ShardWriteRequest,
   ShardWriteResult,
 } from "./wasm.ts";
-import { type Planner, sessionOf } from "./planner.ts";
+import type { Planner } from "./planner.ts";
 import { CoreRun, type NoReplies } from "./run.ts";
 
 /**
@@ -87,7 +87,7 @@ export class ContaminationRun
 export class ResolveRun extends CoreRun<ResolveAction, ResolveEvent, NoReplies, ResolveResult> {
   /** A run in the layout `planner` binds, for `request`. */
   constructor(planner: Planner, request: ResolveRequest) {
-    super(core(() => new wasm.ResolveRun(sessionOf(planner), request)));
+    super(core(() => new wasm.ResolveRun(planner, request)));
   }
 }
 

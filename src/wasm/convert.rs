@@ -4,6 +4,7 @@
 use serde::Serialize;
 use tsify_next::Tsify;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::error::CoreError;
 
@@ -50,28 +51,74 @@ pub(super) fn from_js<T: serde::de::DeserializeOwned>(
         .map_err(|e| to_js_error(CoreError::input(format!("{what}: {e}"))))
 }
 
-/// Cuts one buffer into named shards.
-pub(super) fn cut_shards(
-    partitions: Vec<String>,
-    blob: &[u8],
-    lengths: &[u32],
-) -> Result<Vec<(String, Vec<u8>)>, JsValue> {
-    if partitions.len() != lengths.len() {
-        return Err(to_js_error(CoreError::input(
-            "partitions and lengths differ in length",
-        )));
+/// A large result (a plan) as a JS value: serialized to one JSON string in the core and read by
+/// `JSON.parse` on the other side, which is faster than thousands of objects built one by one
+/// across the boundary.
+pub(super) fn to_parsed_json<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    js_sys::JSON::parse(&to_json(value)?)
+}
+
+/// The entries of a JS `Map`, every key a string and every value read by `value`; anything
+/// else is `invalid-input` naming `what`. The map is walked with the iterator protocol through
+/// `js_sys::try_iter`, which catches what a hostile iterator throws.
+pub(super) fn map_entries<V>(
+    map: &JsValue,
+    what: &str,
+    value: impl Fn(JsValue) -> Option<V>,
+) -> Result<Vec<(String, V)>, JsValue> {
+    let refuse = |why: &str| to_js_error(CoreError::input(format!("{what}: {why}")));
+    if !map.is_instance_of::<js_sys::Map>() {
+        return Err(refuse("not a Map"));
     }
-    let mut at = 0usize;
-    let mut out = Vec::with_capacity(partitions.len());
-    for (partition, length) in partitions.into_iter().zip(lengths) {
-        let end = at
-            .checked_add(*length as usize)
-            .filter(|end| *end <= blob.len())
-            .ok_or_else(|| to_js_error(CoreError::input("shard lengths overrun the buffer")))?;
-        out.push((partition, blob[at..end].to_vec()));
-        at = end;
+    // What a hostile iterator throws is caught and refused with the code, never passed on.
+    let entries = js_sys::try_iter(map)
+        .ok()
+        .flatten()
+        .ok_or_else(|| refuse("not iterable"))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|_| refuse("its iterator threw"))?;
+        let entry: js_sys::Array = entry.dyn_into().map_err(|_| refuse("not a Map entry"))?;
+        let key = entry
+            .get(0)
+            .as_string()
+            .ok_or_else(|| refuse("a key is not a string"))?;
+        let found = value(entry.get(1)).ok_or_else(|| refuse("a value has the wrong type"))?;
+        out.push((key, found));
     }
     Ok(out)
+}
+
+/// A `Map<string, string>` from JS (hashes by path) as a sorted map.
+pub(super) fn string_map(
+    map: &JsValue,
+    what: &str,
+) -> Result<std::collections::BTreeMap<String, String>, JsValue> {
+    Ok(map_entries(map, what, |v| v.as_string())?
+        .into_iter()
+        .collect())
+}
+
+/// A `Map<string, Uint8Array>` from JS (shards by partition), each value copied once.
+pub(super) fn bytes_map(map: &JsValue, what: &str) -> Result<Vec<(String, Vec<u8>)>, JsValue> {
+    map_entries(map, what, |v| {
+        v.dyn_into::<js_sys::Uint8Array>()
+            .ok()
+            .map(|bytes| bytes.to_vec())
+    })
+}
+
+/// A JS `Date` as an ISO-8601 instant; anything else, or an invalid date, is `invalid-input`.
+/// Formatted in the core from the epoch time: `toISOString` throws on an invalid date.
+pub(super) fn date_iso(date: &JsValue, what: &str) -> Result<String, JsValue> {
+    let epoch_ms = date
+        .dyn_ref::<js_sys::Date>()
+        .map(|d| d.get_time())
+        .filter(|ms| ms.is_finite())
+        .ok_or_else(|| to_js_error(CoreError::input(format!("{what} is not a valid Date"))))?;
+    Ok(crate::model::time::format_iso_millis(millis(
+        epoch_ms, what,
+    )?))
 }
 
 /// Epoch milliseconds from JS (a number) as an integer; NaN and infinities are refused.

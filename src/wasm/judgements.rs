@@ -13,18 +13,19 @@ use crate::safety::object_condition::{self, ExpectedVersion, ObjectFacts, OurByt
 use super::convert::*;
 
 /// Plans the remote side of a solo → namespaced migrate from one listing of the whole bucket
-/// (`key\0size\0etag\0lastModified\0` records), the solo index and the namespace's index (raw
-/// bytes, when they exist); returns the plan as JSON. An index that does not parse is
-/// `index-corrupt`, never read as empty.
-#[wasm_bindgen(js_name = planMigrate)]
+/// (`key\0size\0etag\0lastModified\0` records, `migrateListing`), the solo index and the
+/// namespace's index (raw bytes, when they exist); `now` dates index entries built from copies
+/// listed without a date. An index that does not parse is `index-corrupt`, never read as empty.
+#[wasm_bindgen(js_name = planMigrate, unchecked_return_type = "MigratePlan")]
 pub fn plan_migrate(
     namespace: String,
     prefix: Option<String>,
     listing: &[u8],
     solo_index: Option<Vec<u8>>,
     ns_index: Option<Vec<u8>>,
-    now_iso: String,
-) -> Result<String, JsValue> {
+    #[wasm_bindgen(unchecked_param_type = "Date")] now: JsValue,
+) -> Result<JsValue, JsValue> {
+    let now_iso = date_iso(&now, "now")?;
     let model =
         PathModel::new(Some(&namespace), prefix.as_deref().unwrap_or("")).map_err(to_js_error)?;
     if model.namespace().is_none() {
@@ -40,7 +41,7 @@ pub fn plan_migrate(
     };
     let solo = parse(solo_index)?;
     let ns = parse(ns_index)?;
-    to_json(&crate::runs::migrate::plan::plan_migrate(
+    to_parsed_json(&crate::runs::migrate::plan::plan_migrate(
         &model,
         crate::runs::migrate::plan::MigrateInputs {
             listing: &listed,

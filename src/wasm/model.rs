@@ -66,15 +66,21 @@ pub fn bind_unnamed(
     crate::model::binding::bind_unnamed(&entries, caller).map_err(to_js_error)
 }
 
-/// The three names of a rel: `{rel, indexKey, remoteKey, cachePath}`.
+/// The path model of a namespace (empty or absent: solo) and a bucket prefix.
+fn path_model(namespace: Option<String>, prefix: Option<String>) -> Result<PathModel, JsValue> {
+    let namespace = namespace.filter(|n| !n.is_empty());
+    PathModel::new(namespace.as_deref(), prefix.as_deref().unwrap_or("")).map_err(to_js_error)
+}
+
+/// The three names of a rel (an index key) under a namespace (empty or absent: solo) and a
+/// bucket prefix: `{rel, indexKey, remoteKey, cachePath}`.
 #[wasm_bindgen(js_name = mapRel, unchecked_return_type = "FileNames")]
 pub fn map_rel(
+    rel: &str,
     namespace: Option<String>,
     prefix: Option<String>,
-    rel: &str,
 ) -> Result<JsValue, JsValue> {
-    let model = PathModel::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
-        .map_err(to_js_error)?;
+    let model = path_model(namespace, prefix)?;
     let rel = model.rel(rel).map_err(to_js_error)?;
     names_of(&model, &rel)
 }
@@ -83,12 +89,11 @@ pub fn map_rel(
 /// its bare rel: `{rel, indexKey, remoteKey, cachePath}`.
 #[wasm_bindgen(js_name = mapCallerPath, unchecked_return_type = "FileNames")]
 pub fn map_caller_path(
+    path: &str,
     namespace: Option<String>,
     prefix: Option<String>,
-    path: &str,
 ) -> Result<JsValue, JsValue> {
-    let model = PathModel::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
-        .map_err(to_js_error)?;
+    let model = path_model(namespace, prefix)?;
     let rel = model.rel_from_caller_path(path).map_err(to_js_error)?;
     names_of(&model, &rel)
 }
@@ -139,8 +144,8 @@ pub fn scope_for_models(
 /// The rel of a remote key (relative to the prefix); throws `key-outside-namespace` or a path
 /// code.
 #[wasm_bindgen(js_name = relFromRemoteKey)]
-pub fn rel_from_remote_key(namespace: Option<String>, key: &str) -> Result<String, JsValue> {
-    let model = PathModel::new(namespace.as_deref(), "").map_err(to_js_error)?;
+pub fn rel_from_remote_key(key: &str, namespace: Option<String>) -> Result<String, JsValue> {
+    let model = path_model(namespace, None)?;
     Ok(model
         .rel_from_remote_key(key)
         .map_err(to_js_error)?
@@ -151,12 +156,12 @@ pub fn rel_from_remote_key(namespace: Option<String>, key: &str) -> Result<Strin
 /// `internal`, `root-layout`, `foreign-namespace`, `other`, `unsafe`.
 #[wasm_bindgen(js_name = classifyCachePath, unchecked_return_type = "CachePlace")]
 pub fn classify_cache_path(
-    namespace: Option<String>,
     path: &str,
-    foreign: Vec<String>,
+    namespace: Option<String>,
+    foreign: Option<Vec<String>>,
 ) -> Result<JsValue, JsValue> {
-    let model = PathModel::new(namespace.as_deref(), "").map_err(to_js_error)?;
-    let foreign = foreign.into_iter().collect();
+    let model = path_model(namespace, None)?;
+    let foreign = foreign.unwrap_or_default().into_iter().collect();
     use crate::model::paths::CachePlace as Found;
     /// Which part of the layout a path belongs to.
     #[derive(Serialize, Tsify)]

@@ -4,7 +4,6 @@ use serde::Serialize;
 use tsify_next::Tsify;
 use wasm_bindgen::prelude::*;
 
-use crate::error::CoreError;
 use crate::model::paths::INDEX_FILE;
 use crate::runs::pull::plan::PullOutcome;
 use crate::runs::push::plan::PushInput;
@@ -25,14 +24,16 @@ pub struct Planner {
 
 #[wasm_bindgen]
 impl Planner {
-    /// Creates a session; `namespace` empty or absent means solo mode. `maxIndexEntries`:
-    /// the most entries an index it loads may name (absent: the default, 10^6).
+    /// Creates a session; `namespace` empty or absent means solo mode, `prefix` (the bucket
+    /// prefix) only bounds key lengths. `maxIndexEntries`: the most entries an index it loads
+    /// may name (absent: the default, 10^6).
     #[wasm_bindgen(constructor)]
     pub fn new(
         namespace: Option<String>,
         prefix: Option<String>,
         max_index_entries: Option<f64>,
     ) -> Result<Planner, JsValue> {
+        let namespace = namespace.filter(|n| !n.is_empty());
         let mut inner = Session::new(namespace.as_deref(), prefix.as_deref().unwrap_or(""))
             .map_err(to_js_error)?;
         if let Some(limit) = max_index_entries {
@@ -49,17 +50,15 @@ impl Planner {
         to_js(&self.inner.load_index_owned(bytes).map_err(to_js_error)?)
     }
 
-    /// Loads a v2 shard-first index: the meta bytes, and the shards as one `blob` cut by
-    /// `lengths`, named by `partitions`. Returns the meta's `commitSeq`.
+    /// Loads a v2 shard-first index: `_index/_meta.json` and every shard it lists, by
+    /// partition. Returns the meta's `commitSeq`.
     #[wasm_bindgen(js_name = loadShards)]
     pub fn load_shards(
         &mut self,
         meta: &[u8],
-        partitions: Vec<String>,
-        blob: &[u8],
-        lengths: Vec<u32>,
+        #[wasm_bindgen(unchecked_param_type = "Map<string, Uint8Array>")] shards: JsValue,
     ) -> Result<f64, JsValue> {
-        let shards = cut_shards(partitions, blob, &lengths)?;
+        let shards = bytes_map(&shards, "shards")?;
         Ok(self.inner.load_shards(meta, &shards).map_err(to_js_error)? as f64)
     }
 
@@ -68,11 +67,9 @@ impl Planner {
     pub fn rebase_push_shards(
         &mut self,
         meta: &[u8],
-        partitions: Vec<String>,
-        blob: &[u8],
-        lengths: Vec<u32>,
+        #[wasm_bindgen(unchecked_param_type = "Map<string, Uint8Array>")] shards: JsValue,
     ) -> Result<(), JsValue> {
-        let shards = cut_shards(partitions, blob, &lengths)?;
+        let shards = bytes_map(&shards, "shards")?;
         self.inner
             .rebase_push_shards(meta, &shards)
             .map_err(to_js_error)
@@ -90,14 +87,18 @@ impl Planner {
         .to_string()
     }
 
-    /// Starts an index rebuild from a listing.
+    /// Starts an index rebuild from a listing; `now` dates entries listed without a date.
     #[wasm_bindgen(js_name = beginRebuild)]
-    pub fn begin_rebuild(&mut self, now_iso: String) {
-        self.inner.begin_rebuild(&now_iso);
+    pub fn begin_rebuild(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Date")] now: JsValue,
+    ) -> Result<(), JsValue> {
+        self.inner.begin_rebuild(&date_iso(&now, "now")?);
+        Ok(())
     }
 
-    /// Adds one listing page (`key\0size\0etag\0lastModified\0` records); keys holding a NUL
-    /// come separately in `unencodable` and are refused.
+    /// Adds one listing page, as `listingPage` encodes it (`key\0size\0etag\0lastModified\0`
+    /// records); keys holding a NUL come separately in `unencodable` and are refused.
     #[wasm_bindgen(js_name = addListingPage)]
     pub fn add_listing_page(
         &mut self,
@@ -109,9 +110,17 @@ impl Planner {
             .map_err(to_js_error)
     }
 
-    /// Finishes the rebuild; returns its report.
+    /// Finishes the rebuild, making the rebuilt index this session's; returns its report.
+    /// `lastPulled`: when this cache last pulled, if known.
     #[wasm_bindgen(js_name = finishRebuild, unchecked_return_type = "RebuildReport")]
-    pub fn finish_rebuild(&mut self, last_pulled: Option<String>) -> Result<JsValue, JsValue> {
+    pub fn finish_rebuild(
+        &mut self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Date")] last_pulled: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let last_pulled = match last_pulled.is_undefined() || last_pulled.is_null() {
+            true => None,
+            false => Some(date_iso(&last_pulled, "lastPulled")?),
+        };
         to_js(
             &self
                 .inner
@@ -120,10 +129,13 @@ impl Planner {
         )
     }
 
-    /// Plans a pull against a local listing buffer (`encodeLocalListing`); returns the plan
-    /// as JSON.
-    #[wasm_bindgen(js_name = planPull)]
-    pub fn plan_pull(&mut self, listing: &[u8], opts: JsValue) -> Result<String, JsValue> {
+    /// Plans a pull against a cache walk (encoded with `encodeLocalListing`).
+    #[wasm_bindgen(js_name = planPull, unchecked_return_type = "PullPlan")]
+    pub fn plan_pull(
+        &mut self,
+        listing: &[u8],
+        #[wasm_bindgen(unchecked_optional_param_type = "PullOptions")] opts: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let opts: PullOptions = options(opts)?;
         let opts = crate::runs::pull::plan::PullOptions {
             metadata_only: opts.metadata_only.unwrap_or(false),
@@ -132,55 +144,41 @@ impl Planner {
             scope: opts.scope.unwrap_or_default(),
             tombstones: opts.tombstones.unwrap_or_default(),
         };
-        to_json(self.inner.plan_pull(listing, &opts).map_err(to_js_error)?)
+        to_parsed_json(self.inner.plan_pull(listing, &opts).map_err(to_js_error)?)
     }
 
-    /// Records the outcome of the last pull plan: `downloaded` as a local listing buffer,
-    /// `notFound` as rels.
+    /// Records the outcome of the last pull plan in the index: `downloaded` the files written
+    /// (a walk encoded with `encodeLocalListing`, mtimes after the write), `notFound` the rels
+    /// whose objects were gone, `aside` the conflicts whose local version was copied aside.
+    /// Returns what changed, and the `conflict` verdict if any.
     #[wasm_bindgen(js_name = applyPull, unchecked_return_type = "PullApplied")]
     pub fn apply_pull(
         &mut self,
         downloaded: &[u8],
         not_found: Vec<String>,
-        aside_rels: Vec<String>,
-        aside_copies: Vec<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "KeptAside[]")] aside: JsValue,
     ) -> Result<JsValue, JsValue> {
-        if aside_rels.len() != aside_copies.len() {
-            return Err(to_js_error(CoreError::input(
-                "asideRels and asideCopies differ in length",
-            )));
-        }
-        let aside = aside_rels
-            .into_iter()
-            .zip(aside_copies)
-            .map(|(rel, copy)| KeptAside { rel, copy })
-            .collect();
+        let aside: Vec<KeptAside> = options(aside)?;
         let outcome =
             PullOutcome::of_downloads(downloaded, not_found, aside).map_err(to_js_error)?;
         to_js(&self.inner.apply_pull(&outcome).map_err(to_js_error)?)
     }
 
-    /// Plans a push against a local listing. `tombstones` are cache-relative (see
-    /// `normalizeTombstone`); `hashPaths`/`hashValues` carry the SHA-256 of files an earlier call
-    /// listed in `needsHash`. Returns the plan as JSON.
-    #[wasm_bindgen(js_name = planPush)]
+    /// Plans a push against a cache walk (encoded with `encodeLocalListing`). `tombstones` are
+    /// cache-relative (see `normalizeTombstone`); `hashes` the SHA-256 of the files an earlier
+    /// call listed in `needsHash`, by cache path; `opts` the delete policy and the run's facts.
+    #[wasm_bindgen(js_name = planPush, unchecked_return_type = "PushPlan")]
     pub fn plan_push(
         &mut self,
         listing: &[u8],
         tombstones: Vec<String>,
-        hash_paths: Vec<String>,
-        hash_values: Vec<String>,
-        opts: JsValue,
-    ) -> Result<String, JsValue> {
-        if hash_paths.len() != hash_values.len() {
-            return Err(to_js_error(CoreError::input(
-                "hashPaths and hashValues differ in length",
-            )));
-        }
+        #[wasm_bindgen(unchecked_param_type = "Map<string, string>")] hashes: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PushOptions")] opts: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let opts: PushOptions = options(opts)?;
         let input = PushInput {
             tombstones: tombstones.into_iter().collect(),
-            hashes: hash_paths.into_iter().zip(hash_values).collect(),
+            hashes: string_map(&hashes, "hashes")?,
             policy: DeletePolicy {
                 delete_missing: opts.delete_missing.unwrap_or(false),
                 max_deletes: opts.max_deletes.unwrap_or(DEFAULT_MAX_DELETES),
@@ -198,7 +196,7 @@ impl Planner {
             },
             ..PushInput::default()
         };
-        to_json(self.inner.plan_push(listing, &input).map_err(to_js_error)?)
+        to_parsed_json(self.inner.plan_push(listing, &input).map_err(to_js_error)?)
     }
 
     /// Re-applies this push's changes over a newer remote index (after a lost race).
@@ -214,21 +212,16 @@ impl Planner {
         safety::normalize_tombstone(self.inner.model(), path)
     }
 
-    /// Plans a layout repair; returns the plan as JSON.
-    #[wasm_bindgen(js_name = planRepair)]
+    /// Plans a layout repair against the loaded index, from a cache walk and the SHA-256 of
+    /// the files an earlier call listed in `needsHash`.
+    #[wasm_bindgen(js_name = planRepair, unchecked_return_type = "RepairPlan")]
     pub fn plan_repair(
         &self,
         listing: &[u8],
-        hash_paths: Vec<String>,
-        hash_values: Vec<String>,
-    ) -> Result<String, JsValue> {
-        if hash_paths.len() != hash_values.len() {
-            return Err(to_js_error(CoreError::input(
-                "hashPaths and hashValues differ in length",
-            )));
-        }
-        let hashes = hash_paths.into_iter().zip(hash_values).collect();
-        to_json(
+        #[wasm_bindgen(unchecked_param_type = "Map<string, string>")] hashes: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let hashes = string_map(&hashes, "hashes")?;
+        to_parsed_json(
             &self
                 .inner
                 .plan_repair(listing, &hashes)
@@ -242,11 +235,10 @@ impl Planner {
     pub fn plan_backup_dedupe(
         &self,
         listing: &[u8],
-        hash_paths: Vec<String>,
-        hash_values: Vec<String>,
+        #[wasm_bindgen(unchecked_param_type = "Map<string, string>")] hashes: JsValue,
     ) -> Result<JsValue, JsValue> {
         let files = crate::wire::listing::decode_local(listing).map_err(to_js_error)?;
-        let hashes = hash_paths.into_iter().zip(hash_values).collect();
+        let hashes = string_map(&hashes, "hashes")?;
         let (needs_hash, redundant) =
             crate::runs::repair::plan::plan_backup_dedupe(self.inner.model(), &files, &hashes);
         /// Backups proven byte-identical to the namespace copy.
@@ -311,20 +303,20 @@ impl Planner {
     }
 
     /// The remote key of this session's monolithic index (relative to the prefix).
-    #[wasm_bindgen(js_name = remoteIndexKey)]
+    #[wasm_bindgen(getter = remoteIndexKey)]
     pub fn remote_index_key(&self) -> String {
         self.inner.model().under_binding(INDEX_FILE)
     }
 
     /// The key of the global lock swamp core takes for this layout (relative to the prefix).
-    #[wasm_bindgen(js_name = lockKey)]
+    #[wasm_bindgen(getter = lockKey)]
     pub fn lock_key(&self) -> String {
         self.inner.model().lock_key()
     }
 
     /// The remote folder (relative to the prefix, with a trailing `/`, or empty solo) that a
     /// rebuild lists.
-    #[wasm_bindgen(js_name = listingPrefix)]
+    #[wasm_bindgen(getter = listingPrefix)]
     pub fn listing_prefix(&self) -> String {
         self.inner.model().listing_prefix()
     }
@@ -343,23 +335,23 @@ impl Planner {
         self.inner.local_index_after_push().map_err(to_js_error)
     }
 
-    /// What a person must know about the last push plan, as JSON `Verdict[]`: a mixed layout,
-    /// files missing but not deleted, refused entries (the guards that withheld something are
-    /// in the plan's `blocked`).
-    #[wasm_bindgen(js_name = pushWarnings)]
-    pub fn push_warnings(&self) -> Result<String, JsValue> {
-        to_json(&self.inner.push_warnings().map_err(to_js_error)?)
+    /// What a person must know about the last push plan: a mixed layout, files missing but
+    /// not deleted, refused entries (the guards that withheld something are in the plan's
+    /// `blocked`).
+    #[wasm_bindgen(js_name = pushWarnings, unchecked_return_type = "Verdict[]")]
+    pub fn push_warnings(&self) -> Result<JsValue, JsValue> {
+        to_parsed_json(&self.inner.push_warnings().map_err(to_js_error)?)
     }
 
-    /// What a person must know about the pull just applied, as JSON `Verdict[]`: conflicts set
-    /// aside, what needs a person, entries pruned.
-    #[wasm_bindgen(js_name = pullWarnings)]
-    pub fn pull_warnings(&self) -> Result<String, JsValue> {
-        to_json(&self.inner.pull_warnings().map_err(to_js_error)?)
+    /// What a person must know about the pull just applied: conflicts set aside, what needs a
+    /// person, entries pruned.
+    #[wasm_bindgen(js_name = pullWarnings, unchecked_return_type = "Verdict[]")]
+    pub fn pull_warnings(&self) -> Result<JsValue, JsValue> {
+        to_parsed_json(&self.inner.pull_warnings().map_err(to_js_error)?)
     }
 
     /// Entries in the loaded index.
-    #[wasm_bindgen(js_name = indexLength)]
+    #[wasm_bindgen(getter = indexLength)]
     pub fn index_length(&self) -> Result<usize, JsValue> {
         self.inner.index_len().map_err(to_js_error)
     }
@@ -375,7 +367,7 @@ impl Planner {
 #[wasm_bindgen]
 impl Planner {
     /// The key of `_index/_meta.json` under the bound tree.
-    #[wasm_bindgen(js_name = metaKey)]
+    #[wasm_bindgen(getter = metaKey)]
     pub fn meta_key(&self) -> String {
         self.inner.model().meta_key()
     }
@@ -388,7 +380,7 @@ impl Planner {
     }
 
     /// The control-plane folder under the bound tree (`_control/` or `<ns>/_control/`).
-    #[wasm_bindgen(js_name = controlFolder)]
+    #[wasm_bindgen(getter = controlFolder)]
     pub fn control_folder(&self) -> String {
         self.inner.model().control_folder()
     }

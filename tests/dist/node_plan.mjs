@@ -3,7 +3,14 @@
 // tests/dist/node_package_test.ts from a folder where the tarball is installed; prints one JSON
 // line the test checks besides the assertions here.
 import assert from "node:assert/strict";
-import { encodeLocalListing, mapRel, Planner, relFromRemoteKey, SyncError } from "@s3sync/core";
+import {
+  encodeLocalListing,
+  listingPage,
+  mapRel,
+  Planner,
+  relFromRemoteKey,
+  SyncError,
+} from "@s3sync/core";
 
 const mapped = mapRel("data/a.yaml", "prod", "swamp");
 assert.deepEqual(mapped, {
@@ -21,13 +28,13 @@ assert.throws(
 const planner = new Planner("prod", "swamp");
 try {
   planner.beginRebuild(new Date("2025-01-01T00:00:00Z"));
-  planner.addListingPage([
+  planner.addListingPage(...listingPage([
     { key: "prod/data/a.yaml", size: 3, etag: '"a"' },
     { key: "prod/data/b/raw", size: 5, etag: '"b"' },
     { key: "prod/.datastore-index.json", size: 10 },
     { key: "dev/data/c.yaml", size: 1 },
     { key: "prod/data/../evil", size: 1 },
-  ]);
+  ]));
   const rebuilt = planner.finishRebuild();
   assert.equal(rebuilt.kept, 2);
   assert.equal(rebuilt.skippedInternal, 1);

@@ -9,8 +9,8 @@
  */
 import {
   classifyCachePath,
+  codeLists,
   ContaminationRun,
-  coreCodeLists,
   DoctorRun,
   encodeLocalListing,
   encodeRemotePage,
@@ -298,7 +298,7 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
   const collisions = findCollisions(["data/A", "data/a", "data/a/b"]);
   assert(collisions.length > 0);
   expect(collisions, "Collision[]", "findCollisions");
-  expect(coreCodeLists(), "CodeLists", "codeLists");
+  expect(codeLists(), "CodeLists", "codeLists");
 
   const entries = {
     "data/down.yaml": 4,
@@ -320,7 +320,7 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     assert(pull.downloads.length > 0 && pull.refused.length > 0);
     expect(pull, "PullPlan", "planPull");
     const applied = planner.applyPull(
-      [{ path: "ns/data/down.yaml", size: 5, mtimeMs: 9 }],
+      encodeLocalListing([{ path: "ns/data/down.yaml", size: 5, mtimeMs: 9 }]),
       ["data/gone.yaml"],
       [{ rel: "data/down.yaml", copy: ".s3sync-conflicts/ns/data/down.yaml" }],
     );

@@ -10,12 +10,12 @@ import {
   REFUSAL_CODES,
   SHIM_CODES,
 } from "../../js/core/codes.ts";
-import { coreCodeLists, Planner } from "../../js/core/mod.ts";
+import { codeLists, Planner } from "../../js/core/mod.ts";
 import { SyncError } from "../../js/core/errors.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 
 Deno.test("the shim's code lists are the core's, kind by kind", () => {
-  const lists = coreCodeLists();
+  const lists = codeLists();
   const sorted = (list: readonly string[]) => [...list].sort();
   assertEquals(sorted(GUARD_CODES), lists.guard);
   assertEquals(sorted(PROBLEM_CODES), lists.problem);

@@ -86,11 +86,11 @@ const FUNCTIONS: Record<string, () => unknown> = {
   isStaleTemp: () => wasm.isStaleTemp(NaN, Infinity),
   lockHeartbeatMs: () => wasm.lockHeartbeatMs(NaN),
   mapRel: () => wasm.mapRel(EVIL, EVIL, EVIL),
-  mapCallerPath: () => wasm.mapCallerPath("ns", EVIL, `ns/${EVIL}`),
+  mapCallerPath: () => wasm.mapCallerPath(`ns/${EVIL}`, "ns", EVIL),
   scopeForModels: () => wasm.scopeForModels(hostile([{ modelType: 7 }, EVIL])),
   partitionKey: () => wasm.partitionKey(EVIL),
-  planMigrate: () => wasm.planMigrate(EVIL, EVIL, JUNK, DEEP, JUNK, "not a time"),
-  relFromRemoteKey: () => wasm.relFromRemoteKey("ns", EVIL),
+  planMigrate: () => wasm.planMigrate(EVIL, EVIL, JUNK, DEEP, JUNK, new Date(NaN)),
+  relFromRemoteKey: () => wasm.relFromRemoteKey(EVIL, "ns"),
   shardMeta: () => wasm.shardMeta(DEEP, true),
   sidecarCatalogHash: () => wasm.sidecarCatalogHash(JUNK),
   sidecarFoldJournal: () => wasm.sidecarFoldJournal(DEEP, JUNK),
@@ -105,44 +105,58 @@ const FUNCTIONS: Record<string, () => unknown> = {
     ),
 };
 
+/** A `Map` whose iterator throws as soon as the core walks it. */
+function throwingMap(): Map<string, Uint8Array> {
+  const map = new Map<string, Uint8Array>([["a", JUNK]]);
+  map[Symbol.iterator] = () => {
+    throw new TypeError("hostile iterator");
+  };
+  return map;
+}
+
 /** One hostile case per `Planner` method (called out of order, with junk, or both). */
 const METHODS: Record<string, () => unknown> = {
   free: () => new wasm.Planner("ns", "p").free(),
 
-  applyPull: () => loaded().applyPull(JUNK, [EVIL], [EVIL], []),
+  applyPull: () => loaded().applyPull(JUNK, [EVIL], [{ rel: EVIL }] as never),
   conflictCopyPath: () => loaded().conflictCopyPath(EVIL, HUGE),
   mergePointer: () => loaded().mergePointer(JUNK, new Uint8Array(1 << 20).fill(0x39), false),
   indexJson: () => new wasm.Planner("ns", "p").indexJson(true),
-  indexLength: () => new wasm.Planner("ns", "p").indexLength(),
-  listingPrefix: () => new wasm.Planner("ns", "p").listingPrefix(),
+  indexLength: () => new wasm.Planner("ns", "p").indexLength,
+  listingPrefix: () => new wasm.Planner("ns", "p").listingPrefix,
   addListingPage: () => {
     const p = new wasm.Planner("ns", "p");
     p.addListingPage(JUNK, [EVIL]);
   },
-  beginRebuild: () => new wasm.Planner("ns", "p").beginRebuild("not a time"),
-  finishRebuild: () => new wasm.Planner("ns", "p").finishRebuild(EVIL),
+  beginRebuild: () => new wasm.Planner("ns", "p").beginRebuild("not a time" as never),
+  finishRebuild: () => new wasm.Planner("ns", "p").finishRebuild(new Date(NaN)),
   loadBase: () => loaded().loadBase(DEEP),
   loadIndex: () => new wasm.Planner("ns", "p").loadIndex(DEEP),
   loadShards: () =>
-    new wasm.Planner("ns", "p").loadShards(JUNK, [EVIL, "a"], JUNK, new Uint32Array([99, 1])),
+    new wasm.Planner("ns", "p").loadShards(JUNK, new Map([[EVIL, 7 as never], ["a", JUNK]])),
   localIndexAfterPull: () => new wasm.Planner("ns", "p").localIndexAfterPull(),
   localIndexAfterPush: () => new wasm.Planner("ns", "p").localIndexAfterPush(),
   pushWarnings: () => new wasm.Planner("ns", "p").pushWarnings(),
   pullWarnings: () => new wasm.Planner("ns", "p").pullWarnings(),
-  lockKey: () => new wasm.Planner("ns", "p").lockKey(),
+  lockKey: () => new wasm.Planner("ns", "p").lockKey,
   normalizeTombstone: () => loaded().normalizeTombstone(EVIL),
-  planBackupDedupe: () => loaded().planBackupDedupe(JUNK, [EVIL], []),
-  planPull: () => loaded().planPull(JUNK, { scope: 7, tombstones: [EVIL] }),
-  planPush: () => loaded().planPush(JUNK, [EVIL], [EVIL], [], { maxDeletePercent: "NaN" }),
-  planRepair: () => loaded().planRepair(JUNK, [], [EVIL]),
+  planBackupDedupe: () => loaded().planBackupDedupe(JUNK, { [EVIL]: EVIL } as never),
+  planPull: () => loaded().planPull(JUNK, { scope: 7, tombstones: [EVIL] } as never),
+  planPush: () =>
+    loaded().planPush(
+      JUNK,
+      [EVIL],
+      new Map([[EVIL, 7]]) as never,
+      { maxDeletePercent: "NaN" } as never,
+    ),
+  planRepair: () => loaded().planRepair(JUNK, new Map([[7, EVIL]]) as never),
   planResolve: () => loaded().planResolve("both", [EVIL], JUNK),
-  rebasePushShards: () =>
-    loaded().rebasePushShards(DEEP, [EVIL], JUNK, new Uint32Array([4_000_000_000])),
+  rebasePushShards: () => loaded().rebasePushShards(DEEP, throwingMap()),
   rebasePush: () => loaded().rebasePush(DEEP),
-  remoteIndexKey: () => new wasm.Planner("ns", "p").remoteIndexKey(),
-  metaKey: () => new wasm.Planner("ns", "p").metaKey(),
+  remoteIndexKey: () => new wasm.Planner("ns", "p").remoteIndexKey,
+  metaKey: () => new wasm.Planner("ns", "p").metaKey,
   shardKey: () => new wasm.Planner("ns", "p").shardKey(EVIL),
-  controlFolder: () => new wasm.Planner("ns", "p").controlFolder(),
+  controlFolder: () => new wasm.Planner("ns", "p").controlFolder,
 };
 
 /** The module's own exports that are not the core's surface. */
@@ -628,7 +642,7 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
     survives(name, call);
     // A trap would leave the instance unusable: the next call would fail too.
     const planner = loaded();
-    assertEquals(planner.indexLength(), 0, `after ${name}`);
+    assertEquals(planner.indexLength, 0, `after ${name}`);
     planner.free();
   }
   // Hostile constructor arguments are refused with a code as well.
