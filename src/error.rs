@@ -141,6 +141,13 @@ pub enum CoreError {
         /// What is wrong, naming the entry where there is one.
         detail: String,
     },
+    /// The remote index a run read and was about to publish over is gone: another writer
+    /// deleted or moved it mid-run. Nothing is published over a copy that no longer exists.
+    #[error("{detail}")]
+    IndexVanished {
+        /// Which index, and when it went.
+        detail: String,
+    },
     /// An index or meta file declares a version this core does not know.
     #[error("unsupported index version {version} in {file}")]
     IndexVersionUnsupported {
@@ -274,6 +281,7 @@ impl CoreError {
         "key-outside-namespace",
         "index-corrupt",
         "index-too-large",
+        "index-vanished",
         "index-version-unsupported",
         "invalid-input",
         "lock-lost",
@@ -299,6 +307,7 @@ impl CoreError {
             CoreError::KeyOutsideNamespace { .. } => "key-outside-namespace",
             CoreError::IndexCorrupt { .. } => "index-corrupt",
             CoreError::IndexTooLarge { .. } => "index-too-large",
+            CoreError::IndexVanished { .. } => "index-vanished",
             CoreError::IndexVersionUnsupported { .. } => "index-version-unsupported",
             CoreError::InvalidInput { .. } => "invalid-input",
             CoreError::UnsafePartition { .. } => "partition-name-unsafe",

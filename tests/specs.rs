@@ -1,5 +1,6 @@
 //! The spec runner: every JSON file under `tests/specs/<kind>/` is one case of the planner named
-//! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`, `shard_write`, `lock`, `doctor`), with its inputs and the expected plan in one file. One test
+//! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`, `shard_write`, `lock`, `doctor`,
+//! `index_read`), with its inputs and the expected plan in one file. One test
 //! runs them all and fails naming every spec that disagrees; a folder no runner knows is a
 //! failure too, so a new kind of spec cannot be silently skipped.
 #![cfg(not(target_arch = "wasm32"))]
@@ -14,6 +15,10 @@ mod contamination;
 mod doctor;
 #[path = "common/doctor_sim.rs"]
 mod doctor_sim;
+#[path = "spec_runner/index_read.rs"]
+mod index_read;
+#[path = "common/index_read_sim.rs"]
+mod index_read_sim;
 #[path = "spec_runner/lock.rs"]
 mod lock;
 #[path = "common/lock_sim.rs"]
@@ -60,6 +65,7 @@ fn every_spec() {
         let run: fn(&Path) -> Result<(), String> = match name.as_str() {
             "contamination" => contamination::run,
             "doctor" => doctor::run,
+            "index_read" => index_read::run,
             "lock" => lock::run,
             "migrate" => migrate::run,
             "pull" => pull::run,
@@ -106,6 +112,10 @@ fn every_spec() {
     assert!(
         ran.get("doctor").copied().unwrap_or(0) >= 5,
         "doctor specs: {ran:?}"
+    );
+    assert!(
+        ran.get("index_read").copied().unwrap_or(0) >= 10,
+        "index_read specs: {ran:?}"
     );
     assert!(
         ran.get("lock").copied().unwrap_or(0) >= 8,

@@ -31,6 +31,7 @@ export { PullRun } from "./pull_run.ts";
 export {
   ContaminationRun,
   DoctorRun,
+  IndexReadRun,
   LockRun,
   MigrateRun,
   RebuildRun,

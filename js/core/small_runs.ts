@@ -1,6 +1,6 @@
 /**
  * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, doctor,
- * the shard-set write and the datastore lock.
+ * the index read, the shard-set write and the datastore lock.
  *
  * @module
  */
@@ -13,6 +13,10 @@ import type {
   DoctorAction,
   DoctorEvent,
   DoctorFindings,
+  IndexReadAction,
+  IndexReadEvent,
+  IndexReadRequest,
+  IndexReadResult,
   LockAction,
   LockEvent,
   LockRequest,
@@ -132,6 +136,18 @@ export class DoctorRun extends CoreRun<DoctorAction, DoctorEvent, NoReplies, Doc
   /** A run over `planner`, whose session will hold the index. */
   constructor(planner: Planner) {
     super(core(() => new wasm.DoctorRun()), planner);
+  }
+}
+
+/**
+ * Reading the bound tree's index as the core's state machine: the v2 shard set, else the
+ * monolith, else a rebuild, loaded into (or, for a push's re-merge, rebased onto) the planner.
+ */
+export class IndexReadRun
+  extends CoreRun<IndexReadAction, IndexReadEvent, NoReplies, IndexReadResult> {
+  /** A read into `planner` for `request`. */
+  constructor(planner: Planner, request: IndexReadRequest) {
+    super(core(() => new wasm.IndexReadRun(request)), planner);
   }
 }
 

@@ -15,7 +15,7 @@ import { readObject } from "../exec/verbs.ts";
 import {
   type LoadedIndex,
   publishWithRemerge,
-  readShardSet,
+  readIndex,
   type ShardIndexState,
 } from "./remote_index.ts";
 import { type ConditionalSupport, objectConditions } from "./push_conditions.ts";
@@ -45,13 +45,9 @@ export async function rebaseOnCurrent(
     if (head.exists && head.etag !== undefined && head.etag === loaded.v2.metaEtag) {
       return undefined;
     }
-    const current = await readShardSet(ctx, planner);
-    if (!current) {
-      throw new SyncError("index-vanished", "the v2 shard index disappeared since the prepare");
-    }
-    planner.rebasePushShards(current.meta, current.shards);
-    loaded.v2.metaEtag = current.metaEtag;
-    loaded.v2.shardEtags = current.shardEtags;
+    const { v2: current } = await readIndex(ctx, planner, { purpose: "rebase" });
+    loaded.v2.metaEtag = current!.metaEtag;
+    loaded.v2.shardEtags = current!.shardEtags;
     return undefined;
   }
   const current = await readObject(ctx, planner.remoteIndexKey);
@@ -155,13 +151,9 @@ export async function publishShards(
     ctx.log?.(
       `another writer committed to the shard index first: re-reading and merging (attempt ${attempt})`,
     );
-    const newer = await readShardSet(ctx, planner);
-    if (!newer) {
-      throw new SyncError("index-vanished", "the v2 shard index disappeared during the push");
-    }
-    planner.rebasePushShards(newer.meta, newer.shards);
-    state.metaEtag = newer.metaEtag;
-    state.shardEtags = newer.shardEtags;
+    const { v2: newer } = await readIndex(ctx, planner, { purpose: "rebase" });
+    state.metaEtag = newer!.metaEtag;
+    state.shardEtags = newer!.shardEtags;
   });
   if (!("won" in published)) {
     throw new SyncError(

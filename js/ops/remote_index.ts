@@ -1,15 +1,17 @@
 /**
- * The remote index of the bound tree: reading it (the v1 monolith, or the v2 shard set when
- * `_index/_meta.json` says version 2), rebuilding it from a listing when it is missing, and
- * publishing it the one way every writer here does: under the datastore lock, conditionally
- * over the copy read, re-reading and re-merging when another writer won the race. The
- * decisions (parsing, merging, what a rebuild keeps) are the core's; this module does the
- * requests.
+ * The remote index of the bound tree: reading it (the core's `IndexReadRun` decides which copy
+ * is the index: the v2 shard set when `_index/_meta.json` says version 2, else the monolith,
+ * else a rebuild from a listing), and publishing it the one way every writer here does: under
+ * the datastore lock, conditionally over the copy read, re-reading and re-merging when another
+ * writer won the race. The decisions (the layout, parsing, merging, what a rebuild keeps) are
+ * the core's; this module does the requests.
  *
  * @module
  */
 import {
   afterLostRace,
+  type IndexReadRequest,
+  IndexReadRun,
   listingPage,
   lockKeyFor,
   type Planner,
@@ -18,15 +20,14 @@ import {
   type RebuildRequest,
   type RebuildResult,
   RebuildRun,
-  shardMeta,
 } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { drive } from "../exec/drive.ts";
-import { getObject, readObject } from "../exec/verbs.ts";
+import { getObject } from "../exec/verbs.ts";
 import { DEFAULT_RETRY, runPool, withRetry } from "../io/engine.ts";
-import { asStoreError, describe, storeFailure, SyncError } from "../core/errors.ts";
+import { describe, storeFailure, SyncError } from "../core/errors.ts";
 import { withLock } from "../exec/lock.ts";
-import { isNotFound, listPages, publishConditionally } from "../io/store.ts";
+import { listPages, publishConditionally } from "../io/store.ts";
 
 /** What a rebuild from a listing found, and what became of it. */
 export type RebuiltIndex = RebuildReport & {
@@ -37,8 +38,9 @@ export type RebuiltIndex = RebuildReport & {
 };
 
 /**
- * Loads the remote index into `planner`, rebuilding it from a listing when it is missing (and
- * publishing the rebuild create-only when `publishRebuild`).
+ * Loads the remote index into `planner`: the v2 shard set, else the monolith, else the index
+ * rebuilt from a listing (published create-only when `publishRebuild`), in the order the core's
+ * {@link readIndex} decides.
  *
  * @returns the ETag of the index the planner now holds, and the rebuild report if one ran
  */
@@ -49,89 +51,13 @@ export async function loadRemoteIndex(
 ): Promise<
   { etag?: string; rebuilt?: RebuiltIndex; exists: boolean; v2?: ShardIndexState }
 > {
-  const v2 = await loadShardIndex(ctx, planner);
-  if (v2) return { exists: true, v2 };
-  const key = planner.remoteIndexKey;
-  let got: { data: Uint8Array; etag?: string } | null;
-  try {
-    got = await readObject(ctx, key);
-  } catch (error) {
-    throw asStoreError(error, `cannot read the remote index ${key}`);
-  }
-  if (got) {
-    planner.loadIndex(got.data);
-    return { etag: got.etag, exists: true };
-  }
-  return { ...(await rebuildIndex(ctx, planner, publishRebuild)), exists: false };
+  const read = await readIndex(ctx, planner, { purpose: "load", publishRebuild });
+  if (read.rebuilt) return { ...read.rebuilt, exists: false };
+  return { etag: read.etag ?? undefined, exists: true, v2: read.v2 };
 }
 
 /** The index as {@link loadRemoteIndex} left it. */
 export type LoadedIndex = Awaited<ReturnType<typeof loadRemoteIndex>>;
-
-/** The raw bytes of a v2 shard set, with the ETags a commit must match. */
-export interface ShardSet {
-  /** `_meta.json` as read. */
-  meta: Uint8Array;
-  /** Its ETag. */
-  metaEtag: string | null;
-  /** Each listed shard, by partition. */
-  shards: Map<string, Uint8Array>;
-  /** Each shard's ETag, by partition. */
-  shardEtags: Map<string, string | null>;
-}
-
-/**
- * Reads `_index/_meta.json` and, when it says version 2, every shard it lists. Returns
- * undefined for v1 repos (no meta, or a v1 meta that only mirrors the monolith).
- */
-export async function readShardSet(
-  ctx: SyncContext,
-  planner: Planner,
-): Promise<ShardSet | undefined> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const metaKey = planner.metaKey;
-  let meta: { data: Uint8Array; etag?: string };
-  try {
-    meta = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw asStoreError(error, `cannot read ${metaKey}`);
-  }
-  // The core decides the layout and judges every partition name before any shard is read:
-  // `_index/../../evil.json` would name an object outside `_index/`.
-  const layout = shardMeta(meta.data, true);
-  if (!layout) return undefined;
-  const { partitions } = layout;
-  const set: ShardSet = {
-    meta: meta.data,
-    metaEtag: meta.etag ?? null,
-    shards: new Map(),
-    shardEtags: new Map(),
-  };
-  const failures = await runPool(partitions, {
-    concurrency: 10,
-    signal: ctx.signal,
-    phase: "index",
-    name: (p) => p,
-    failureCode: "index-corrupt",
-  }, async (partition) => {
-    const got = await withRetry(
-      () => ctx.store.getObject(planner.shardKey(partition), ctx.signal),
-      retry,
-      ctx.signal,
-    );
-    set.shards.set(partition, got.data);
-    set.shardEtags.set(partition, got.etag ?? null);
-  });
-  if (failures.length > 0) {
-    // A listed shard that cannot be read is never read as empty.
-    throw new SyncError(
-      "index-corrupt",
-      `cannot read ${failures.length} shards of ${metaKey}: ${failures[0].message}`,
-    );
-  }
-  return set;
-}
 
 /** What was read of a v2 shard-first index: the ETags a commit must match. */
 export interface ShardIndexState {
@@ -143,23 +69,55 @@ export interface ShardIndexState {
   shardEtags: Map<string, string | null>;
   /** The meta's commit sequence. */
   commitSeq: number;
+  /** The partitions in the meta's order. */
+  partitions: string[];
 }
 
-/** Reads a v2 shard-first index into `planner`; undefined for v1 repos. */
-export async function loadShardIndex(
+/**
+ * Reads the bound tree's index into `planner` for `request` as the core's `IndexReadRun` asks:
+ * the meta, the shards it lists, the monolith, or a rebuild. What each read means (the layout,
+ * a shard that cannot be read, a set gone before a re-merge) is the core's.
+ *
+ * @returns where the index came from, the v2 set as read, and the rebuild's outcome if one ran
+ */
+export async function readIndex(
   ctx: SyncContext,
   planner: Planner,
-): Promise<ShardIndexState | undefined> {
-  const set = await readShardSet(ctx, planner);
-  if (!set) return undefined;
-  const commitSeq = planner.loadShards(set.meta, set.shards);
-  return {
-    metaKey: planner.metaKey,
-    metaEtag: set.metaEtag,
-    shardEtags: set.shardEtags,
-    commitSeq,
+  request: IndexReadRequest,
+): Promise<{ etag?: string | null; v2?: ShardIndexState; rebuilt?: RebuildOutcome }> {
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  let rebuilt: RebuildOutcome | undefined;
+  using run = new IndexReadRun(planner, request);
+  await drive(run, {
+    get: getObject(ctx),
+    getShards: async ({ shards }, send) => {
+      const failures = await runPool(shards, {
+        concurrency: 10,
+        signal: ctx.signal,
+        phase: "index",
+        name: (shard) => shard.partition,
+        failureCode: "index-corrupt",
+      }, async ({ partition, key }) => {
+        const got = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
+        send({ event: "shard", partition, bytes: got.data, etag: got.etag });
+      });
+      send({ event: "shardsRead", failed: failures.length, first: failures[0]?.message });
+    },
+    rebuild: async ({ publish }, send) => {
+      rebuilt = await rebuildIndex(ctx, planner, publish);
+      send({ event: "rebuilt" });
+    },
+  }, { stopAt: ["done"] });
+  const { etag, shards } = run.result();
+  const v2 = shards && {
+    ...shards,
+    shardEtags: new Map(Object.entries(shards.shardEtags)),
   };
+  return { etag, v2, rebuilt };
 }
+
+/** What a rebuild from a listing returned to {@link readIndex}. */
+type RebuildOutcome = Awaited<ReturnType<typeof rebuildIndex>>;
 
 /**
  * Rebuilds the index from a paginated listing of the bound tree and, when `publish` is set and

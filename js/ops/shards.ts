@@ -16,7 +16,7 @@ import {
 import type { SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
 import { asStoreError, describe, storeFailure, SyncError } from "../core/errors.ts";
-import { loadRemoteIndex, readShardSet } from "./remote_index.ts";
+import { loadRemoteIndex, readIndex, type ShardIndexState } from "./remote_index.ts";
 import { hasExtras, isNotFound } from "../io/store.ts";
 import { deleteVersion } from "../exec/delete_version.ts";
 import type { ConditionalSupport } from "./push_conditions.ts";
@@ -62,8 +62,8 @@ export async function migrateToShards(
   ctx: SyncContext,
   planner: Planner,
 ): Promise<MigrateIndexResult> {
-  const current = await readShardSet(ctx, planner);
-  if (current) return reportShards(planner, current);
+  const current = await readIndex(ctx, planner, { purpose: "shards" });
+  if (current.v2) return reportShards(current.v2);
   // The monolith, or (when there is none) the index rebuilt from a listing. Between the shards
   // and the meta the core rewrites the monolith `If-Match` the copy the shards were cut from,
   // marked as moved: a v1 writer that published since has changes the shards lack (the meta is
@@ -78,8 +78,8 @@ export async function migrateToShards(
   });
   if (!written.published) {
     // Another migration that published its meta first moved the same index: report it.
-    const theirs = await readShardSet(ctx, planner);
-    if (theirs) return reportShards(planner, theirs);
+    const theirs = await readIndex(ctx, planner, { purpose: "shards" });
+    if (theirs.v2) return reportShards(theirs.v2);
     throw new SyncError(
       "publish-conflict",
       "another writer changed the index while it was moved to shards; nothing was published (the shards written are listed nowhere): run the migration again",
@@ -89,14 +89,9 @@ export async function migrateToShards(
   return { version: 2, partitions: written.partitions, commitSeq: 1 };
 }
 
-/** A v2 shard set as read, checked by the core and reported in the meta's own order. */
-function reportShards(
-  planner: Planner,
-  set: { meta: Uint8Array; shards: Map<string, Uint8Array> },
-): MigrateIndexResult {
-  const commitSeq = planner.loadShards(set.meta, set.shards);
-  // The shards just loaded were read through this meta, so the core has checked it already.
-  return { version: 2, partitions: shardMeta(set.meta, true)?.partitions ?? [], commitSeq };
+/** A v2 shard set as the core read it, in the meta's own order. */
+function reportShards(set: ShardIndexState): MigrateIndexResult {
+  return { version: 2, partitions: set.partitions, commitSeq: set.commitSeq };
 }
 
 /** The v2 shard index as a rebuild finds it, before replacing it. */
@@ -155,11 +150,9 @@ export async function findShardIndex(
   };
   using check = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
   try {
-    const set = await readShardSet(ctx, planner);
-    if (set) {
-      check.loadShards(set.meta, set.shards);
-      found.shardEtags = set.shardEtags;
-    }
+    // Read into a planner of its own: the one given holds the rebuilt index.
+    const { v2 } = await readIndex(ctx, check, { purpose: "shards" });
+    if (v2) found.shardEtags = v2.shardEtags;
   } catch (error) {
     if (!(error instanceof SyncError)) throw error;
     // A failed request says nothing of the index: only what was read can be judged corrupt.

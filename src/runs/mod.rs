@@ -6,6 +6,7 @@
 
 pub mod contamination;
 pub mod doctor;
+pub mod index_read;
 pub mod lock;
 pub mod machine;
 pub mod migrate;

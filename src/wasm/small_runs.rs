@@ -173,6 +173,31 @@ impl DoctorRun {
 }
 
 export_run! {
+    /// Reading the bound tree's index as a state machine (see `runs/index_read/machine.rs`):
+    /// the v2 shard set, else the monolith, else a rebuild, for a sync, a push's re-merge or a
+    /// move to shards.
+    IndexReadRun wraps crate::runs::index_read::machine::IndexReadRun,
+    context: session,
+    types: ("IndexReadAction", "IndexReadEvent", "undefined", "IndexReadResult")
+}
+
+#[wasm_bindgen]
+impl IndexReadRun {
+    /// A read for `request` (`{purpose: "load" | "rebase" | "shards", publishRebuild?}`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "IndexReadRequest")] request: JsValue,
+    ) -> Result<IndexReadRun, JsValue> {
+        Ok(IndexReadRun {
+            inner: crate::runs::index_read::machine::IndexReadRun::new(from_js(
+                request,
+                "index read request",
+            )?),
+        })
+    }
+}
+
+export_run! {
     /// Writing an index cut into shards as a state machine (see `runs/shard_write/machine.rs`):
     /// the v1 mirror, a migration's first v2 set, a rebuild's v2 set.
     ShardWriteRun wraps crate::runs::shard_write::machine::ShardWriteRun,

@@ -6,9 +6,10 @@
 import { DenoCacheFs } from "../../js/io/cache_fs.ts";
 import { partitionKey } from "../../js/core/mod.ts";
 import { pull } from "../../js/ops/pull.ts";
-import { push } from "../../js/ops/push.ts";
+import { commitPreparedPush, preparePush, push } from "../../js/ops/push.ts";
 import { S3Store } from "../../js/io/s3.ts";
-import { assert, assertEquals } from "../harness/assert.ts";
+import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
+import { SyncError } from "../../js/core/errors.ts";
 import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";
 import { startFaultProxy } from "../harness/fault_proxy.ts";
@@ -295,5 +296,51 @@ Deno.test("v2: a delete pushed from one cache reaches the other through the shar
     store.destroy();
     await server.stop();
     await Deno.remove(parent, { recursive: true });
+  }
+});
+
+Deno.test("v2: a prepared push commits over the set another writer committed since, and never over a set that vanished", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("v2-rebase");
+  const caches: string[] = [];
+  const cacheFor = async () => {
+    const dir = await Deno.makeTempDir({ prefix: "s3sync-v2-rebase-" });
+    caches.push(dir);
+    await pull({ store, cache: new DenoCacheFs(dir), namespace: "ns" });
+    return dir;
+  };
+  try {
+    const rels = datastoreRels(6);
+    await seedV2(store, rels);
+    const [mine, theirs] = [await cacheFor(), await cacheFor()];
+    const [myRel, theirRel] = [datastoreRels(1, "mine-")[0], datastoreRels(1, "theirs-")[0]];
+    await writeCacheFiles(mine, [[`ns/${myRel}`, contentOf(myRel)]]);
+    await writeCacheFiles(theirs, [[`ns/${theirRel}`, contentOf(theirRel)]]);
+
+    // Prepared (uploaded, nothing published), then another writer commits: the commit re-reads
+    // the set through the core's index read and keeps both.
+    const prepared = await preparePush({ store, cache: new DenoCacheFs(mine), namespace: "ns" });
+    await push({ store, cache: new DenoCacheFs(theirs), namespace: "ns" });
+    await commitPreparedPush({ store, cache: new DenoCacheFs(mine), namespace: "ns" }, prepared);
+    const after = await shardRels(store);
+    assertEquals(after.rels, [...rels, myRel, theirRel].sort());
+    assertEquals(after.commitSeq, 9, "their commit, then this one");
+
+    // Prepared again, and then the meta is gone: index-vanished, and no meta is written over
+    // the nothing this push would otherwise have started from.
+    const next = datastoreRels(1, "next-")[0];
+    await writeCacheFiles(mine, [[`ns/${next}`, contentOf(next)]]);
+    const again = await preparePush({ store, cache: new DenoCacheFs(mine), namespace: "ns" });
+    await store.deleteObject("ns/_index/_meta.json");
+    const error = await assertRejects(
+      () => commitPreparedPush({ store, cache: new DenoCacheFs(mine), namespace: "ns" }, again),
+      SyncError,
+    );
+    assertEquals((error as SyncError).code, "index-vanished");
+    assertEquals((await store.headObject("ns/_index/_meta.json")).exists, false);
+  } finally {
+    store.destroy();
+    await server.stop();
+    for (const c of caches) await Deno.remove(c, { recursive: true });
   }
 });

@@ -16,6 +16,7 @@ import {
   encodeRemotePage,
   findCollisions,
   findContamination,
+  IndexReadRun,
   listingPage,
   LockRun,
   mapRel,
@@ -75,8 +76,8 @@ function splitTop(text: string, sep: string): string[] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c === '"') quoted = !quoted;
-    else if (!quoted && "([{".includes(c)) depth++;
-    else if (!quoted && ")]}".includes(c)) depth--;
+    else if (!quoted && "([{<".includes(c)) depth++;
+    else if (!quoted && ")]}>".includes(c)) depth--;
     else if (!quoted && depth === 0 && c === sep) {
       parts.push(text.slice(start, i));
       start = i + 1;
@@ -249,6 +250,7 @@ Deno.test("the core's wrapper (js/core/mod.ts and the files it re-exports) decla
       "ShardWriteRun",
       "LockRun",
       "DoctorRun",
+      "IndexReadRun",
       "DirtyRecorder",
     ]
       .includes(n)
@@ -685,6 +687,31 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     const outcome = run.result();
     assertEquals([outcome.held, outcome.tookOverFrom], [true, "a@b"]);
     expect(outcome, "LockResult", "LockRun.result");
+  }
+  {
+    // A v2 read: the meta, two shards: every action and the result checked.
+    using planner = new Planner("ns", "p");
+    using run = new IndexReadRun(planner, { purpose: "load" });
+    const actions = [];
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "get") {
+        const meta = '{"version":2,"partitions":["a","b"],"commitSeq":3}';
+        run.handle({ event: "got", bytes: encoder.encode(meta), etag: '"m"' });
+      } else if (action.action === "getShards") {
+        for (const { partition } of action.shards) {
+          const shard =
+            `{"version":1,"entries":{"data/${partition}.yaml":{"key":"data/${partition}.yaml","size":1}}}`;
+          run.handle({ event: "shard", partition, bytes: encoder.encode(shard), etag: '"s"' });
+        }
+        run.handle({ event: "shardsRead", failed: 0 });
+      } else throw new Error(`unexpected ${action.action}`);
+    }
+    assertEquals(actions.map((a) => a.action), ["get", "getShards"]);
+    actions.forEach((action, i) => expect(action, "IndexReadAction", `IndexReadRun.poll[${i}]`));
+    const read = run.result();
+    assertEquals([read.origin, read.shards?.commitSeq, planner.indexLength], ["shards", 3, 2]);
+    expect(read, "IndexReadResult", "IndexReadRun.result");
   }
   assertEquals(errors, []);
 });

@@ -175,6 +175,7 @@ const NOT_CORE = new Set([
   "ShardWriteRun",
   "LockRun",
   "DoctorRun",
+  "IndexReadRun",
   "DirtyRecorder",
 ]);
 
@@ -584,6 +585,47 @@ const DOCTOR_RUN_METHODS: Record<string, () => unknown> = {
   result: () => doctorRun().run.result(),
 };
 
+/** An index read over a planner, for the run's methods. */
+function indexReadRun(): { run: wasm.IndexReadRun; planner: wasm.Planner } {
+  return { run: new wasm.IndexReadRun({ purpose: "load" }), planner: new wasm.Planner("ns") };
+}
+
+/** An index read waiting for the shards of a v2 meta listing `a` and `b`. */
+function indexReadAtShards(): { run: wasm.IndexReadRun; planner: wasm.Planner } {
+  const read = indexReadRun();
+  read.run.poll(read.planner);
+  const meta = encoder.encode('{"version":2,"partitions":["a","b"],"commitSeq":1}');
+  read.run.handle(read.planner, { event: "got", bytes: meta });
+  return read;
+}
+
+/** One hostile case per `IndexReadRun` method. */
+const INDEX_READ_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => indexReadRun().run.free(),
+  poll: () => {
+    const { run, planner } = indexReadAtShards();
+    run.poll(planner);
+    return run.poll(planner);
+  },
+  handle: () => {
+    const own = { failed: Number.MAX_SAFE_INTEGER, first: HUGE, partition: EVIL };
+    for (const fresh of [indexReadRun, indexReadAtShards]) {
+      hostileEvents(
+        ["got", "shard", "shardsRead", "rebuilt"],
+        fresh,
+        ({ run, planner }) => run.poll(planner),
+        ({ run, planner }, event) => run.handle(planner, event as wasm.IndexReadEvent),
+        own,
+      );
+    }
+    // A shard under a listed name, then a count of failures no count can be.
+    const { run, planner } = indexReadAtShards();
+    run.handle(planner, { event: "shard", partition: "a", bytes: DEEP });
+    return run.handle(planner, { event: "shardsRead", failed: -1 } as never);
+  },
+  result: () => indexReadAtShards().run.result(),
+};
+
 /** One hostile case per `DirtyRecorder` method (each on a recorder that has seen junk). */
 const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
   free: () => new wasm.DirtyRecorder().free(),
@@ -613,6 +655,7 @@ const CLASSES: [string, object, Record<string, () => unknown>][] = [
   ["ShardWriteRun", wasm.ShardWriteRun.prototype, SHARD_WRITE_RUN_METHODS],
   ["LockRun", wasm.LockRun.prototype, LOCK_RUN_METHODS],
   ["DoctorRun", wasm.DoctorRun.prototype, DOCTOR_RUN_METHODS],
+  ["IndexReadRun", wasm.IndexReadRun.prototype, INDEX_READ_RUN_METHODS],
   ["DirtyRecorder", wasm.DirtyRecorder.prototype, DIRTY_RECORDER_METHODS],
 ];
 
