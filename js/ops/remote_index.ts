@@ -78,13 +78,16 @@ export interface ShardIndexState {
  * the meta, the shards it lists, the monolith, or a rebuild. What each read means (the layout,
  * a shard that cannot be read, a set gone before a re-merge) is the core's.
  *
- * @returns where the index came from, the v2 set as read, and the rebuild's outcome if one ran
+ * @returns the monolith's ETag or the v2 set as read (and, for `find`, why it is corrupt), and
+ *   the rebuild's outcome if one ran
  */
 export async function readIndex(
   ctx: SyncContext,
   planner: Planner,
   request: IndexReadRequest,
-): Promise<{ etag?: string | null; v2?: ShardIndexState; rebuilt?: RebuildOutcome }> {
+): Promise<
+  { etag?: string | null; v2?: ShardIndexState; problem?: string | null; rebuilt?: RebuildOutcome }
+> {
   const retry = ctx.retry ?? DEFAULT_RETRY;
   let rebuilt: RebuildOutcome | undefined;
   using run = new IndexReadRun(planner, request);
@@ -108,12 +111,12 @@ export async function readIndex(
       send({ event: "rebuilt" });
     },
   }, { stopAt: ["done"] });
-  const { etag, shards } = run.result();
+  const { etag, shards, problem } = run.result();
   const v2 = shards && {
     ...shards,
     shardEtags: new Map(Object.entries(shards.shardEtags)),
   };
-  return { etag, v2, rebuilt };
+  return { etag, v2, problem, rebuilt };
 }
 
 /** What a rebuild from a listing returned to {@link readIndex}. */

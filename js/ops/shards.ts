@@ -7,17 +7,16 @@
  * @module
  */
 import {
-  Planner,
-  shardMeta,
+  type Planner,
   type ShardWriteRequest,
   type ShardWriteResult,
   ShardWriteRun,
 } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
-import { asStoreError, describe, storeFailure, SyncError } from "../core/errors.ts";
+import { describe, SyncError } from "../core/errors.ts";
 import { loadRemoteIndex, readIndex, type ShardIndexState } from "./remote_index.ts";
-import { hasExtras, isNotFound } from "../io/store.ts";
+import { hasExtras } from "../io/store.ts";
 import { deleteVersion } from "../exec/delete_version.ts";
 import type { ConditionalSupport } from "./push_conditions.ts";
 import { drive } from "../exec/drive.ts";
@@ -110,7 +109,8 @@ export interface ShardIndexFound {
 
 /**
  * Which layout a rebuild must write: undefined when `_index/_meta.json` is absent or does not
- * say version 2 (the monolith is the index), else what the v2 shard index holds now.
+ * say version 2 (the monolith is the index), else what the v2 shard index holds now, judged by
+ * the core's index read (`find`) without loading it into `planner`.
  *
  * @throws SyncError `index-corrupt` when the meta exists but is unreadable: the layout the repo
  *   uses is then unknown, and a rebuild must not guess
@@ -119,48 +119,15 @@ export async function findShardIndex(
   ctx: SyncContext,
   planner: Planner,
 ): Promise<ShardIndexFound | undefined> {
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const metaKey = planner.metaKey;
-  let got: { data: Uint8Array; etag?: string };
-  try {
-    got = await withRetry(() => ctx.store.getObject(metaKey, ctx.signal), retry, ctx.signal);
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw asStoreError(error, `cannot read ${metaKey}`);
-  }
-  let meta: ReturnType<typeof shardMeta>;
-  try {
-    // Leniently: a meta naming an unsafe partition is exactly what a rebuild replaces.
-    meta = shardMeta(got.data, false);
-  } catch (error) {
-    throw new SyncError(
-      "index-corrupt",
-      `${metaKey} cannot be read (${
-        describe(error)
-      }), so the layout this repo uses is unknown; fix or remove it by hand, then rebuild`,
-      { cause: error },
-    );
-  }
-  if (!meta) return undefined;
-  const found: ShardIndexFound = {
-    metaEtag: got.etag ?? null,
-    commitSeq: meta.commitSeq,
-    shardEtags: new Map(),
-    state: "valid",
+  const { v2, problem } = await readIndex(ctx, planner, { purpose: "find" });
+  if (!v2) return undefined;
+  return {
+    metaEtag: v2.metaEtag,
+    commitSeq: v2.commitSeq,
+    shardEtags: v2.shardEtags,
+    state: problem ? "corrupt" : "valid",
+    problem: problem ?? undefined,
   };
-  using check = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
-  try {
-    // Read into a planner of its own: the one given holds the rebuilt index.
-    const { v2 } = await readIndex(ctx, check, { purpose: "shards" });
-    if (v2) found.shardEtags = v2.shardEtags;
-  } catch (error) {
-    if (!(error instanceof SyncError)) throw error;
-    // A failed request says nothing of the index: only what was read can be judged corrupt.
-    if (error.code === "s3-error" || error.code === "aborted" || storeFailure(error)) throw error;
-    found.state = "corrupt";
-    found.problem = describe(error);
-  }
-  return found;
 }
 
 /**

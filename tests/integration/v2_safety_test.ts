@@ -12,7 +12,7 @@ import { push } from "../../js/ops/push.ts";
 import type { S3Store } from "../../js/io/s3.ts";
 import type { ObjectStore } from "../../js/io/store.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
-import { commonFlags, runCliJson } from "../harness/cli.ts";
+import { commonFlags, runCli, runCliJson } from "../harness/cli.ts";
 import { writeCacheFiles } from "../harness/datastore.ts";
 import { contentOf, datastoreRels, listTree, putAll } from "../harness/seed.ts";
 import { startServer } from "../harness/servers.ts";
@@ -258,6 +258,40 @@ Deno.test("rebuild-index on a v2 repo rebuilds the shards and the meta, not the 
     );
     const report = await pull({ store, cache: new DenoCacheFs(fresh), namespace: "ns" });
     assertEquals(report.downloaded, rels.length, "a v2 reader sees every file again");
+  } finally {
+    store.destroy();
+    await server.stop();
+    await Deno.remove(cache, { recursive: true });
+    await Deno.remove(fresh, { recursive: true });
+  }
+});
+
+Deno.test("rebuild-index replaces a v2 set with an unreadable shard without --force, saying why", async () => {
+  const server = await startServer("moto");
+  const store = await server.bucket("v2-corrupt");
+  const cache = await Deno.makeTempDir({ prefix: "s3sync-v2-corrupt-" });
+  const fresh = await Deno.makeTempDir({ prefix: "s3sync-v2-corrupt-fresh-" });
+  const flags = commonFlags(server, "v2-corrupt", cache, { namespace: "ns" });
+  try {
+    const rels = datastoreRels(12);
+    await seedV2(store, rels);
+    const broken = partitionKey(rels[0])!;
+    await store.putObject(`ns/_index/${broken}.json`, new TextEncoder().encode("[1, 2"));
+
+    const dry = await runCliJson(["rebuild-index", ...flags]);
+    assertEquals(dry.code, 0, dry.stdout + dry.stderr);
+    assertEquals([dry.json.layout, dry.json.existing], ["v2", "corrupt"]);
+    const said = await runCli(["rebuild-index", ...flags]);
+    assert(said.stdout.includes(`${broken}`), said.stdout);
+    // The dry run judged the set in a session of its own and wrote nothing.
+    assertEquals((await readJson(store, "ns/_index/_meta.json")).commitSeq, 7);
+
+    const applied = await runCliJson(["rebuild-index", ...flags, "--apply"]);
+    assertEquals(applied.code, 0, applied.stdout + applied.stderr);
+    assertEquals(applied.json.published, true);
+    assertEquals((await readJson(store, "ns/_index/_meta.json")).commitSeq, 8);
+    const report = await pull({ store, cache: new DenoCacheFs(fresh), namespace: "ns" });
+    assertEquals(report.downloaded, rels.length, "every file is indexed again");
   } finally {
     store.destroy();
     await server.stop();

@@ -7,7 +7,8 @@
 //! `expected`: any of `actions` (by name, in order), `reads` (keys, in order), `origin`, `etag`,
 //! `commitSeq`, `partitions`, `entries` (the rels the session holds after the read, sorted) and
 //! `error` (the code that stopped it). Whatever a spec says, a read that stops leaves the
-//! session's index as it was, and a read that ends in `shards` has read every shard it lists.
+//! session's index as it was, a read that ends in `shards` has read every shard it lists, a
+//! corrupt set says why, and `find` never loads what it judges.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,7 +16,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use s3sync_core::runs::index_read::machine::IndexReadRequest;
+use s3sync_core::runs::index_read::machine::{IndexReadPurpose, IndexReadRequest};
 use s3sync_core::runs::session::Session;
 
 use crate::index_read_sim::{read_index, IndexBucket};
@@ -85,6 +86,16 @@ pub fn run(path: &Path) -> Result<(), String> {
             actual["etag"] = result["etag"].clone();
             actual["commitSeq"] = result["shards"]["commitSeq"].clone();
             actual["partitions"] = result["shards"]["partitions"].clone();
+            if result["origin"] == "corrupt-shards"
+                && result["problem"]
+                    .as_str()
+                    .is_none_or(|p| p.trim().is_empty())
+            {
+                broken.push("invariant: a corrupt set without its problem".into());
+            }
+            if spec.request.purpose == IndexReadPurpose::Find && !after.is_empty() {
+                broken.push("invariant: find loaded the set into the session".into());
+            }
             if result["origin"] == "shards" {
                 let listed = result["shards"]["partitions"]
                     .as_array()

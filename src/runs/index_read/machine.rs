@@ -5,8 +5,10 @@
 //! Each purpose reads the same way and differs in what it makes of it: a sync loads the index
 //! it finds (`load`); a push that lost a v2 race re-applies its changes over the set read again
 //! (`rebase`), and a set gone by then is `index-vanished`, never a fresh start; a move to shards
-//! asks only whether the repo is on v2 already (`shards`). A listed shard that cannot be read
-//! is `index-corrupt`: a set missing a shard is never read as one without its entries.
+//! asks only whether the repo is on v2 already (`shards`); `rebuild-index` asks what the v2 set
+//! it is about to replace holds (`find`), judged in a session of its own. A listed shard that
+//! cannot be read is `index-corrupt` (for `find`, a corrupt set to replace): a set missing a
+//! shard is never read as one without its entries.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +29,10 @@ pub enum IndexReadPurpose {
     Rebase,
     /// Whether the repo is on v2 already, and its set loaded when it is.
     Shards,
+    /// What the v2 set a rebuild replaces holds: valid or corrupt (and why), judged without
+    /// loading it into the session, which will hold the rebuilt index. A meta that cannot be
+    /// parsed stops it: the layout the repo uses is then unknown.
+    Find,
 }
 
 /// What the shim asks for.
@@ -91,8 +97,11 @@ pub enum IndexOrigin {
     Monolith,
     /// A rebuild from a listing (there was no index).
     Rebuilt,
-    /// `shards` only: the repo is not on v2, and nothing was loaded.
+    /// `shards` and `find`: the repo is not on v2, and nothing was loaded.
     NotShards,
+    /// `find` only: a v2 set whose meta lists an unsafe partition, or whose shards cannot all be
+    /// read or parsed (`problem` says which).
+    CorruptShards,
 }
 
 /// The v2 set as read: what a commit over it must match.
@@ -123,10 +132,14 @@ pub struct IndexReadResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub etag: Option<String>,
-    /// The v2 set as read (`shards`).
+    /// The v2 set as read (`shards`, `corrupt-shards`; a corrupt one with no shard ETags).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub shards: Option<ShardSetRead>,
+    /// Why the set is corrupt (`corrupt-shards`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub problem: Option<String>,
 }
 
 /// Where the read stands.
@@ -222,13 +235,27 @@ impl IndexReadRun {
                 origin: IndexOrigin::Monolith,
                 etag,
                 shards: None,
+                problem: None,
             });
         }
+        let finding = self.request.purpose == IndexReadPurpose::Find;
+        let meta = ShardMeta::shard_first(&bytes).map_err(|error| match finding {
+            true => CoreError::corrupt(format!(
+                "{} cannot be read ({error}), so the layout this repo uses is unknown; fix or remove it by hand, then rebuild",
+                session.model().meta_key()
+            )),
+            false => error,
+        })?;
         // The meta decides the layout, and every partition name is judged before any shard is
         // read: `_index/../../evil.json` would name an object outside `_index/`.
-        match ShardMeta::shard_first(&bytes)? {
+        match meta {
             Some(meta) => {
-                meta.check_partitions()?;
+                if let Err(unsafe_name) = meta.check_partitions() {
+                    return match finding {
+                        true => self.corrupt(session, etag, meta, unsafe_name.to_string()),
+                        false => Err(unsafe_name),
+                    };
+                }
                 let empty = meta.partitions.is_empty();
                 self.meta = Some((bytes, etag, meta));
                 self.stage = Stage::Shards;
@@ -261,10 +288,11 @@ impl IndexReadRun {
             IndexReadPurpose::Rebase => Err(CoreError::IndexVanished {
                 detail: "the v2 shard index disappeared while this push was publishing over it; nothing was published: run push again".to_string(),
             }),
-            IndexReadPurpose::Shards => self.finish(IndexReadResult {
+            IndexReadPurpose::Shards | IndexReadPurpose::Find => self.finish(IndexReadResult {
                 origin: IndexOrigin::NotShards,
                 etag: None,
                 shards: None,
+                problem: None,
             }),
         }
     }
@@ -304,10 +332,15 @@ impl IndexReadRun {
         let missing = meta.partitions.len() - self.shards.len().min(meta.partitions.len());
         if failed > 0 || missing > 0 {
             let count = failed.max(missing as u64);
-            return Err(CoreError::corrupt(format!(
+            let problem = format!(
                 "cannot read {count} shards of {meta_key}: {}",
                 first.as_deref().unwrap_or("not read")
-            )));
+            );
+            self.shards.clear();
+            return match self.request.purpose {
+                IndexReadPurpose::Find => self.corrupt(session, meta_etag, meta, problem),
+                _ => Err(CoreError::corrupt(problem)),
+            };
         }
         let mut shard_etags = BTreeMap::new();
         let mut shards = Vec::with_capacity(self.shards.len());
@@ -323,6 +356,10 @@ impl IndexReadRun {
             IndexReadPurpose::Load | IndexReadPurpose::Shards => {
                 session.load_shards(&meta_bytes, &shards)?
             }
+            IndexReadPurpose::Find => match session.sibling().load_shards(&meta_bytes, &shards) {
+                Ok(commit_seq) => commit_seq,
+                Err(error) => return self.corrupt(session, meta_etag, meta, error.to_string()),
+            },
         };
         self.finish(IndexReadResult {
             origin: IndexOrigin::Shards,
@@ -334,6 +371,30 @@ impl IndexReadRun {
                 partitions: meta.partitions,
                 commit_seq,
             }),
+            problem: None,
+        })
+    }
+
+    /// `find`: the v2 set is corrupt for `problem`; what a rebuild replacing it must match is
+    /// the meta as read (no shard ETags: each shard is written over the copy there then).
+    fn corrupt(
+        &mut self,
+        session: &Session,
+        meta_etag: Option<String>,
+        meta: ShardMeta,
+        problem: String,
+    ) -> CoreResult<()> {
+        self.finish(IndexReadResult {
+            origin: IndexOrigin::CorruptShards,
+            etag: None,
+            shards: Some(ShardSetRead {
+                meta_key: session.model().meta_key(),
+                meta_etag,
+                shard_etags: BTreeMap::new(),
+                partitions: meta.partitions,
+                commit_seq: meta.commit_seq.unwrap_or(0),
+            }),
+            problem: Some(problem),
         })
     }
 
@@ -344,6 +405,7 @@ impl IndexReadRun {
             origin: IndexOrigin::Rebuilt,
             etag: None,
             shards: None,
+            problem: None,
         })
     }
 

@@ -117,8 +117,22 @@ pub struct Session {
 impl Session {
     /// A session bound to an optional namespace (empty means solo) under a bucket prefix.
     pub fn new(namespace: Option<&str>, prefix: &str) -> CoreResult<Session> {
-        Ok(Session {
-            model: PathModel::new(namespace, prefix)?,
+        Ok(Session::bound(PathModel::new(namespace, prefix)?))
+    }
+
+    /// A fresh session bound as this one is, with its entry limit: to judge an index without
+    /// making it this session's (a rebuild's look at the v2 set it is about to replace).
+    pub fn sibling(&self) -> Session {
+        Session {
+            entry_limit: self.entry_limit,
+            ..Session::bound(self.model.clone())
+        }
+    }
+
+    /// A session bound by `model`, with nothing loaded.
+    fn bound(model: PathModel) -> Session {
+        Session {
+            model,
             index: None,
             base: None,
             kept_after_pull: Vec::new(),
@@ -135,7 +149,7 @@ impl Session {
             homes: BTreeMap::new(),
             records_in_shards: BTreeSet::new(),
             entry_limit: DEFAULT_MAX_ENTRIES,
-        })
+        }
     }
 
     /// The most entries an index this session loads may name (default
