@@ -50,19 +50,6 @@ export function walkChanges(files: readonly LocalFile[]): Float64Array {
   return out;
 }
 
-/** Shards as one buffer with names and lengths: one copy across the boundary. */
-export function packShards(shards: Map<string, Uint8Array>): [string[], Uint8Array, Uint32Array] {
-  const names = [...shards.keys()];
-  const lengths = new Uint32Array(names.map((n) => shards.get(n)!.length));
-  const blob = new Uint8Array(lengths.reduce((a, b) => a + b, 0));
-  let at = 0;
-  for (const name of names) {
-    blob.set(shards.get(name)!, at);
-    at += shards.get(name)!.length;
-  }
-  return [names, blob, lengths];
-}
-
 /**
  * Encodes a cache walk as the core's local listing buffer: the paths, then every file's size
  * and mtime as numbers, then a trailer (see `js/core/local_listing.ts`). The bytes are the core's
