@@ -27,7 +27,6 @@ const through = throughCore(wasm, [
   "codeLists",
   "findCollisions",
   "findContamination",
-  "isInternal",
   "isStaleTemp",
   "journalLine",
   "judgeExisting",
@@ -42,7 +41,6 @@ const through = throughCore(wasm, [
   "relFromRemoteKey",
   "scopeForModels",
   "serverVerdictRecalled",
-  "shardMeta",
   "sidecarCatalogHash",
   "sidecarFoldJournal",
   "sidecarLazyPullActive",
@@ -74,8 +72,6 @@ export const codeLists: typeof wasm.codeLists = through.codeLists;
 export const findCollisions: typeof wasm.findCollisions = through.findCollisions;
 /** Another namespace's objects in a whole-bucket listing. */
 export const findContamination: typeof wasm.findContamination = through.findContamination;
-/** Whether a rel is an internal file that never syncs. */
-export const isInternal: typeof wasm.isInternal = through.isInternal;
 /** Whether a temporary file of ours is left over from a finished run. */
 export const isStaleTemp: typeof wasm.isStaleTemp = through.isStaleTemp;
 /** The journal line that records a tombstone. */
@@ -105,8 +101,6 @@ export const scopeForModels: typeof wasm.scopeForModels = through.scopeForModels
 /** What the sidecar remembers of a server's conditional requests. */
 export const serverVerdictRecalled: typeof wasm.serverVerdictRecalled =
   through.serverVerdictRecalled;
-/** What `_index/_meta.json` says about the layout. */
-export const shardMeta: typeof wasm.shardMeta = through.shardMeta;
 /** The last catalog export's hash in a sidecar. */
 export const sidecarCatalogHash: typeof wasm.sidecarCatalogHash = through.sidecarCatalogHash;
 /** The sidecar with the tombstone journal folded in. */

@@ -6,9 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::codes::{EntryRefusal, GuardCode, ProblemCode};
 use crate::error::{CoreError, PathRefusal};
-use crate::model::paths::{
-    find_collisions, is_internal, partition_key, Namespace, PathModel, INDEX_FILE,
-};
+use crate::model::paths::{find_collisions, partition_key, Namespace, PathModel, INDEX_FILE};
 
 use super::convert::*;
 
@@ -224,12 +222,6 @@ pub fn find_contamination_js(namespace: &str, listing: &[u8]) -> Result<JsValue,
     ))
 }
 
-/// True when a rel (namespace stripped) is an internal file that never syncs.
-#[wasm_bindgen(js_name = isInternal)]
-pub fn is_internal_rel(rel: &str) -> bool {
-    is_internal(rel)
-}
-
 /// Text from the bucket made safe to show a person: control characters, DEL, C1 controls and
 /// bidirectional overrides escaped (`\u{1b}`); `keepNewlines` keeps `\n` (a message of ours).
 #[wasm_bindgen(js_name = printable)]
@@ -247,35 +239,6 @@ pub fn partition_key_of(rel: &str) -> Option<String> {
 #[wasm_bindgen(js_name = findCollisions, unchecked_return_type = "Collision[]")]
 pub fn find_collisions_of(paths: Vec<String>) -> Result<JsValue, JsValue> {
     to_js(&find_collisions(paths.iter().map(String::as_str)))
-}
-
-/// What `_index/_meta.json` says about the layout: `undefined` when it does not say version 2
-/// (the monolith is the index), else `{partitions, commitSeq}`. With `refuseUnsafe`, a meta
-/// listing a partition that is not a safe single segment throws `partition-name-unsafe`, so
-/// the shim reads no shard of it; without, it is returned as listed (a rebuild replacing it
-/// needs only its `commitSeq`).
-#[wasm_bindgen(js_name = shardMeta, unchecked_return_type = "ShardMeta | undefined")]
-pub fn shard_meta(bytes: &[u8], refuse_unsafe: bool) -> Result<JsValue, JsValue> {
-    let Some(meta) = crate::index::ShardMeta::shard_first(bytes).map_err(to_js_error)? else {
-        return Ok(JsValue::UNDEFINED);
-    };
-    if refuse_unsafe {
-        meta.check_partitions().map_err(to_js_error)?;
-    }
-    /// What a v2 `_index/_meta.json` lists.
-    #[derive(Serialize, Tsify)]
-    #[serde(rename_all = "camelCase")]
-    #[tsify(missing_as_null, hashmap_as_object)]
-    struct ShardMeta {
-        /// The partitions (shards) it lists.
-        partitions: Vec<String>,
-        /// Its commit sequence.
-        commit_seq: u64,
-    }
-    to_js(&ShardMeta {
-        partitions: meta.partitions,
-        commit_seq: meta.commit_seq.unwrap_or(0),
-    })
 }
 
 /// The names of the bookkeeping files at the cache root and of the solo lock key:

@@ -27,7 +27,6 @@ import {
   RebuildRun,
   RepairRun,
   ResolveRun,
-  shardMeta,
   ShardWriteRun,
 } from "../../js/core/mod.ts";
 import { isSyncErrorCode } from "../../js/core/codes.ts";
@@ -334,10 +333,6 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
       "BackupDedupe",
       "planBackupDedupe",
     );
-    const meta = encoder.encode(JSON.stringify({ version: 2, partitions: ["data"], commitSeq: 3 }));
-    const v2 = shardMeta(meta, true);
-    assert(v2 !== undefined);
-    expect(v2, "ShardMeta", "shardMeta");
     const copy = planner.conflictCopyPath("ns/data/same.yaml", "ab".repeat(32));
     expect(
       planner.planResolve("mine", [], encodeLocalListing([{ path: copy, size: 4, mtimeMs: 5 }])),

@@ -58,7 +58,6 @@ const FUNCTIONS: Record<string, () => unknown> = {
       hostile([{ name: EVIL, marker: true }, { name: DEEP, marker: "yes" }, 7]),
       hostile("robot"),
     ),
-  isInternal: () => wasm.isInternal(EVIL),
   journalLine: () => wasm.journalLine(EVIL + HUGE),
   judgeExisting: () =>
     wasm.judgeExisting(
@@ -91,7 +90,6 @@ const FUNCTIONS: Record<string, () => unknown> = {
   partitionKey: () => wasm.partitionKey(EVIL),
   planMigrate: () => wasm.planMigrate(EVIL, EVIL, JUNK, DEEP, JUNK, new Date(NaN)),
   relFromRemoteKey: () => wasm.relFromRemoteKey(EVIL, "ns"),
-  shardMeta: () => wasm.shardMeta(DEEP, true),
   sidecarCatalogHash: () => wasm.sidecarCatalogHash(JUNK),
   sidecarFoldJournal: () => wasm.sidecarFoldJournal(DEEP, JUNK),
   sidecarLazyPullActive: () => wasm.sidecarLazyPullActive(DEEP),
