@@ -6,8 +6,9 @@
 //! does not know.
 
 use serde::{Serialize, Serializer};
+use tsify_next::Tsify;
 
-use crate::error::PathRefusal;
+use crate::error::{CoreError, PathRefusal};
 
 /// Declares a code enum: variants with their kebab-case spelling, `as_str`, `ALL`, and
 /// serialization as that string.
@@ -237,5 +238,46 @@ impl PartialEq<str> for RefusalCode {
 impl PartialEq<&str> for RefusalCode {
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
+    }
+}
+
+/// Every stable code the core uses, by kind (sorted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[tsify(missing_as_null, hashmap_as_object)]
+pub struct CodeLists {
+    /// Guard (verdict) codes.
+    pub guard: Vec<&'static str>,
+    /// Doctor problem codes.
+    pub problem: Vec<&'static str>,
+    /// Refusal codes (path rules and entry-level reasons).
+    pub refusal: Vec<&'static str>,
+    /// Core error codes.
+    pub error: Vec<&'static str>,
+}
+
+/// Every stable code the core uses, by kind, each list sorted: what the shim's own lists are
+/// checked against.
+pub fn code_lists() -> CodeLists {
+    let sorted = |mut list: Vec<&'static str>| {
+        list.sort_unstable();
+        list
+    };
+    CodeLists {
+        guard: sorted(GuardCode::ALL.iter().map(|c| c.as_str()).collect()),
+        problem: sorted(ProblemCode::ALL.iter().map(|c| c.as_str()).collect()),
+        refusal: sorted(
+            PathRefusal::ALL
+                .iter()
+                .map(|r| r.code())
+                .chain(EntryRefusal::ALL.iter().map(|r| r.as_str()))
+                .collect(),
+        ),
+        error: sorted(
+            CoreError::CODES
+                .iter()
+                .copied()
+                .chain(PathRefusal::ALL.iter().map(|r| r.code()))
+                .collect(),
+        ),
     }
 }

@@ -16,6 +16,25 @@ pub const DEFAULT_RETRY_MS: u64 = 1_000;
 /// The extension's default longest wait.
 pub const DEFAULT_MAX_WAIT_MS: u64 = 60_000;
 
+/// The lock's defaults together (the extension's), as the shim reads them once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockDefaults {
+    /// The lease ([`DEFAULT_TTL_MS`]).
+    pub ttl_ms: u64,
+    /// The pause between tries ([`DEFAULT_RETRY_MS`]).
+    pub retry_ms: u64,
+    /// The longest wait ([`DEFAULT_MAX_WAIT_MS`]).
+    pub max_wait_ms: u64,
+}
+
+/// The lock's defaults (see [`LockDefaults`]).
+pub const DEFAULTS: LockDefaults = LockDefaults {
+    ttl_ms: DEFAULT_TTL_MS,
+    retry_ms: DEFAULT_RETRY_MS,
+    max_wait_ms: DEFAULT_MAX_WAIT_MS,
+};
+
 /// The longest lease honoured: a lock body asking for more (a bug, or a hostile writer asking
 /// for 10^15 ms or 2^64 − 1) is held for this long and then stale, so no lock can block every
 /// writer for longer than an hour without being refreshed.

@@ -4,9 +4,7 @@ use serde::Serialize;
 use tsify_next::Tsify;
 use wasm_bindgen::prelude::*;
 
-use crate::codes::{EntryRefusal, GuardCode, ProblemCode};
-use crate::error::{CoreError, PathRefusal};
-use crate::model::paths::{find_collisions, partition_key, Namespace, PathModel, INDEX_FILE};
+use crate::model::paths::{find_collisions, partition_key, Namespace, PathModel};
 
 use super::convert::*;
 
@@ -14,41 +12,7 @@ use super::convert::*;
 /// shim's own lists are checked against these, so the two sides cannot drift.
 #[wasm_bindgen(js_name = codeLists, unchecked_return_type = "CodeLists")]
 pub fn code_lists() -> Result<JsValue, JsValue> {
-    /// Every stable code the core uses, by kind (sorted).
-    #[derive(Serialize, Tsify)]
-    #[tsify(missing_as_null, hashmap_as_object)]
-    struct CodeLists {
-        /// Guard (verdict) codes.
-        guard: Vec<&'static str>,
-        /// Doctor problem codes.
-        problem: Vec<&'static str>,
-        /// Refusal codes (path rules and entry-level reasons).
-        refusal: Vec<&'static str>,
-        /// Core error codes.
-        error: Vec<&'static str>,
-    }
-    let sorted = |mut list: Vec<&'static str>| {
-        list.sort_unstable();
-        list
-    };
-    to_js(&CodeLists {
-        guard: sorted(GuardCode::ALL.iter().map(|c| c.as_str()).collect()),
-        problem: sorted(ProblemCode::ALL.iter().map(|c| c.as_str()).collect()),
-        refusal: sorted(
-            PathRefusal::ALL
-                .iter()
-                .map(|r| r.code())
-                .chain(EntryRefusal::ALL.iter().map(|r| r.as_str()))
-                .collect(),
-        ),
-        error: sorted(
-            CoreError::CODES
-                .iter()
-                .copied()
-                .chain(PathRefusal::ALL.iter().map(|r| r.code()))
-                .collect(),
-        ),
-    })
+    to_js(&crate::codes::code_lists())
 }
 
 /// The namespace a run given none acts on, from the cache's top level (`[{name, marker}]`):
@@ -80,7 +44,7 @@ pub fn map_rel(
 ) -> Result<JsValue, JsValue> {
     let model = path_model(namespace, prefix)?;
     let rel = model.rel(rel).map_err(to_js_error)?;
-    names_of(&model, &rel)
+    to_js(&model.names(&rel))
 }
 
 /// The three names of a file a caller (swamp core) names by its cache path (`<ns>/<rel>`) or
@@ -93,30 +57,7 @@ pub fn map_caller_path(
 ) -> Result<JsValue, JsValue> {
     let model = path_model(namespace, prefix)?;
     let rel = model.rel_from_caller_path(path).map_err(to_js_error)?;
-    names_of(&model, &rel)
-}
-
-fn names_of(model: &PathModel, rel: &crate::model::paths::RelPath) -> Result<JsValue, JsValue> {
-    /// The three names of one datastore file.
-    #[derive(Serialize, Tsify)]
-    #[serde(rename_all = "camelCase")]
-    #[tsify(missing_as_null, hashmap_as_object)]
-    struct FileNames<'a> {
-        /// Relative path, the index key.
-        rel: &'a str,
-        /// Index key (always the bare rel).
-        index_key: &'a str,
-        /// Remote key, relative to the bucket prefix.
-        remote_key: String,
-        /// Path relative to the cache folder.
-        cache_path: String,
-    }
-    to_js(&FileNames {
-        rel: rel.as_str(),
-        index_key: model.index_key(rel),
-        remote_key: model.remote_key(rel),
-        cache_path: model.cache_path(rel),
-    })
+    to_js(&model.names(&rel))
 }
 
 /// The folders a scoped sync of `models` (`[{modelType, modelId}]`) covers.
@@ -245,20 +186,5 @@ pub fn find_collisions_of(paths: Vec<String>) -> Result<JsValue, JsValue> {
 /// `{localIndex, sidecar, journal, journalTaken, soloLockKey}`, so the shim copies none of them.
 #[wasm_bindgen(js_name = bookkeepingNames)]
 pub fn bookkeeping_names() -> Result<JsValue, JsValue> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Names {
-        local_index: &'static str,
-        sidecar: &'static str,
-        journal: &'static str,
-        journal_taken: &'static str,
-        solo_lock_key: &'static str,
-    }
-    to_js(&Names {
-        local_index: INDEX_FILE,
-        sidecar: crate::model::paths::SYNC_STATE_FILE,
-        journal: crate::model::paths::TOMBSTONE_JOURNAL_FILE,
-        journal_taken: crate::model::paths::TOMBSTONE_JOURNAL_TAKEN,
-        solo_lock_key: crate::model::paths::SOLO_LOCK_KEY,
-    })
+    to_js(&crate::model::paths::BOOKKEEPING_NAMES)
 }

@@ -1,7 +1,5 @@
 //! `Planner`: a planning session (see `runs/session/`) as one JS class.
 
-use serde::Serialize;
-use tsify_next::Tsify;
 use wasm_bindgen::prelude::*;
 
 use crate::model::paths::INDEX_FILE;
@@ -239,22 +237,11 @@ impl Planner {
     ) -> Result<JsValue, JsValue> {
         let files = crate::wire::listing::decode_local(listing).map_err(to_js_error)?;
         let hashes = string_map(&hashes, "hashes")?;
-        let (needs_hash, redundant) =
-            crate::runs::repair::plan::plan_backup_dedupe(self.inner.model(), &files, &hashes);
-        /// Backups proven byte-identical to the namespace copy.
-        #[derive(Serialize, Tsify)]
-        #[serde(rename_all = "camelCase")]
-        #[tsify(missing_as_null, hashmap_as_object)]
-        struct BackupDedupe {
-            /// When non-empty, hash these cache paths and plan again.
-            needs_hash: Vec<String>,
-            /// Backups that may be removed, with the copy that stays.
-            redundant: Vec<crate::runs::repair::plan::Redundant>,
-        }
-        to_js(&BackupDedupe {
-            needs_hash,
-            redundant,
-        })
+        to_js(&crate::runs::repair::plan::plan_backup_dedupe(
+            self.inner.model(),
+            &files,
+            &hashes,
+        ))
     }
 
     /// The cache path of the conflict copy of `cachePath` whose content hashes to `sha256`.

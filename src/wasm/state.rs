@@ -1,6 +1,5 @@
 //! The local bookkeeping files (sidecar, journal, dirty recorder) and the datastore lock.
 
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::state::lock;
@@ -177,16 +176,5 @@ pub fn is_stale_temp(mtime_ms: Option<f64>, now_ms: f64) -> Result<bool, JsValue
 /// none of them.
 #[wasm_bindgen(js_name = lockDefaults)]
 pub fn lock_defaults() -> Result<JsValue, JsValue> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Defaults {
-        ttl_ms: u64,
-        retry_ms: u64,
-        max_wait_ms: u64,
-    }
-    to_js(&Defaults {
-        ttl_ms: lock::DEFAULT_TTL_MS,
-        retry_ms: lock::DEFAULT_RETRY_MS,
-        max_wait_ms: lock::DEFAULT_MAX_WAIT_MS,
-    })
+    to_js(&lock::DEFAULTS)
 }

@@ -17,7 +17,7 @@ pub use collisions::{
     find_collisions, find_file_folder_conflicts, find_file_folder_conflicts_sorted, fold_key,
     Collision, CollisionKind, PathHash,
 };
-pub use model::{foreign_namespaces_in, CachePlace, ForeignNamespaces, PathModel};
+pub use model::{foreign_namespaces_in, CachePlace, FileNames, ForeignNamespaces, PathModel};
 
 /// S3's limit on the length of an object key, in bytes.
 pub const MAX_KEY_BYTES: usize = 1024;
@@ -156,6 +156,32 @@ pub const TOMBSTONE_JOURNAL_FILE: &str = ".datastore-sync-state.journal";
 
 /// Name the journal is moved to while a push folds it into the sidecar.
 pub const TOMBSTONE_JOURNAL_TAKEN: &str = ".datastore-sync-state.journal.taken";
+
+/// The names of the bookkeeping files at the cache root and of the solo lock key, as one value
+/// the shim reads once, so it copies none of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BookkeepingNames {
+    /// The local index.
+    pub local_index: &'static str,
+    /// The sync-state sidecar.
+    pub sidecar: &'static str,
+    /// The tombstone journal.
+    pub journal: &'static str,
+    /// The journal while a run folds it in.
+    pub journal_taken: &'static str,
+    /// The global lock of solo mode.
+    pub solo_lock_key: &'static str,
+}
+
+/// The bookkeeping names (see [`BookkeepingNames`]).
+pub const BOOKKEEPING_NAMES: BookkeepingNames = BookkeepingNames {
+    local_index: INDEX_FILE,
+    sidecar: SYNC_STATE_FILE,
+    journal: TOMBSTONE_JOURNAL_FILE,
+    journal_taken: TOMBSTONE_JOURNAL_TAKEN,
+    solo_lock_key: SOLO_LOCK_KEY,
+};
 
 /// A validated relative path: the index key of a datastore file.
 ///

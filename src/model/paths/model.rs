@@ -1,6 +1,9 @@
 //! [`PathModel`]: the mapping between a file's three names (rel, remote key, cache path) for
 //! one binding, and where a cache path belongs ([`CachePlace`]).
 
+use serde::Serialize;
+use tsify_next::Tsify;
+
 use crate::error::{CoreError, CoreResult, PathRefusal};
 
 use super::check::check_relative;
@@ -26,6 +29,21 @@ pub enum CachePlace {
     Other,
     /// Not a safe relative path at all.
     Unsafe(PathRefusal),
+}
+
+/// The three names of one datastore file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+#[tsify(missing_as_null, hashmap_as_object)]
+pub struct FileNames {
+    /// Relative path, the index key.
+    pub rel: String,
+    /// Index key (always the bare rel).
+    pub index_key: String,
+    /// Remote key, relative to the bucket prefix.
+    pub remote_key: String,
+    /// Path relative to the cache folder.
+    pub cache_path: String,
 }
 
 /// The set of top-level folder names that belong to other namespaces.
@@ -127,6 +145,16 @@ impl PathModel {
 
     /// The cache-relative path of a rel. Always the same string as [`PathModel::remote_key`]:
     /// the two sides of a transfer can never disagree.
+    /// The three names of `rel`: its index key, its remote key and its cache path.
+    pub fn names(&self, rel: &RelPath) -> FileNames {
+        FileNames {
+            rel: rel.as_str().to_string(),
+            index_key: self.index_key(rel).to_string(),
+            remote_key: self.remote_key(rel),
+            cache_path: self.cache_path(rel),
+        }
+    }
+
     pub fn cache_path(&self, rel: &RelPath) -> String {
         self.under_binding(rel.as_str())
     }

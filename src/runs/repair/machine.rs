@@ -18,7 +18,9 @@ use tsify_next::Tsify;
 
 use crate::codes::GuardCode;
 use crate::error::{CoreError, CoreResult};
-use crate::runs::repair::plan::{plan_backup_dedupe, RepairPlan, RepairSummary, REPAIR_DIR};
+use crate::runs::repair::plan::{
+    plan_backup_dedupe, BackupDedupe, RepairPlan, RepairSummary, REPAIR_DIR,
+};
 use crate::runs::session::Session;
 use crate::wire::listing::decode_local;
 
@@ -401,8 +403,10 @@ impl RepairRun {
             }
             Stage::AwaitDedupeWalk => {
                 let files = decode_local(listing)?;
-                let (needs_hash, redundant) =
-                    plan_backup_dedupe(session.model(), &files, &BTreeMap::new());
+                let BackupDedupe {
+                    needs_hash,
+                    redundant,
+                } = plan_backup_dedupe(session.model(), &files, &BTreeMap::new());
                 self.listing = listing.to_vec();
                 if needs_hash.is_empty() {
                     self.dedupe(redundant);
@@ -435,8 +439,8 @@ impl RepairRun {
             Stage::AwaitDedupeHashes => {
                 let files = decode_local(&self.listing)?;
                 // A backup that vanished meanwhile is simply not proven redundant.
-                let (_, redundant) = plan_backup_dedupe(session.model(), &files, hashes);
-                self.dedupe(redundant);
+                let proven = plan_backup_dedupe(session.model(), &files, hashes);
+                self.dedupe(proven.redundant);
                 Ok(())
             }
             _ => self.expect(&Stage::AwaitHashes, "event \"hashes\""),

@@ -423,6 +423,17 @@ pub fn plan_repair(
     plan
 }
 
+/// Backups proven byte-identical to the namespace copy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+#[tsify(missing_as_null, hashmap_as_object)]
+pub struct BackupDedupe {
+    /// When non-empty, hash these cache paths and plan again.
+    pub needs_hash: Vec<String>,
+    /// Backups that may be removed, with the copy that stays.
+    pub redundant: Vec<Redundant>,
+}
+
 /// After the hydration that ends a repair: backups that turned out byte-identical to the
 /// namespace copy the hydration brought down (the index recorded no hash, so they could not be
 /// proven equal before). Removing them loses nothing; what stays in the backup folder really
@@ -431,7 +442,7 @@ pub fn plan_backup_dedupe(
     model: &PathModel,
     files: &[LocalFile<'_>],
     hashes: &BTreeMap<String, String>,
-) -> (Vec<String>, Vec<Redundant>) {
+) -> BackupDedupe {
     let sizes: BTreeMap<&str, u64> = files.iter().map(|f| (f.path, f.size)).collect();
     let prefix = format!("{REPAIR_DIR}/backup/");
     let mut needs_hash = Vec::new();
@@ -470,5 +481,8 @@ pub fn plan_backup_dedupe(
             }
         }
     }
-    (needs_hash, redundant)
+    BackupDedupe {
+        needs_hash,
+        redundant,
+    }
 }
