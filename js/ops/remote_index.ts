@@ -94,6 +94,7 @@ export async function readIndex(
   await drive(run, {
     get: getObject(ctx),
     getShards: async ({ shards }, send) => {
+      const read: { partition: string; data: Uint8Array; etag?: string }[] = [];
       const failures = await runPool(shards, {
         concurrency: 10,
         signal: ctx.signal,
@@ -102,8 +103,12 @@ export async function readIndex(
         failureCode: "index-corrupt",
       }, async ({ partition, key }) => {
         const got = await withRetry(() => ctx.store.getObject(key, ctx.signal), retry, ctx.signal);
-        send({ event: "shard", partition, bytes: got.data, etag: got.etag });
+        read.push({ partition, ...got });
       });
+      // Handed over once the pool is done: what the core answers is never taken for a failed read.
+      for (const { partition, data, etag } of read) {
+        send({ event: "shard", partition, bytes: data, etag });
+      }
       send({ event: "shardsRead", failed: failures.length, first: failures[0]?.message });
     },
     rebuild: async ({ publish }, send) => {

@@ -58,35 +58,45 @@ pub(super) fn to_parsed_json<T: Serialize>(value: &T) -> Result<JsValue, JsValue
     js_sys::JSON::parse(&to_json(value)?)
 }
 
+/// Calls the built-in `method` (as found on the prototype of `builtin`, a fresh instance of the
+/// built-in) with `target` as `this`, through `Reflect`, whose throws come back as `Err`. A
+/// subclass's or a Proxy's own `method` is never called: hostile input cannot throw through
+/// the core's frames (which would leave a borrowed session unusable) or feed it a changing
+/// answer, and a value the built-in does not accept (a Proxy, a plain object) is an `Err`.
+fn call_builtin(builtin: &JsValue, method: &str, target: &JsValue) -> Result<JsValue, JsValue> {
+    let prototype = js_sys::Reflect::get_prototype_of(builtin)?;
+    let function: js_sys::Function =
+        js_sys::Reflect::get(&prototype, &method.into())?.dyn_into()?;
+    js_sys::Reflect::apply(&function, target, &js_sys::Array::new())
+}
+
 /// The entries of a JS `Map`, every key a string and every value read by `value`; anything
-/// else is `invalid-input` naming `what`. The map is walked with the iterator protocol through
-/// `js_sys::try_iter`, which catches what a hostile iterator throws.
+/// else is `invalid-input` naming `what`. The entries are read with the built-in
+/// `Map.prototype.entries` and its iterator ([`call_builtin`]), from the map's own slots.
 pub(super) fn map_entries<V>(
     map: &JsValue,
     what: &str,
     value: impl Fn(JsValue) -> Option<V>,
 ) -> Result<Vec<(String, V)>, JsValue> {
     let refuse = |why: &str| to_js_error(CoreError::input(format!("{what}: {why}")));
-    if !map.is_instance_of::<js_sys::Map>() {
-        return Err(refuse("not a Map"));
-    }
-    // What a hostile iterator throws is caught and refused with the code, never passed on.
-    let entries = js_sys::try_iter(map)
-        .ok()
-        .flatten()
-        .ok_or_else(|| refuse("not iterable"))?;
+    let entries =
+        call_builtin(&js_sys::Map::new(), "entries", map).map_err(|_| refuse("not a Map"))?;
     let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|_| refuse("its iterator threw"))?;
-        let entry: js_sys::Array = entry.dyn_into().map_err(|_| refuse("not a Map entry"))?;
-        let key = entry
-            .get(0)
+    loop {
+        let step = call_builtin(&entries, "next", &entries).map_err(|_| refuse("not a Map"))?;
+        let field = |name: &str| js_sys::Reflect::get(&step, &name.into());
+        if field("done").map_err(|_| refuse("not a Map"))?.is_truthy() {
+            return Ok(out);
+        }
+        // A fresh `[key, value]` array the built-in iterator made.
+        let entry = field("value").map_err(|_| refuse("not a Map"))?;
+        let at = |i: u32| js_sys::Reflect::get_u32(&entry, i).map_err(|_| refuse("not a Map"));
+        let key = at(0)?
             .as_string()
             .ok_or_else(|| refuse("a key is not a string"))?;
-        let found = value(entry.get(1)).ok_or_else(|| refuse("a value has the wrong type"))?;
+        let found = value(at(1)?).ok_or_else(|| refuse("a value has the wrong type"))?;
         out.push((key, found));
     }
-    Ok(out)
 }
 
 /// A `Map<string, string>` from JS (hashes by path) as a sorted map.
@@ -99,21 +109,26 @@ pub(super) fn string_map(
         .collect())
 }
 
-/// A `Map<string, Uint8Array>` from JS (shards by partition), each value copied once.
+/// A `Map<string, Uint8Array>` from JS (shards by partition), each value copied once: through
+/// a fresh built-in `Uint8Array` made from it, so a subclass's `length` getter is never read.
 pub(super) fn bytes_map(map: &JsValue, what: &str) -> Result<Vec<(String, Vec<u8>)>, JsValue> {
+    let constructor = js_sys::Uint8Array::new_with_length(0).constructor();
     map_entries(map, what, |v| {
-        v.dyn_into::<js_sys::Uint8Array>()
-            .ok()
-            .map(|bytes| bytes.to_vec())
+        if !v.is_instance_of::<js_sys::Uint8Array>() {
+            return None;
+        }
+        let copy = js_sys::Reflect::construct(&constructor, &js_sys::Array::of1(&v)).ok()?;
+        Some(copy.dyn_into::<js_sys::Uint8Array>().ok()?.to_vec())
     })
 }
 
 /// A JS `Date` as an ISO-8601 instant; anything else, or an invalid date, is `invalid-input`.
-/// Formatted in the core from the epoch time: `toISOString` throws on an invalid date.
+/// Its time is read with the built-in `Date.prototype.getTime` ([`call_builtin`]) and formatted
+/// in the core (`toISOString` throws on an invalid date).
 pub(super) fn date_iso(date: &JsValue, what: &str) -> Result<String, JsValue> {
-    let epoch_ms = date
-        .dyn_ref::<js_sys::Date>()
-        .map(|d| d.get_time())
+    let epoch_ms = call_builtin(&js_sys::Date::new_0().into(), "getTime", date)
+        .ok()
+        .and_then(|ms| ms.as_f64())
         .filter(|ms| ms.is_finite())
         .ok_or_else(|| to_js_error(CoreError::input(format!("{what} is not a valid Date"))))?;
     Ok(crate::model::time::format_iso_millis(millis(

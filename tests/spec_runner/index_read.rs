@@ -10,7 +10,7 @@
 //! session's index as it was, a read that ends in `shards` has read every shard it lists, a
 //! corrupt set says why, and `find` never loads what it judges.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::Deserialize;
@@ -97,9 +97,13 @@ pub fn run(path: &Path) -> Result<(), String> {
                 broken.push("invariant: find loaded the set into the session".into());
             }
             if result["origin"] == "shards" {
-                let listed = result["shards"]["partitions"]
-                    .as_array()
-                    .map_or(0, Vec::len);
+                // Distinct partitions: one listed twice is one shard.
+                let listed = result["shards"]["partitions"].as_array().map_or(0, |p| {
+                    p.iter()
+                        .map(Value::to_string)
+                        .collect::<BTreeSet<_>>()
+                        .len()
+                });
                 let etags = result["shards"]["shardEtags"]
                     .as_object()
                     .map_or(0, |m| m.len());

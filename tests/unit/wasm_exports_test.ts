@@ -788,3 +788,65 @@ Deno.test("callOutcome refuses a report of the wrong shape with invalid-input, a
     "delete-cap",
   );
 });
+
+Deno.test("Maps, byte arrays and Dates that override what the core reads are refused or read as built-ins, never thrown through", () => {
+  const meta = encoder.encode('{"version":2,"partitions":["a"],"commitSeq":1}');
+  const shard = encoder.encode(
+    '{"version":1,"entries":{"data/a.yaml":{"key":"data/a.yaml","size":1}}}',
+  );
+  /** A Map whose own iteration methods throw: the core reads its entries as the built-in does. */
+  class ThrowingMap<K, V> extends Map<K, V> {
+    override entries(): MapIterator<[K, V]> {
+      throw new TypeError("hostile entries");
+    }
+    override forEach(): void {
+      throw new TypeError("hostile forEach");
+    }
+    override [Symbol.iterator](): MapIterator<[K, V]> {
+      throw new TypeError("hostile iterator");
+    }
+  }
+  /** Bytes whose `length` changes each time it is read. */
+  class Shifting extends Uint8Array {
+    #reads = 0;
+    override get length(): number {
+      return ++this.#reads * 1000;
+    }
+  }
+  /** A Date whose `getTime` throws. */
+  class ThrowingDate extends Date {
+    override getTime(): number {
+      throw new TypeError("hostile getTime");
+    }
+  }
+  const cases: [string, (p: wasm.Planner) => unknown][] = [
+    ["loadShards(ThrowingMap)", (p) => p.loadShards(meta, new ThrowingMap([["a", shard]]))],
+    [
+      "loadShards(Proxy of a Map)",
+      (p) => p.loadShards(meta, new Proxy(new Map([["a", shard]]), {})),
+    ],
+    [
+      "loadShards(shifting bytes)",
+      (p) => p.loadShards(meta, new Map([["a", new Shifting(shard)]])),
+    ],
+    ["loadShards(object)", (p) => p.loadShards(meta, { a: shard } as never)],
+    ["planRepair(ThrowingMap)", (p) => p.planRepair(JUNK, new ThrowingMap([["a", "b"]]))],
+    ["beginRebuild(ThrowingDate)", (p) => p.beginRebuild(new ThrowingDate(0))],
+    ["beginRebuild(Proxy of a Date)", (p) => p.beginRebuild(new Proxy(new Date(0), {}))],
+    ["finishRebuild(a number)", (p) => p.finishRebuild(7 as never)],
+  ];
+  for (const [what, call] of cases) {
+    const planner = new wasm.Planner("ns", "p");
+    survives(what, () => call(planner));
+    // Nothing threw through the core's frames: the same planner still answers.
+    planner.loadIndex(encoder.encode('{"version":1,"entries":{}}'));
+    assertEquals(planner.indexLength, 0, `after ${what}`);
+    planner.free();
+  }
+  // The overrides were never called: a subclassed Map and Date read as their built-ins do.
+  const planner = new wasm.Planner("ns", "p");
+  assertEquals(planner.loadShards(meta, new ThrowingMap([["a", shard]])), 1);
+  assertEquals(planner.indexLength, 1);
+  planner.beginRebuild(new ThrowingDate(0));
+  planner.free();
+});

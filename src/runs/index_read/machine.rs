@@ -183,9 +183,12 @@ impl IndexReadRun {
             },
             Stage::Shards => {
                 let meta = &self.meta()?.2;
+                // A partition listed twice is read once.
+                let mut asked = std::collections::BTreeSet::new();
                 let shards = meta
                     .partitions
                     .iter()
+                    .filter(|partition| asked.insert(partition.as_str()))
                     .map(|partition| {
                         Ok(ShardToRead {
                             partition: partition.clone(),
@@ -329,7 +332,13 @@ impl IndexReadRun {
         self.meta()?;
         let (meta_bytes, meta_etag, meta) = self.meta.take().unwrap_or_default();
         let meta_key = session.model().meta_key();
-        let missing = meta.partitions.len() - self.shards.len().min(meta.partitions.len());
+        // Listed partitions that never came (one listed twice is one shard).
+        let missing = meta
+            .partitions
+            .iter()
+            .filter(|partition| !self.shards.contains_key(partition.as_str()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
         if failed > 0 || missing > 0 {
             let count = failed.max(missing as u64);
             let problem = format!(
