@@ -6,7 +6,7 @@
 import * as wasm from "./wasm.ts";
 import { core, throughCore, throughCoreClass } from "./errors.ts";
 import type { MigratePlan } from "./wasm.ts";
-import { encodeRemotePage, type ListedObject } from "./encode.ts";
+import { encodeRemotePage, type ListedObject } from "../wire/encode.ts";
 import { Planner } from "./planner.ts";
 
 /**

@@ -23,8 +23,8 @@ export {
   hashColumns,
   listingPage,
   walkChanges,
-} from "./encode.ts";
-export type { ListedObject, LocalFile } from "./encode.ts";
+} from "../wire/encode.ts";
+export type { ListedObject, LocalFile } from "../wire/encode.ts";
 export { BOOKKEEPING, Planner, sidecarToWrite } from "./planner.ts";
 export { f64Bytes, PushRun } from "./push_run.ts";
 export { PullRun } from "./pull_run.ts";

@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import type { TopLevelEntry } from "../core/mod.ts";
 import { describe, SyncError } from "../core/errors.ts";
-import { localFailure } from "../core/local_errors.ts";
+import { localFailure } from "./local_errors.ts";
 import type {
   CacheStore,
   FileStat,

@@ -223,17 +223,17 @@ Deno.test("the boundary types are generated into pkg/, and js/ copies none of th
 
 Deno.test("the core's wrapper (js/core/mod.ts and the files it re-exports) declares only the encoders' own inputs", async () => {
   const files = [
-    "mod.ts",
-    "encode.ts",
-    "planner.ts",
-    "push_run.ts",
-    "pull_run.ts",
-    "small_runs.ts",
-    "functions.ts",
+    "core/mod.ts",
+    "wire/encode.ts",
+    "core/planner.ts",
+    "core/push_run.ts",
+    "core/pull_run.ts",
+    "core/small_runs.ts",
+    "core/functions.ts",
   ];
   const names: string[] = [];
   for (const file of files) {
-    names.push(...declaredNames(await Deno.readTextFile(new URL(`core/${file}`, JS))));
+    names.push(...declaredNames(await Deno.readTextFile(new URL(file, JS))));
   }
   // The wrapper classes over the WASM session and the run machines are the module's point.
   const own = names.filter((n) =>

@@ -72,12 +72,13 @@ Deno.test("js/ has no import cycles", async () => {
 
 /**
  * The folders of `js/`, lowest first: a module may import its own folder, a lower one, or a
- * top-level leaf (`version.ts`), never a higher one. `core` wraps the WASM core and names
+ * top-level leaf (`version.ts`), never a higher one. `wire` writes the buffers a walk and a
+ * listing cross the boundary in; `core` wraps the WASM core and names
  * errors; `io` holds the adapters (bucket, cache folder, hashing) and their execution policy;
  * `exec` what every run executes with (the context, transfers, the lock); `ops` each
  * operation's executor; `extension` and `cli` the two front ends, which never import each other.
  */
-const LAYERS = ["core", "io", "exec", "ops", "extension", "cli"];
+const LAYERS = ["wire", "core", "io", "exec", "ops", "extension", "cli"];
 
 /** The imports that break the folder order (`from -> to`, relative to `js/`). */
 function layerBreaks(graph: Map<string, string[]>): string[] {

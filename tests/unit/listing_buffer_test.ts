@@ -5,7 +5,7 @@
  * wherever the buffer grows.
  */
 import { encodeRemotePage } from "../../js/core/mod.ts";
-import { ListingWriter } from "../../js/core/listing_buffer.ts";
+import { ListingWriter } from "../../js/wire/listing_buffer.ts";
 import { assertEquals } from "../harness/assert.ts";
 
 const encoder = new TextEncoder();

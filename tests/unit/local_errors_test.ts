@@ -5,7 +5,7 @@
  * cannot be made in a test running as root).
  */
 import { SyncError } from "../../js/core/errors.ts";
-import { localFailure } from "../../js/core/local_errors.ts";
+import { localFailure } from "../../js/io/local_errors.ts";
 import { exitCodeOfError } from "../../js/cli/exit_codes.ts";
 import { assert, assertEquals } from "../harness/assert.ts";
 

@@ -4,7 +4,7 @@
  * the text, wherever a batch of paths or the buffer ends, and the real core must read it back.
  */
 import { encodeLocalListing, type LocalFile, Planner } from "../../js/core/mod.ts";
-import { LocalListingWriter } from "../../js/core/local_listing.ts";
+import { LocalListingWriter } from "../../js/wire/local_listing.ts";
 import { assert, assertEquals, assertThrows } from "../harness/assert.ts";
 import { prng } from "../harness/prng.ts";
 

@@ -52,7 +52,7 @@ export function walkChanges(files: readonly LocalFile[]): Float64Array {
 
 /**
  * Encodes a cache walk as the core's local listing buffer: the paths, then every file's size
- * and mtime as numbers, then a trailer (see `js/core/local_listing.ts`). The bytes are the core's
+ * and mtime as numbers, then a trailer (see `js/wire/local_listing.ts`). The bytes are the core's
  * business; hand them to the planner's methods as they are.
  *
  * @param files the walk

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { describe, SyncError } from "./errors.ts";
+import { describe, SyncError } from "../core/errors.ts";
 
 /** The runtime error codes of each local failure. */
 const NOT_A_FOLDER = new Set(["ENOTDIR"]);
