@@ -23,6 +23,7 @@ import {
 import { sha256Hex } from "../io/hash.ts";
 import { SIDECAR, type SyncContext } from "../exec/context.ts";
 import { markDirty as recordDirty } from "../ops/dirty.ts";
+import { exclusive } from "../ops/journal.ts";
 import { SyncError } from "../core/errors.ts";
 import { pull } from "../ops/pull.ts";
 import { hydrateMissing } from "../exec/transfer.ts";
@@ -312,8 +313,12 @@ export class S3SyncService {
             retry: this.#options.retry,
             signal,
           });
-          const fresh = (await this.#cache.readFile(SIDECAR)) ?? undefined;
-          await this.#cache.writeAtomic(SIDECAR, sidecarWithCatalogHash(fresh, hash));
+          // Re-read and rewritten in the cache's queue, as every sidecar rewrite is: a
+          // `markDirty` landing between the read and the write would lose its tombstone.
+          await exclusive(this.#cache, async () => {
+            const fresh = (await this.#cache.readFile(SIDECAR)) ?? undefined;
+            await this.#cache.writeAtomic(SIDECAR, sidecarWithCatalogHash(fresh, hash));
+          });
         }),
     );
   }
