@@ -148,6 +148,13 @@ pub enum CoreError {
         /// Which index, and when it went.
         detail: String,
     },
+    /// The server ignores conditional writes, and the push did not waive them: nothing was
+    /// written (a concurrent writer's objects could be overwritten without a trace).
+    #[error("{detail}")]
+    ConditionalWritesUnsupported {
+        /// What was found, and what to do.
+        detail: String,
+    },
     /// An index or meta file declares a version this core does not know.
     #[error("unsupported index version {version} in {file}")]
     IndexVersionUnsupported {
@@ -277,6 +284,7 @@ pub enum CoreError {
 impl CoreError {
     /// The codes of the errors that are not path refusals (those are [`PathRefusal::ALL`]).
     pub const CODES: &'static [&'static str] = &[
+        "conditional-writes-unsupported",
         "download-failed",
         "key-outside-namespace",
         "index-corrupt",
@@ -308,6 +316,7 @@ impl CoreError {
             CoreError::IndexCorrupt { .. } => "index-corrupt",
             CoreError::IndexTooLarge { .. } => "index-too-large",
             CoreError::IndexVanished { .. } => "index-vanished",
+            CoreError::ConditionalWritesUnsupported { .. } => "conditional-writes-unsupported",
             CoreError::IndexVersionUnsupported { .. } => "index-version-unsupported",
             CoreError::InvalidInput { .. } => "invalid-input",
             CoreError::UnsafePartition { .. } => "partition-name-unsafe",

@@ -77,6 +77,7 @@ export const REFUSAL_CODES = [
 /** Codes of the errors the core throws (its `CoreError::code`): a path rule, or one of these. */
 export const CORE_ERROR_CODES = [
   ...PATH_REFUSAL_CODES,
+  "conditional-writes-unsupported",
   "download-failed",
   "index-corrupt",
   "index-too-large",
@@ -105,7 +106,6 @@ export const SHIM_CODES = [
   "bad-credentials",
   "cache-not-a-folder",
   "cache-not-writable",
-  "conditional-writes-unsupported",
   "control-key-invalid",
   "copy-failed",
   "core-error",

@@ -40,7 +40,6 @@ const through = throughCore(wasm, [
   "partitionKey",
   "relFromRemoteKey",
   "scopeForModels",
-  "serverVerdictRecalled",
   "sidecarCatalogHash",
   "sidecarFoldJournal",
   "sidecarLazyPullActive",
@@ -99,8 +98,6 @@ export const relFromRemoteKey: typeof wasm.relFromRemoteKey = through.relFromRem
 /** The folders a scoped sync of models covers. */
 export const scopeForModels: typeof wasm.scopeForModels = through.scopeForModels;
 /** What the sidecar remembers of a server's conditional requests. */
-export const serverVerdictRecalled: typeof wasm.serverVerdictRecalled =
-  through.serverVerdictRecalled;
 /** The last catalog export's hash in a sidecar. */
 export const sidecarCatalogHash: typeof wasm.sidecarCatalogHash = through.sidecarCatalogHash;
 /** The sidecar with the tombstone journal folded in. */

@@ -29,6 +29,7 @@ export { BOOKKEEPING, Planner, sidecarToWrite } from "./planner.ts";
 export { f64Bytes, PushRun } from "./push_run.ts";
 export { PullRun } from "./pull_run.ts";
 export {
+  ConditionsRun,
   ContaminationRun,
   DoctorRun,
   IndexReadRun,
@@ -60,7 +61,6 @@ export {
   planMigrate,
   relFromRemoteKey,
   scopeForModels,
-  serverVerdictRecalled,
   sidecarCatalogHash,
   sidecarFoldJournal,
   sidecarLazyPullActive,

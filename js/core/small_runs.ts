@@ -1,12 +1,16 @@
 /**
  * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, doctor,
- * the index read, the shard-set write and the datastore lock.
+ * the index read, the shard-set write, the datastore lock and a push's conditions.
  *
  * @module
  */
 import * as wasm from "./wasm.ts";
 import { core } from "./errors.ts";
 import type {
+  ConditionsAction,
+  ConditionsEvent,
+  ConditionsRequest,
+  ConditionsResult,
   ContaminationAction,
   ContaminationEvent,
   ContaminationSummary,
@@ -156,6 +160,18 @@ export class IndexReadRun
  * what the recorded push touched, or a v2 set (a migration's, a rebuild's) with every write
  * conditional on the copy read, the meta last.
  */
+/**
+ * What the server honours of conditional requests as the core's state machine: how a push's
+ * writes and deletes are made conditional, or what `doctor --probe-server` reports.
+ */
+export class ConditionsRun
+  extends CoreRun<ConditionsAction, ConditionsEvent, NoReplies, ConditionsResult> {
+  /** A run naming its probe objects from `planner`'s binding, for `request`, at `now`. */
+  constructor(planner: Planner, request: ConditionsRequest, now: Date) {
+    super(core(() => new wasm.ConditionsRun(request, now.getTime())), planner);
+  }
+}
+
 export class ShardWriteRun
   extends CoreRun<ShardWriteAction, ShardWriteEvent, NoReplies, ShardWriteResult> {
   /** A run over `planner`'s index for `request`. */

@@ -24,13 +24,7 @@ import { drivePush } from "./push_drive.ts";
 import type { PreparedPush, PushReport, PushRequest } from "./push_types.ts";
 
 export type { PreparedPush, PushReport, PushRequest, SavedPlan } from "./push_types.ts";
-export {
-  conditionalDeletesWork,
-  type ConditionalSupport,
-  conditionalWritesWork,
-  probeServer,
-  type ServerProbe,
-} from "./push_conditions.ts";
+export { type ConditionalSupport, probeServer, type ServerProbe } from "./push_conditions.ts";
 
 /**
  * Pushes the cache's bound tree.

@@ -1,95 +1,107 @@
 /**
- * Conditional requests of a push: what the server honours (probed once per store on a probe
- * object, remembered in the sidecar for the next run), and from it how this push's object
- * writes and deletes are made conditional. Apart from the executor because the same probe
- * answers `doctor --probe-server`, and because every step that writes asks the same question.
+ * Conditional requests of a push: the steps of the core's `ConditionsRun`, which decides what
+ * the server honours (probed once per store on a probe object, remembered in the sidecar for the
+ * next run) and from it how this push's object writes and deletes are made conditional. Apart
+ * from the executor because the same run answers `doctor --probe-server`, and because every step
+ * that writes asks the same question.
  *
  * @module
  */
 import {
+  type ConditionalSupport,
+  type ConditionsRequest,
+  ConditionsRun,
   Planner,
   type ServerVerdict,
-  serverVerdictRecalled,
   sidecarWithServerVerdict,
 } from "../core/mod.ts";
 import { SIDECAR, type SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { describe, SyncError } from "../core/errors.ts";
 import { exclusive } from "./journal.ts";
-import { hasExtras, type ObjectStore } from "../io/store.ts";
+import { hasExtras } from "../io/store.ts";
+import { drive } from "../exec/drive.ts";
 import type { PushRequest } from "./push_types.ts";
 
-/** What a server honours of conditional requests (see {@link objectConditions}). */
-export interface ConditionalSupport {
-  /** `If-None-Match: *` and `If-Match` on PUT. */
-  writes: boolean;
-  /** `If-Match` on DELETE (S3 since 2025-09; some S3-compatible servers ignore it). */
-  deletes: boolean;
-}
+export type { ConditionalSupport } from "../core/mod.ts";
 
-const probedWrites = new WeakMap<object, boolean>();
-const probedDeletes = new WeakMap<object, boolean>();
-
-/** An ETag no object has. */
-const NOT_THE_ETAG = '"s3sync-not-the-etag"';
+/** What this process probed of each store: facts the core's `ConditionsRun` takes as known. */
+const probed = new WeakMap<object, { writes?: boolean; deletes?: boolean }>();
 
 /**
- * Runs `trial` once per store (the answer memoised in `memo`) on a fresh probe object in the
- * internal control folder (`controlFolder`, from the core), removed afterwards whatever happened.
+ * Drives the core's `ConditionsRun` (see `src/runs/conditions/machine.rs`): the core decides
+ * what to probe, judges the probe, trusts or refuses and says what to remember; this makes the
+ * requests, each trial retried whole under a fresh key.
  */
-async function probeOnce(
-  memo: WeakMap<object, boolean>,
-  store: ObjectStore,
-  controlFolder: string,
-  signal: AbortSignal | undefined,
-  trial: (key: string, body: Uint8Array) => Promise<boolean>,
-): Promise<boolean> {
-  const known = memo.get(store);
-  if (known !== undefined) return known;
-  const key = `${controlFolder}s3sync-probe-${crypto.randomUUID()}`;
-  let works = false;
+async function decideConditions(
+  ctx: SyncContext,
+  planner: Planner,
+  request: Omit<ConditionsRequest, "knownWrites" | "knownDeletes">,
+): Promise<ConditionalSupport | null> {
+  const store = ctx.store;
+  const known = probed.get(store) ?? {};
+  const retry = ctx.retry ?? DEFAULT_RETRY;
+  using run = new ConditionsRun(
+    planner,
+    { ...request, knownWrites: known.writes, knownDeletes: known.deletes },
+    ctx.now?.() ?? new Date(),
+  );
+  // A trial on a fresh probe object, removed afterwards whatever happened.
+  const trial = <T>(keyPrefix: string, attempt: (key: string) => Promise<T>) =>
+    withRetry(
+      async () => {
+        const key = `${keyPrefix}${crypto.randomUUID()}`;
+        try {
+          return await attempt(key);
+        } finally {
+          await store.deleteObject(key, ctx.signal).catch(() => {});
+        }
+      },
+      retry,
+      ctx.signal,
+    );
   try {
-    works = await trial(key, new TextEncoder().encode("s3sync conditional-write probe\n"));
-  } finally {
-    await store.deleteObject(key, signal).catch(() => {});
+    await drive(run, {
+      readSidecar: async (_, send) =>
+        send({ event: "sidecar", bytes: (await ctx.cache.readFile(SIDECAR)) ?? undefined }),
+      probeWrites: async ({ keyPrefix, body, notTheEtag }, send) => {
+        if (!hasExtras(store)) throw new SyncError("core-error", "no conditional client to probe");
+        const bytes = new TextEncoder().encode(body);
+        const landed = await trial(keyPrefix, async (key) => ({
+          created: await store.putObjectIfMatch(key, bytes, null, ctx.signal) !== null,
+          again: await store.putObjectIfMatch(key, bytes, null, ctx.signal) !== null,
+          wrongMatch: await store.putObjectIfMatch(key, bytes, notTheEtag, ctx.signal) !== null,
+        }));
+        send({ event: "writesProbed", ...landed });
+      },
+      probeDeletes: async ({ keyPrefix, body, notTheEtag }, send) => {
+        if (!hasExtras(store)) throw new SyncError("core-error", "no conditional client to probe");
+        const seen = await trial(keyPrefix, async (key) => {
+          await store.putObject(key, new TextEncoder().encode(body), ctx.signal);
+          const refused = !(await store.deleteObjectIfMatch(key, notTheEtag, ctx.signal));
+          return { refused, exists: (await store.headObject(key, ctx.signal)).exists };
+        });
+        send({ event: "deletesProbed", ...seen });
+      },
+      remember: async ({ verdict }, send) => {
+        await rememberServer(ctx, verdict);
+        send({ event: "remembered" });
+      },
+    }, { stopAt: ["done"] });
+  } catch (error) {
+    // The core refused: the server ignores conditional writes, which this process then knows
+    // without probing again (the next push's run refuses at once).
+    if (error instanceof SyncError && error.code === "conditional-writes-unsupported") {
+      probed.set(store, { ...known, writes: false });
+    }
+    throw error;
   }
-  memo.set(store, works);
-  return works;
-}
-
-/**
- * Checks once per store that the server honours conditional writes (`If-None-Match: *` and
- * `If-Match` on PUT): a create-only write over a probe object and a write `If-Match` an ETag it
- * does not have must both fail.
- */
-export function conditionalWritesWork(
-  store: ObjectStore,
-  controlFolder: string,
-  signal?: AbortSignal,
-): Promise<boolean> {
-  return probeOnce(probedWrites, store, controlFolder, signal, async (key, body) => {
-    const created = await store.putObjectIfMatch(key, body, null, signal);
-    const again = await store.putObjectIfMatch(key, body, null, signal);
-    const wrongMatch = await store.putObjectIfMatch(key, body, NOT_THE_ETAG, signal);
-    return created !== null && again === null && wrongMatch === null;
+  const decided = run.result();
+  probed.set(store, {
+    writes: decided.knownWrites ?? undefined,
+    deletes: decided.knownDeletes ?? undefined,
   });
-}
-
-/**
- * Checks once per store that the server honours `If-Match` on DELETE (S3 does since 2025-09;
- * s3s-fs ignores it): a delete of a probe object `If-Match` an ETag it does not have must leave
- * it in place. Asked only by a push that deletes.
- */
-export function conditionalDeletesWork(
-  store: ObjectStore,
-  controlFolder: string,
-  signal?: AbortSignal,
-): Promise<boolean> {
-  return probeOnce(probedDeletes, store, controlFolder, signal, async (key, body) => {
-    await store.putObject(key, body, signal);
-    const refused = !(await store.deleteObjectIfMatch(key, NOT_THE_ETAG, signal));
-    return refused && (await store.headObject(key, signal)).exists;
-  });
+  return decided.support;
 }
 
 /** What `doctor --probe-server` learned of the server (see {@link probeServer}). */
@@ -99,39 +111,39 @@ export interface ServerProbe extends ConditionalSupport {
 }
 
 /**
- * Probes, now, what the bound store's server honours of conditional requests, as a push would
- * (one probe object in the internal control folder, removed afterwards), and times a HEAD round
+ * Probes what the bound store's server honours of conditional requests, as a push would (the
+ * core's `ConditionsRun`, asked by `doctor`: both kinds, never refused), and times a HEAD round
  * trip: where a condition is not honoured, a HEAD compare just before the request stands in for
  * it and leaves about that long for another writer to slip in. `null` when the store is the
  * extension's client, which cannot send `If-Match` (its creates go create-only, the rest rests on
  * the HEAD compare).
  */
 export async function probeServer(ctx: SyncContext): Promise<ServerProbe | null> {
-  if (!hasExtras(ctx.store)) return null;
-  const store = ctx.store;
   using planner = new Planner(ctx.namespace, ctx.prefix, ctx.maxIndexEntries);
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  const probe = (check: typeof conditionalWritesWork) =>
-    withRetry(() => check(store, planner.controlFolder, ctx.signal), retry, ctx.signal);
-  const writes = await probe(conditionalWritesWork);
-  const deletes = await probe(conditionalDeletesWork);
+  const support = await decideConditions(ctx, planner, {
+    purpose: "doctor",
+    conditionalClient: hasExtras(ctx.store),
+  });
+  if (support === null) return null;
   const rounds: number[] = [];
   for (let i = 0; i < 3; i++) {
     const started = performance.now();
-    await store.headObject(planner.remoteIndexKey, ctx.signal);
+    await ctx.store.headObject(planner.remoteIndexKey, ctx.signal);
     rounds.push(performance.now() - started);
   }
   rounds.sort((a, b) => a - b);
-  return { writes, deletes, headRoundTripMs: Math.round(rounds[1] * 100) / 100 };
+  return { ...support, headRoundTripMs: Math.round(rounds[1] * 100) / 100 };
 }
 
 /**
- * How this push's object writes and deletes are made conditional (see `object_condition` in the
- * core), decided before the first conditional request: `null` when the user waived conditions
- * (`allowUnconditional`), else what the server honours (deletes probed only when `deleting`).
- * With the extension's client (no `If-Match`), creates still go create-only and the rest rests
- * on a HEAD compare just before. A server that ignores conditional writes is refused before
- * anything is written.
+ * How this push's object writes and deletes are made conditional, decided by the core's
+ * `ConditionsRun` before the first conditional request: `null` when the user waived conditions
+ * (`allowUnconditional`), else what the server honours (deletes asked only when `deleting`),
+ * from what an earlier run remembered or a probe. With the extension's client (no `If-Match`),
+ * creates still go create-only and the rest rests on a HEAD compare just before.
+ *
+ * @throws SyncError `conditional-writes-unsupported` when the server ignores conditional writes:
+ *   nothing was written
  */
 export async function objectConditions(
   ctx: SyncContext,
@@ -139,42 +151,13 @@ export async function objectConditions(
   request: PushRequest,
   deleting: boolean,
 ): Promise<ConditionalSupport | null> {
-  if (request.allowUnconditional) return null;
-  if (!hasExtras(ctx.store)) return { writes: false, deletes: false };
-  const store = ctx.store;
-  const retry = ctx.retry ?? DEFAULT_RETRY;
-  // What an earlier run (another process: swamp runs each command in its own) learned of this
-  // server spares the probe's four requests; the core says whether to trust it.
-  const nowMs = (ctx.now?.() ?? new Date()).getTime();
-  const recalled = store.identity === undefined ? undefined : serverVerdictRecalled(
-    (await ctx.cache.readFile(SIDECAR)) ?? undefined,
-    store.identity,
-    nowMs,
-  );
-  if (recalled) {
-    probedWrites.set(store, true);
-    if (typeof recalled.deletes === "boolean") probedDeletes.set(store, recalled.deletes);
-  }
-  const probe = (check: typeof conditionalWritesWork) =>
-    withRetry(() => check(store, planner.controlFolder, ctx.signal), retry, ctx.signal);
-  if (!(await probe(conditionalWritesWork))) {
-    throw new SyncError(
-      "conditional-writes-unsupported",
-      "this server ignores conditional writes, so a concurrent writer's objects and index entries could be silently overwritten; " +
-        "nothing was written. Re-run with --allow-unconditional when you are the only writer",
-    );
-  }
-  const deletes = deleting ? await probe(conditionalDeletesWork) : null;
-  const learned = !recalled || (deletes !== null && typeof recalled.deletes !== "boolean");
-  if (store.identity !== undefined && learned) {
-    await rememberServer(ctx, {
-      store: store.identity,
-      writes: true,
-      deletes: deletes ?? recalled?.deletes ?? null,
-      probedAtMs: recalled && deletes !== null ? recalled.probedAtMs : nowMs,
-    });
-  }
-  return { writes: true, deletes: deletes ?? false };
+  return await decideConditions(ctx, planner, {
+    purpose: "push",
+    conditionalClient: hasExtras(ctx.store),
+    allowUnconditional: request.allowUnconditional,
+    deleting,
+    store: hasExtras(ctx.store) ? ctx.store.identity : undefined,
+  });
 }
 
 /**

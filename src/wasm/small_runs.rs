@@ -1,5 +1,5 @@
 //! The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, doctor,
-//! the shard-set write and the datastore lock.
+//! the index read, the shard-set write, the datastore lock and a push's conditions.
 
 use wasm_bindgen::prelude::*;
 
@@ -243,6 +243,34 @@ impl LockRun {
         let request: crate::runs::lock::machine::LockRequest = from_js(request, "lock request")?;
         Ok(LockRun {
             inner: crate::runs::lock::machine::LockRun::new(request).map_err(to_js_error)?,
+        })
+    }
+}
+
+export_run! {
+    /// What the server honours of conditional requests as a state machine (see
+    /// `runs/conditions/machine.rs`): how a push's writes and deletes are made conditional, or
+    /// what `doctor --probe-server` reports.
+    ConditionsRun wraps crate::runs::conditions::machine::ConditionsRun,
+    context: session,
+    types: ("ConditionsAction", "ConditionsEvent", "undefined", "ConditionsResult")
+}
+
+#[wasm_bindgen]
+impl ConditionsRun {
+    /// A run for `request` at `nowMs` (epoch ms); a push's process that already found the
+    /// server ignoring conditional writes (`knownWrites: false`) is
+    /// `conditional-writes-unsupported`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "ConditionsRequest")] request: JsValue,
+        now_ms: f64,
+    ) -> Result<ConditionsRun, JsValue> {
+        let request = from_js(request, "conditions request")?;
+        let now_ms = millis(now_ms, "nowMs")?;
+        Ok(ConditionsRun {
+            inner: crate::runs::conditions::machine::ConditionsRun::new(request, now_ms)
+                .map_err(to_js_error)?,
         })
     }
 }

@@ -83,22 +83,6 @@ pub fn sidecar_with_catalog_hash(sidecar: Option<Vec<u8>>, hash: String) -> Vec<
     state.to_json()
 }
 
-/// What the sidecar remembers of the server behind `store` (`{store, writes, deletes?,
-/// probedAtMs}`), when it is to be trusted at `now_ms`; `undefined` otherwise (see
-/// `state/server_verdict.rs`).
-#[wasm_bindgen(js_name = serverVerdictRecalled, unchecked_return_type = "ServerVerdict | undefined")]
-pub fn server_verdict_recalled(
-    sidecar: Option<Vec<u8>>,
-    store: &str,
-    now_ms: f64,
-) -> Result<JsValue, JsValue> {
-    let now_ms = millis(now_ms, "nowMs")?;
-    match server_verdict::recalled(sidecar.as_deref(), store, now_ms) {
-        Some(verdict) => to_js(&verdict),
-        None => Ok(JsValue::UNDEFINED),
-    }
-}
-
 /// The sidecar with `verdict` (`{store, writes, deletes?, probedAtMs}`) remembered, or
 /// `undefined` when there is no readable sidecar or nothing to remember.
 #[wasm_bindgen(js_name = sidecarWithServerVerdict)]

@@ -10,6 +10,7 @@
 import {
   classifyCachePath,
   codeLists,
+  ConditionsRun,
   ContaminationRun,
   DoctorRun,
   encodeLocalListing,
@@ -250,6 +251,7 @@ Deno.test("the core's wrapper (js/core/mod.ts and the files it re-exports) decla
       "LockRun",
       "DoctorRun",
       "IndexReadRun",
+      "ConditionsRun",
       "DirtyRecorder",
     ]
       .includes(n)
@@ -707,6 +709,42 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     const read = run.result();
     assertEquals([read.origin, read.shards?.commitSeq, planner.indexLength], ["shards", 3, 2]);
     expect(read, "IndexReadResult", "IndexReadRun.result");
+  }
+  {
+    // A push's conditions on S3, nothing remembered: every action and the result checked.
+    using planner = new Planner("ns", "p");
+    const sidecar = '{"version":2,"remoteIndexETag":"e","localDirty":false,"dirtyPaths":[]}';
+    using run = new ConditionsRun(planner, {
+      purpose: "push",
+      conditionalClient: true,
+      deleting: true,
+      store: "http://127.0.0.1:1/b/p",
+    }, new Date(1_800_000_000_000));
+    const actions = [];
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "readSidecar") {
+        run.handle({ event: "sidecar", bytes: encoder.encode(sidecar) });
+      } else if (action.action === "probeWrites") {
+        run.handle({ event: "writesProbed", created: true, again: false, wrongMatch: false });
+      } else if (action.action === "probeDeletes") {
+        run.handle({ event: "deletesProbed", refused: true, exists: true });
+      } else if (action.action === "remember") {
+        assertEquals([action.verdict.deletes, action.verdict.probedAtMs], [
+          true,
+          1_800_000_000_000,
+        ]);
+        run.handle({ event: "remembered" });
+      } else throw new Error(`unexpected ${JSON.stringify(action)}`);
+    }
+    assertEquals(
+      actions.map((a) => a.action),
+      ["readSidecar", "probeWrites", "probeDeletes", "remember"],
+    );
+    actions.forEach((action, i) => expect(action, "ConditionsAction", `ConditionsRun.poll[${i}]`));
+    const decided = run.result();
+    assertEquals(decided.support, { writes: true, deletes: true });
+    expect(decided, "ConditionsResult", "ConditionsRun.result");
   }
   assertEquals(errors, []);
 });

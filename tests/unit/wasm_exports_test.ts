@@ -95,7 +95,6 @@ const FUNCTIONS: Record<string, () => unknown> = {
   sidecarLazyPullActive: () => wasm.sidecarLazyPullActive(DEEP),
   sidecarUnreadable: () => wasm.sidecarUnreadable(JUNK),
   sidecarWithCatalogHash: () => wasm.sidecarWithCatalogHash(DEEP, HUGE),
-  serverVerdictRecalled: () => wasm.serverVerdictRecalled(JUNK, EVIL + HUGE, NaN),
   sidecarWithServerVerdict: () =>
     wasm.sidecarWithServerVerdict(
       DEEP,
@@ -174,6 +173,7 @@ const NOT_CORE = new Set([
   "LockRun",
   "DoctorRun",
   "IndexReadRun",
+  "ConditionsRun",
   "DirtyRecorder",
 ]);
 
@@ -624,6 +624,52 @@ const INDEX_READ_RUN_METHODS: Record<string, () => unknown> = {
   result: () => indexReadAtShards().run.result(),
 };
 
+/** A push's conditions run over a planner, waiting for the sidecar. */
+function conditionsRun(): { run: wasm.ConditionsRun; planner: wasm.Planner } {
+  const request = {
+    purpose: "push",
+    conditionalClient: true,
+    deleting: true,
+    store: EVIL,
+  } as const;
+  return { run: new wasm.ConditionsRun(request, 1_800_000_000_000), planner: loaded() };
+}
+
+/** A conditions run past the sidecar, waiting for the write probe. */
+function conditionsAtProbe(): { run: wasm.ConditionsRun; planner: wasm.Planner } {
+  const probing = conditionsRun();
+  probing.run.poll(probing.planner);
+  probing.run.handle(probing.planner, { event: "sidecar" });
+  return probing;
+}
+
+/** One hostile case per `ConditionsRun` method. */
+const CONDITIONS_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => conditionsRun().run.free(),
+  poll: () => {
+    const { run, planner } = conditionsAtProbe();
+    run.handle(planner, { event: "writesProbed", created: true, again: false, wrongMatch: false });
+    return run.poll(planner);
+  },
+  handle: () => {
+    const own = { bytes: DEEP, created: EVIL, again: 7, wrongMatch: null, refused: HUGE };
+    for (const fresh of [conditionsRun, conditionsAtProbe]) {
+      hostileEvents(
+        ["sidecar", "writesProbed", "deletesProbed", "remembered"],
+        fresh,
+        ({ run, planner }) => run.poll(planner),
+        ({ run, planner }, event) => run.handle(planner, event as wasm.ConditionsEvent),
+        own,
+      );
+    }
+    // A sidecar that is junk is no verdict: the probe follows.
+    const { run, planner } = conditionsRun();
+    run.handle(planner, { event: "sidecar", bytes: JUNK } as never);
+    return run.poll(planner);
+  },
+  result: () => conditionsAtProbe().run.result(),
+};
+
 /** One hostile case per `DirtyRecorder` method (each on a recorder that has seen junk). */
 const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
   free: () => new wasm.DirtyRecorder().free(),
@@ -654,6 +700,7 @@ const CLASSES: [string, object, Record<string, () => unknown>][] = [
   ["LockRun", wasm.LockRun.prototype, LOCK_RUN_METHODS],
   ["DoctorRun", wasm.DoctorRun.prototype, DOCTOR_RUN_METHODS],
   ["IndexReadRun", wasm.IndexReadRun.prototype, INDEX_READ_RUN_METHODS],
+  ["ConditionsRun", wasm.ConditionsRun.prototype, CONDITIONS_RUN_METHODS],
   ["DirtyRecorder", wasm.DirtyRecorder.prototype, DIRTY_RECORDER_METHODS],
 ];
 
@@ -737,6 +784,21 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
       nowMs: 0,
       ifMatch: false,
     }));
+  survives("new ConditionsRun (junk)", () => new wasm.ConditionsRun(hostile(DEEP), 0));
+  for (const nowMs of [NaN, Infinity, -Infinity, 2 ** 64]) {
+    survives(
+      `new ConditionsRun (nowMs ${nowMs})`,
+      () => new wasm.ConditionsRun({ purpose: "push", conditionalClient: true }, nowMs),
+    );
+  }
+  survives(
+    "new ConditionsRun (writes known ignored)",
+    () =>
+      new wasm.ConditionsRun(
+        { purpose: "push", conditionalClient: true, knownWrites: false },
+        0,
+      ),
+  );
   survives("ShardWriteRun (a commit without a v2 index)", () => {
     new wasm.ShardWriteRun({ commit: true, metaRead: true }).poll(loaded());
   });
