@@ -56,7 +56,10 @@ fn run(cache: &mut Cache, keep: &str, rels: &[&str], world: &World) -> Resolved 
         let action = run.poll();
         actions.push(action.clone());
         let answered = match action {
-            ResolveAction::Pull => run.on_pulled(&world.pull_failed),
+            ResolveAction::Pull { verify } => {
+                assert!(verify, "a resolve's pull compares every file");
+                run.on_pulled(&world.pull_failed)
+            }
             ResolveAction::Walk => {
                 let listing = encode_local(
                     cache
@@ -78,7 +81,10 @@ fn run(cache: &mut Cache, keep: &str, rels: &[&str], world: &World) -> Resolved 
                 }
                 run.on_restored(&restored)
             }
-            ResolveAction::Push => run.on_pushed(&world.pushed),
+            ResolveAction::Push { confirm_deletes } => {
+                assert!(!confirm_deletes, "a resolve never confirms a delete");
+                run.on_pushed(&world.pushed)
+            }
             ResolveAction::RemoveCopies { paths } => {
                 let removed: Vec<String> = paths
                     .into_iter()
@@ -136,7 +142,7 @@ fn a_failed_pull_resolves_nothing() {
     assert_eq!(error.code(), "download-failed");
     assert!(error.to_string().contains("data/x.yaml"), "{error}");
     assert_eq!(cache, before);
-    assert_eq!(done.actions, [ResolveAction::Pull]);
+    assert_eq!(done.actions, [ResolveAction::Pull { verify: true }]);
 }
 
 #[test]
@@ -146,7 +152,10 @@ fn keeping_theirs_drops_every_copy_and_pushes_nothing() {
     let result = done.result.unwrap();
     assert_eq!(result.removed.len(), 3);
     assert!(result.restored.is_empty());
-    assert!(!done.actions.contains(&ResolveAction::Push));
+    assert!(!done
+        .actions
+        .iter()
+        .any(|a| matches!(a, ResolveAction::Push { .. })));
     assert_eq!(cache[&format!("{NS}/data/a.yaml")].0, b"theirs-a");
     assert_eq!(cache.len(), 2);
 }
@@ -250,7 +259,7 @@ fn bad_requests_and_calls_out_of_order_are_input_errors() {
     assert!(run.on_restored(&[]).is_err());
     assert!(run.on_pushed(&published()).is_err());
     assert!(run.on_removed(vec![]).is_err());
-    assert_eq!(run.poll(), ResolveAction::Pull);
+    assert_eq!(run.poll(), ResolveAction::Pull { verify: true });
     run.on_pulled(&[]).unwrap();
     assert_eq!(run.poll(), ResolveAction::Walk);
     assert_eq!(

@@ -46,8 +46,8 @@ export async function resolve(
   let pulled: PullReport | undefined;
   let pushed: PushReport | undefined;
   await drive(run, {
-    pull: async (_action, send) => {
-      pulled = await pull(ctx, { verify: true });
+    pull: async ({ verify }, send) => {
+      pulled = await pull(ctx, { verify });
       send({ event: "pulled", failed: pulled.failures.map((f) => f.item) });
     },
     walk: async (_action, send) => {
@@ -66,9 +66,8 @@ export async function resolve(
       }
       send({ event: "restored", rels: restored });
     },
-    push: async (_action, send) => {
-      // Deletes stay unconfirmed: resolving a conflict never removes a remote object.
-      pushed = await push(ctx, { confirmDeletes: () => Promise.resolve(false) });
+    push: async ({ confirmDeletes }, send) => {
+      pushed = await push(ctx, { confirmDeletes: () => Promise.resolve(confirmDeletes) });
       send({
         event: "pushed",
         conflicts: pushed.plan.conflicts,

@@ -64,8 +64,13 @@ pub struct ResolvePushed {
     rename_all_fields = "camelCase"
 )]
 pub enum ResolveAction {
-    /// Pull, verified (never the fast path); answer with the `pulled` event and the items that failed.
-    Pull,
+    /// Pull (`verify`: never the fast path); answer with the `pulled` event and the items that
+    /// failed.
+    Pull {
+        /// Compare every file, never trusting a sealed cache: a conflict is settled against what
+        /// the bucket and the cache hold now. Always true.
+        verify: bool,
+    },
     /// Walk the cache; answer with the `walk` event.
     Walk,
     /// Put each copy back in place (read `from`, write `to` atomically; a copy gone meanwhile
@@ -74,8 +79,12 @@ pub enum ResolveAction {
         /// The copies.
         files: Vec<Restore>,
     },
-    /// Push, deletes unconfirmed; answer with the `pushed` event.
-    Push,
+    /// Push; answer with the `pushed` event.
+    Push {
+        /// Whether the push's deletes are confirmed. Always false: resolving a conflict never
+        /// removes a remote object.
+        confirm_deletes: bool,
+    },
     /// Remove these conflict copies; answer with the `removed` event and those removed.
     RemoveCopies {
         /// Cache paths.
@@ -156,7 +165,7 @@ impl ResolveRun {
         match self.stage {
             Stage::Start | Stage::AwaitPull => {
                 self.stage = Stage::AwaitPull;
-                ResolveAction::Pull
+                ResolveAction::Pull { verify: true }
             }
             Stage::AwaitWalk => ResolveAction::Walk,
             Stage::AwaitRestore => ResolveAction::Restore {
@@ -173,7 +182,9 @@ impl ResolveRun {
                     })
                     .collect(),
             },
-            Stage::AwaitPush => ResolveAction::Push,
+            Stage::AwaitPush => ResolveAction::Push {
+                confirm_deletes: false,
+            },
             Stage::AwaitRemove => ResolveAction::RemoveCopies {
                 paths: self.settled.clone(),
             },
