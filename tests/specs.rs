@@ -1,6 +1,6 @@
 //! The spec runner: every JSON file under `tests/specs/<kind>/` is one case of the planner named
 //! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`, `shard_write`, `lock`, `doctor`,
-//! `index_read`, `conditions`), with its inputs and the expected plan in one file. One test
+//! `index_read`, `conditions`, `shard_move`), with its inputs and the expected plan in one file. One test
 //! runs them all and fails naming every spec that disagrees; a folder no runner knows is a
 //! failure too, so a new kind of spec cannot be silently skipped.
 #![cfg(not(target_arch = "wasm32"))]
@@ -35,6 +35,10 @@ mod pull;
 mod push;
 #[path = "spec_runner/rebuild.rs"]
 mod rebuild;
+#[path = "spec_runner/shard_move.rs"]
+mod shard_move;
+#[path = "common/shard_move_sim.rs"]
+mod shard_move_sim;
 #[path = "spec_runner/shard_write.rs"]
 mod shard_write;
 #[path = "common/sim.rs"]
@@ -76,6 +80,7 @@ fn every_spec() {
             "pull" => pull::run,
             "push" => push::run,
             "rebuild" => rebuild::run,
+            "shard_move" => shard_move::run,
             "shard_write" => shard_write::run,
             other => {
                 failures.push(format!(
@@ -129,6 +134,10 @@ fn every_spec() {
     assert!(
         ran.get("lock").copied().unwrap_or(0) >= 8,
         "lock specs: {ran:?}"
+    );
+    assert!(
+        ran.get("shard_move").copied().unwrap_or(0) >= 6,
+        "shard_move specs: {ran:?}"
     );
     assert!(
         ran.get("shard_write").copied().unwrap_or(0) >= 10,

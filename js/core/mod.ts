@@ -38,6 +38,7 @@ export {
   RebuildRun,
   RepairRun,
   ResolveRun,
+  ShardMoveRun,
   ShardWriteRun,
 } from "./small_runs.ts";
 export {

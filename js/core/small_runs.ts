@@ -1,6 +1,7 @@
 /**
  * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, doctor,
- * the index read, the shard-set write, the datastore lock and a push's conditions.
+ * the index read, the shard-set write, the move to shards, the datastore lock and a push's
+ * conditions.
  *
  * @module
  */
@@ -41,6 +42,9 @@ import type {
   ResolveEvent,
   ResolveRequest,
   ResolveResult,
+  ShardMoveAction,
+  ShardMoveEvent,
+  ShardMoveResult,
   ShardWriteAction,
   ShardWriteEvent,
   ShardWriteRequest,
@@ -169,6 +173,18 @@ export class ConditionsRun
   /** A run naming its probe objects from `planner`'s binding, for `request`, at `now`. */
   constructor(planner: Planner, request: ConditionsRequest, now: Date) {
     super(core(() => new wasm.ConditionsRun(request, now.getTime())), planner);
+  }
+}
+
+/**
+ * Moving the bound tree's index to the v2 shard-first layout as the core's state machine: on
+ * v2 already, moved, or lost to another move.
+ */
+export class ShardMoveRun
+  extends CoreRun<ShardMoveAction, ShardMoveEvent, NoReplies, ShardMoveResult> {
+  /** A move at `now` (recorded in the monolith marked as moved). */
+  constructor(now: Date) {
+    super(core(() => new wasm.ShardMoveRun(now)));
   }
 }
 

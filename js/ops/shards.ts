@@ -1,21 +1,22 @@
 /**
  * Shard files beside or instead of the monolithic index: the v1 per-partition mirror a v1
  * writer keeps current, and the one-time move of a v1 repo to the v2 shard-first layout
- * (`migrateMonolithToShards`). The cutting, what each write is conditional on and the order
- * are the core's `ShardWriteRun`; this module does the requests.
+ * (`migrateMonolithToShards`, the core's `ShardMoveRun`). The cutting, what each write is
+ * conditional on and the order are the core's `ShardWriteRun`; this module does the requests.
  *
  * @module
  */
 import {
   type Planner,
+  ShardMoveRun,
   type ShardWriteRequest,
   type ShardWriteResult,
   ShardWriteRun,
 } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
-import { describe, SyncError } from "../core/errors.ts";
-import { loadRemoteIndex, readIndex, type ShardIndexState } from "./remote_index.ts";
+import { describe, type SyncError } from "../core/errors.ts";
+import { loadRemoteIndex, readIndex } from "./remote_index.ts";
 import { hasExtras } from "../io/store.ts";
 import { deleteVersion } from "../exec/delete_version.ts";
 import type { ConditionalSupport } from "./push_conditions.ts";
@@ -53,44 +54,38 @@ export async function writeV1Mirror(ctx: SyncContext, planner: Planner): Promise
 /**
  * Moves the bound tree's index to the v2 shard-first layout: every entry into its shard, then
  * `_meta.json` version 2 at `commitSeq` 1. Idempotent: a repo already on v2 is left as it is
- * and its meta reported. Swamp core calls it under its global lock (a structural command).
+ * and its meta reported. Swamp core calls it under its global lock (a structural command). What
+ * is written over what, and what a move that lost to another reports, are the core's
+ * `ShardMoveRun`'s; its steps are the index read, the load and the shard-set write.
  *
- * @throws SyncError when an entry has no partition (it would be lost), or the index is corrupt
+ * @throws SyncError when an entry has no partition (it would be lost), the index is corrupt, or
+ *   another writer changed the index meanwhile (`publish-conflict`: nothing was published)
  */
 export async function migrateToShards(
   ctx: SyncContext,
   planner: Planner,
 ): Promise<MigrateIndexResult> {
-  const current = await readIndex(ctx, planner, { purpose: "shards" });
-  if (current.v2) return reportShards(current.v2);
-  // The monolith, or (when there is none) the index rebuilt from a listing. Between the shards
-  // and the meta the core rewrites the monolith `If-Match` the copy the shards were cut from,
-  // marked as moved: a v1 writer that published since has changes the shards lack (the meta is
-  // then not written), and a cache that synced against the monolith sees its ETag move.
-  const loaded = await loadRemoteIndex(ctx, planner, false);
-  const now = ctx.now?.() ?? new Date();
-  const written = await writeShardSet(ctx, planner, {
-    commitSeq: 1,
-    markMonolith: loaded.exists
-      ? { etag: loaded.etag ?? undefined, nowIso: now.toISOString() }
-      : undefined,
-  });
-  if (!written.published) {
-    // Another migration that published its meta first moved the same index: report it.
-    const theirs = await readIndex(ctx, planner, { purpose: "shards" });
-    if (theirs.v2) return reportShards(theirs.v2);
-    throw new SyncError(
-      "publish-conflict",
-      "another writer changed the index while it was moved to shards; nothing was published (the shards written are listed nowhere): run the migration again",
-    );
-  }
-  ctx.log?.(`moved ${written.partitions.length} shards to the v2 layout`);
-  return { version: 2, partitions: written.partitions, commitSeq: 1 };
-}
-
-/** A v2 shard set as the core read it, in the meta's own order. */
-function reportShards(set: ShardIndexState): MigrateIndexResult {
-  return { version: 2, partitions: set.partitions, commitSeq: set.commitSeq };
+  using run = new ShardMoveRun(ctx.now?.() ?? new Date());
+  await drive(run, {
+    readShards: async (_, send) => {
+      const { v2 } = await readIndex(ctx, planner, { purpose: "shards" });
+      send({
+        event: "shardsRead",
+        v2: v2 && { partitions: v2.partitions, commitSeq: v2.commitSeq },
+      });
+    },
+    loadIndex: async (_, send) => {
+      const loaded = await loadRemoteIndex(ctx, planner, false);
+      send({ event: "loaded", monolith: loaded.exists, etag: loaded.etag });
+    },
+    writeShards: async ({ commitSeq, markMonolith }, send) => {
+      const written = await writeShardSet(ctx, planner, { commitSeq, markMonolith });
+      send({ event: "written", published: written.published, partitions: written.partitions });
+    },
+  }, { stopAt: ["done"] });
+  const { version, partitions, commitSeq, moved } = run.result();
+  if (moved) ctx.log?.(`moved ${partitions.length} shards to the v2 layout`);
+  return { version, partitions, commitSeq };
 }
 
 /** The v2 shard index as a rebuild finds it, before replacing it. */

@@ -18,4 +18,5 @@ pub mod rebuild;
 pub mod repair;
 pub mod resolve;
 pub mod session;
+pub mod shard_move;
 pub mod shard_write;

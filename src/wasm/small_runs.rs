@@ -1,5 +1,6 @@
 //! The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, doctor,
-//! the index read, the shard-set write, the datastore lock and a push's conditions.
+//! the index read, the shard-set write, the move to shards, the datastore lock and a push's
+//! conditions.
 
 use wasm_bindgen::prelude::*;
 
@@ -271,6 +272,27 @@ impl ConditionsRun {
         Ok(ConditionsRun {
             inner: crate::runs::conditions::machine::ConditionsRun::new(request, now_ms)
                 .map_err(to_js_error)?,
+        })
+    }
+}
+
+export_run! {
+    /// Moving the bound tree's index to the v2 shard-first layout as a state machine (see
+    /// `runs/shard_move/machine.rs`): on v2 already, moved, or lost to another move.
+    ShardMoveRun wraps crate::runs::shard_move::machine::ShardMoveRun,
+    context: none,
+    types: ("ShardMoveAction", "ShardMoveEvent", "undefined", "ShardMoveResult")
+}
+
+#[wasm_bindgen]
+impl ShardMoveRun {
+    /// A move at `now` (recorded in the monolith marked as moved).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Date")] now: JsValue,
+    ) -> Result<ShardMoveRun, JsValue> {
+        Ok(ShardMoveRun {
+            inner: crate::runs::shard_move::machine::ShardMoveRun::new(date_iso(&now, "now")?),
         })
     }
 }

@@ -28,6 +28,7 @@ import {
   RebuildRun,
   RepairRun,
   ResolveRun,
+  ShardMoveRun,
   ShardWriteRun,
 } from "../../js/core/mod.ts";
 import { isSyncErrorCode } from "../../js/core/codes.ts";
@@ -252,6 +253,7 @@ Deno.test("the core's wrapper (js/core/mod.ts and the files it re-exports) decla
       "DoctorRun",
       "IndexReadRun",
       "ConditionsRun",
+      "ShardMoveRun",
       "DirtyRecorder",
     ]
       .includes(n)
@@ -745,6 +747,26 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     const decided = run.result();
     assertEquals(decided.support, { writes: true, deletes: true });
     expect(decided, "ConditionsResult", "ConditionsRun.result");
+  }
+  {
+    // A v1 repo moved to shards: every action and the result checked.
+    using run = new ShardMoveRun(new Date(1_800_000_000_000));
+    const actions = [];
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "readShards") run.handle({ event: "shardsRead" });
+      else if (action.action === "loadIndex") {
+        run.handle({ event: "loaded", monolith: true, etag: '"m"' });
+      } else if (action.action === "writeShards") {
+        assertEquals(action.markMonolith?.etag, '"m"');
+        run.handle({ event: "written", published: true, partitions: ["a"] });
+      } else throw new Error(`unexpected ${JSON.stringify(action)}`);
+    }
+    assertEquals(actions.map((a) => a.action), ["readShards", "loadIndex", "writeShards"]);
+    actions.forEach((action, i) => expect(action, "ShardMoveAction", `ShardMoveRun.poll[${i}]`));
+    const moved = run.result();
+    assertEquals([moved.version, moved.commitSeq, moved.moved], [2, 1, true]);
+    expect(moved, "ShardMoveResult", "ShardMoveRun.result");
   }
   assertEquals(errors, []);
 });

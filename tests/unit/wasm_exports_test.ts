@@ -174,6 +174,7 @@ const NOT_CORE = new Set([
   "DoctorRun",
   "IndexReadRun",
   "ConditionsRun",
+  "ShardMoveRun",
   "DirtyRecorder",
 ]);
 
@@ -670,6 +671,51 @@ const CONDITIONS_RUN_METHODS: Record<string, () => unknown> = {
   result: () => conditionsAtProbe().run.result(),
 };
 
+/** A move to shards, waiting for its first read. */
+function shardMoveRun(): wasm.ShardMoveRun {
+  return new wasm.ShardMoveRun(new Date(1_800_000_000_000));
+}
+
+/** A move to shards past its read and load, waiting for the shard-set write. */
+function shardMoveAtWrite(): wasm.ShardMoveRun {
+  const run = shardMoveRun();
+  run.handle({ event: "shardsRead" });
+  run.handle({ event: "loaded", monolith: true, etag: EVIL });
+  return run;
+}
+
+/** One hostile case per `ShardMoveRun` method. */
+const SHARD_MOVE_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => shardMoveRun().free(),
+  poll: () => {
+    const run = shardMoveAtWrite();
+    run.poll();
+    return run.poll();
+  },
+  handle: () => {
+    const own = {
+      v2: { partitions: [EVIL, HUGE], commitSeq: -1 },
+      monolith: EVIL,
+      published: 7,
+      partitions: HUGE,
+    };
+    for (const fresh of [shardMoveRun, shardMoveAtWrite]) {
+      hostileEvents(
+        ["shardsRead", "loaded", "written"],
+        fresh,
+        (run) => run.poll(),
+        (run, event) => run.handle(event as wasm.ShardMoveEvent),
+        own,
+      );
+    }
+    // A set whose commit sequence no count can be.
+    return shardMoveRun().handle(
+      { event: "shardsRead", v2: { partitions: [], commitSeq: 2 ** 64 } } as never,
+    );
+  },
+  result: () => shardMoveAtWrite().result(),
+};
+
 /** One hostile case per `DirtyRecorder` method (each on a recorder that has seen junk). */
 const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
   free: () => new wasm.DirtyRecorder().free(),
@@ -701,6 +747,7 @@ const CLASSES: [string, object, Record<string, () => unknown>][] = [
   ["DoctorRun", wasm.DoctorRun.prototype, DOCTOR_RUN_METHODS],
   ["IndexReadRun", wasm.IndexReadRun.prototype, INDEX_READ_RUN_METHODS],
   ["ConditionsRun", wasm.ConditionsRun.prototype, CONDITIONS_RUN_METHODS],
+  ["ShardMoveRun", wasm.ShardMoveRun.prototype, SHARD_MOVE_RUN_METHODS],
   ["DirtyRecorder", wasm.DirtyRecorder.prototype, DIRTY_RECORDER_METHODS],
 ];
 
@@ -785,6 +832,9 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
       ifMatch: false,
     }));
   survives("new ConditionsRun (junk)", () => new wasm.ConditionsRun(hostile(DEEP), 0));
+  for (const now of [new Date(NaN), EVIL, hostile(DEEP), undefined]) {
+    survives("new ShardMoveRun (not a date)", () => new wasm.ShardMoveRun(now as never));
+  }
   for (const nowMs of [NaN, Infinity, -Infinity, 2 ** 64]) {
     survives(
       `new ConditionsRun (nowMs ${nowMs})`,

@@ -71,12 +71,12 @@ pub struct ShardWriteRequest {
 }
 
 /// The monolith a migration marks as moved.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Tsify)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct MonolithMark {
     /// The ETag of the copy read (absent: the copy had none, so the write is create-only and
     /// fails over any copy).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub etag: Option<String>,
     /// When the move happens (ISO 8601), recorded in the monolith.
