@@ -148,6 +148,20 @@ pub enum CoreError {
         /// Which index, and when it went.
         detail: String,
     },
+    /// A catalog export would replace a much larger remote copy (an emptied catalog): held
+    /// back, nothing written.
+    #[error("{detail}")]
+    CatalogShrink {
+        /// Which export, and the two sizes.
+        detail: String,
+    },
+    /// Another writer's catalog export landed between our HEAD and our write: theirs stays,
+    /// nothing was written.
+    #[error("{detail}")]
+    ExportConflict {
+        /// Which export, and where.
+        detail: String,
+    },
     /// The server ignores conditional writes, and the push did not waive them: nothing was
     /// written (a concurrent writer's objects could be overwritten without a trace).
     #[error("{detail}")]
@@ -284,7 +298,9 @@ pub enum CoreError {
 impl CoreError {
     /// The codes of the errors that are not path refusals (those are [`PathRefusal::ALL`]).
     pub const CODES: &'static [&'static str] = &[
+        "catalog-shrink",
         "conditional-writes-unsupported",
+        "conflict",
         "download-failed",
         "key-outside-namespace",
         "index-corrupt",
@@ -317,6 +333,8 @@ impl CoreError {
             CoreError::IndexTooLarge { .. } => "index-too-large",
             CoreError::IndexVanished { .. } => "index-vanished",
             CoreError::ConditionalWritesUnsupported { .. } => "conditional-writes-unsupported",
+            CoreError::CatalogShrink { .. } => "catalog-shrink",
+            CoreError::ExportConflict { .. } => "conflict",
             CoreError::IndexVersionUnsupported { .. } => "index-version-unsupported",
             CoreError::InvalidInput { .. } => "invalid-input",
             CoreError::UnsafePartition { .. } => "partition-name-unsafe",

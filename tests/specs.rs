@@ -1,6 +1,6 @@
 //! The spec runner: every JSON file under `tests/specs/<kind>/` is one case of the planner named
 //! by its folder (`pull`, `push`, `migrate`, `contamination`, `rebuild`, `shard_write`, `lock`, `doctor`,
-//! `index_read`, `conditions`, `shard_move`), with its inputs and the expected plan in one file. One test
+//! `index_read`, `conditions`, `shard_move`, `catalog_export`), with its inputs and the expected plan in one file. One test
 //! runs them all and fails naming every spec that disagrees; a folder no runner knows is a
 //! failure too, so a new kind of spec cannot be silently skipped.
 #![cfg(not(target_arch = "wasm32"))]
@@ -9,6 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "spec_runner/catalog_export.rs"]
+mod catalog_export;
+#[path = "common/catalog_export_sim.rs"]
+mod catalog_export_sim;
 #[path = "spec_runner/conditions.rs"]
 mod conditions;
 #[path = "common/conditions_sim.rs"]
@@ -71,6 +75,7 @@ fn every_spec() {
     for kind in &kinds {
         let name = kind.file_name().unwrap().to_string_lossy().into_owned();
         let run: fn(&Path) -> Result<(), String> = match name.as_str() {
+            "catalog_export" => catalog_export::run,
             "conditions" => conditions::run,
             "contamination" => contamination::run,
             "doctor" => doctor::run,
@@ -126,6 +131,10 @@ fn every_spec() {
     assert!(
         ran.get("index_read").copied().unwrap_or(0) >= 10,
         "index_read specs: {ran:?}"
+    );
+    assert!(
+        ran.get("catalog_export").copied().unwrap_or(0) >= 8,
+        "catalog_export specs: {ran:?}"
     );
     assert!(
         ran.get("conditions").copied().unwrap_or(0) >= 10,

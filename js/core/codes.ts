@@ -77,7 +77,9 @@ export const REFUSAL_CODES = [
 /** Codes of the errors the core throws (its `CoreError::code`): a path rule, or one of these. */
 export const CORE_ERROR_CODES = [
   ...PATH_REFUSAL_CODES,
+  "catalog-shrink",
   "conditional-writes-unsupported",
+  "conflict",
   "download-failed",
   "index-corrupt",
   "index-too-large",

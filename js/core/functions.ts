@@ -21,7 +21,6 @@ const through = throughCore(wasm, [
   "bindUnnamed",
   "bookkeepingNames",
   "callOutcome",
-  "catalogShrinks",
   "checkMissingInARow",
   "classifyCachePath",
   "codeLists",
@@ -40,7 +39,6 @@ const through = throughCore(wasm, [
   "partitionKey",
   "relFromRemoteKey",
   "scopeForModels",
-  "sidecarCatalogHash",
   "sidecarFoldJournal",
   "sidecarLazyPullActive",
   "sidecarUnreadable",
@@ -60,7 +58,6 @@ export const bookkeepingNames: typeof wasm.bookkeepingNames = through.bookkeepin
 /** What a finished run's report answers the service's caller. */
 export const callOutcome: typeof wasm.callOutcome = through.callOutcome;
 /** Whether a catalog export upload looks like a truncation. */
-export const catalogShrinks: typeof wasm.catalogShrinks = through.catalogShrinks;
 /** Throws `objects-missing` when confirmed-missing objects in a row stop a pull. */
 export const checkMissingInARow: typeof wasm.checkMissingInARow = through.checkMissingInARow;
 /** Which part of the layout a cache-relative path belongs to. */
@@ -99,7 +96,6 @@ export const relFromRemoteKey: typeof wasm.relFromRemoteKey = through.relFromRem
 export const scopeForModels: typeof wasm.scopeForModels = through.scopeForModels;
 /** What the sidecar remembers of a server's conditional requests. */
 /** The last catalog export's hash in a sidecar. */
-export const sidecarCatalogHash: typeof wasm.sidecarCatalogHash = through.sidecarCatalogHash;
 /** The sidecar with the tombstone journal folded in. */
 export const sidecarFoldJournal: typeof wasm.sidecarFoldJournal = through.sidecarFoldJournal;
 /** Whether the sidecar records a pending lazy hydration. */
@@ -151,8 +147,10 @@ export function planMigrate(
 }
 
 /**
- * One listing buffer of the whole bucket for the migrate planner. Keys holding a NUL cannot be
- * framed in the buffer; they are never solo payload anyway.
+ * One listing buffer of the whole bucket for the migrate and contamination runs. Keys holding a
+ * NUL cannot be framed in the buffer and are left out, which is the side that loses nothing:
+ * neither run then acts on such a key (nothing copied, indexed or deleted on its account), and
+ * neither could name one by the path rules anyway (a NUL is a control character).
  *
  * @param listing every object of the bucket
  */

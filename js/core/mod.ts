@@ -29,6 +29,7 @@ export { BOOKKEEPING, Planner, sidecarToWrite } from "./planner.ts";
 export { f64Bytes, PushRun } from "./push_run.ts";
 export { PullRun } from "./pull_run.ts";
 export {
+  CatalogExportRun,
   ConditionsRun,
   ContaminationRun,
   DoctorRun,
@@ -45,7 +46,6 @@ export {
   afterLostRace,
   bindUnnamed,
   callOutcome,
-  catalogShrinks,
   classifyCachePath,
   codeLists,
   DirtyRecorder,
@@ -62,7 +62,6 @@ export {
   planMigrate,
   relFromRemoteKey,
   scopeForModels,
-  sidecarCatalogHash,
   sidecarFoldJournal,
   sidecarLazyPullActive,
   sidecarUnreadable,

@@ -1,13 +1,17 @@
 /**
  * The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, doctor,
- * the index read, the shard-set write, the move to shards, the datastore lock and a push's
- * conditions.
+ * the index read, the shard-set write, the move to shards, the datastore lock, a push's
+ * conditions and the catalog export.
  *
  * @module
  */
 import * as wasm from "./wasm.ts";
 import { core } from "./errors.ts";
 import type {
+  CatalogExportAction,
+  CatalogExportEvent,
+  CatalogExportRequest,
+  CatalogExportResult,
   ConditionsAction,
   ConditionsEvent,
   ConditionsRequest,
@@ -173,6 +177,18 @@ export class ConditionsRun
   /** A run naming its probe objects from `planner`'s binding, for `request`, at `now`. */
   constructor(planner: Planner, request: ConditionsRequest, now: Date) {
     super(core(() => new wasm.ConditionsRun(request, now.getTime())), planner);
+  }
+}
+
+/**
+ * One upload of a namespace's catalog export as the core's state machine: skipped, held back,
+ * written on the copy a HEAD saw, or a conflict.
+ */
+export class CatalogExportRun
+  extends CoreRun<CatalogExportAction, CatalogExportEvent, NoReplies, CatalogExportResult> {
+  /** A run for `request`. */
+  constructor(request: CatalogExportRequest) {
+    super(core(() => new wasm.CatalogExportRun(request)));
   }
 }
 

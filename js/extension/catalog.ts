@@ -5,11 +5,15 @@
  *
  * @module
  */
-import { catalogShrinks, mapRel } from "../core/mod.ts";
+import { CatalogExportRun, mapRel, sidecarWithCatalogHash } from "../core/mod.ts";
 import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "../io/engine.ts";
 import { describe, SyncError } from "../core/errors.ts";
 import { createOnly, hasExtras, isNotFound, type ObjectStoreClient } from "../io/store.ts";
+import type { CacheStore } from "../io/cache_fs.ts";
 import { sha256Hex } from "../io/hash.ts";
+import { SIDECAR } from "../exec/context.ts";
+import { drive } from "../exec/drive.ts";
+import { exclusive } from "../ops/journal.ts";
 import { ownBytesLanded } from "../ops/push_objects.ts";
 
 /** The catalog export's rel inside a namespace. */
@@ -96,60 +100,81 @@ export async function pullForeignCatalogs<Row = Record<string, unknown>>(
 
 /**
  * Uploads a namespace's catalog export: `rows` when given (the extension's signature), else
- * the cache's `<ns>/.catalog-export.json` that core writes. An export that would replace a
- * much larger remote copy (an emptied catalog) is held back with `catalog-shrink` unless
- * `allowShrink`, as the push guard does for the same file.
+ * the cache's `<ns>/.catalog-export.json` that core writes. What is sent, held back
+ * (`catalog-shrink`, unless `allowShrink`), what the write is conditional on and what a failed
+ * condition means are the core's `CatalogExportRun`'s (see `src/runs/catalog_export/`): create-only
+ * for a new export, `If-Match` the ETag a HEAD just saw for a replacement (with the extension's
+ * client, which has no `If-Match`, right after that HEAD); a copy another writer put there in
+ * between stays, and the call fails with `conflict` having written nothing. With `cache`, an
+ * export the sidecar says was the last one sent is skipped, and a sent one is remembered there.
  *
- * The write is conditional on the copy the HEAD saw, like every write to the bucket: a new
- * export create-only, a replacement `If-Match` the ETag seen (with the extension's client,
- * which has no `If-Match`, right after that HEAD). A copy another writer put there in between
- * stays, and the call fails with `conflict` having written nothing: the export is derived (swamp
- * core regenerates it before every push), so the next export sends it again, judged against
- * the new copy.
- *
- * @returns false when there was nothing to upload (no rows and no local export)
+ * @returns false when there was nothing to upload (no rows and no local export, or the same
+ *   export as the last one sent)
  */
 export async function exportCatalog(
   client: ObjectStoreClient,
   namespace: string,
   body: Uint8Array | null,
-  options: { retry?: RetryPolicy; signal?: AbortSignal; allowShrink?: boolean } = {},
+  options: {
+    retry?: RetryPolicy;
+    signal?: AbortSignal;
+    allowShrink?: boolean;
+    cache?: CacheStore;
+    log?: (line: string) => void;
+  } = {},
 ): Promise<boolean> {
   if (body === null) return false;
+  const { cache, signal } = options;
   const retry = options.retry ?? DEFAULT_RETRY;
-  const key = mapRel(CATALOG_EXPORT, namespace).remoteKey;
-  const head = await withRetry(() => client.headObject(key, options.signal), retry);
-  if (!options.allowShrink && head.exists && catalogShrinks(body.length, head.size ?? 0)) {
-    throw new SyncError(
-      "catalog-shrink",
-      `the catalog export of ${namespace} (${body.length} bytes) would replace a remote copy of ${head.size} bytes; it is held back (restore the catalog, or allow the shrink if the removal is intended)`,
-    );
-  }
-  const written = await withRetry(
-    async () => {
-      if (!head.exists) return await createOnly(client, key, body, options.signal);
-      if (hasExtras(client) && head.etag) {
-        return await client.putObjectIfMatch(key, body, head.etag, options.signal) !== null;
-      }
-      await client.putObject(key, body, options.signal);
-      return true;
+  using run = new CatalogExportRun({
+    namespace,
+    size: body.length,
+    sha256: await sha256Hex(body),
+    conditionalClient: hasExtras(client),
+    remember: cache !== undefined,
+    allowShrink: options.allowShrink,
+  });
+  await drive(run, {
+    readSidecar: async (_, send) =>
+      send({ event: "sidecar", bytes: (await cache?.readFile(SIDECAR)) ?? undefined }),
+    head: async ({ key }, send) => {
+      const head = await withRetry(() => client.headObject(key, signal), retry, signal);
+      send({ event: "head", exists: head.exists, size: head.size, etag: head.etag });
     },
-    retry,
-    options.signal,
-  );
-  // A condition that failed on a retry may have been our own first attempt's write, whose answer
-  // was lost: the bucket holding our bytes is success.
-  if (
-    !written &&
-    !(await ownBytesLanded({ store: client, retry, signal: options.signal }, key, {
-      sha256: await sha256Hex(body),
-      size: body.length,
-    }))
-  ) {
-    throw new SyncError(
-      "conflict",
-      `another writer put a catalog export of ${namespace} at ${key} while this one was sent; theirs stays and nothing was written (export again to replace it)`,
-    );
-  }
-  return true;
+    put: async ({ key, condition }, send) => {
+      const written = await withRetry(
+        async () => {
+          if (condition.kind === "absent") return await createOnly(client, key, body, signal);
+          if (condition.kind === "any") {
+            await client.putObject(key, body, signal);
+            return true;
+          }
+          if (!hasExtras(client)) throw new SyncError("core-error", "no If-Match on this client");
+          return await client.putObjectIfMatch(key, body, condition.etag, signal) !== null;
+        },
+        retry,
+        signal,
+      );
+      send({ event: "put", written });
+    },
+    verifyOwn: async ({ key, sha256, size }, send) => {
+      const ours = await ownBytesLanded({ store: client, retry, signal }, key, { sha256, size });
+      send({ event: "verified", ours });
+    },
+    remember: async ({ sha256 }, send) => {
+      // In the cache's queue, as every sidecar rewrite is: a `markDirty` landing between the
+      // read and the write would lose its tombstone. Best effort: the export is in the bucket,
+      // and a hash not kept only sends the next export again.
+      try {
+        await exclusive(cache!, async () => {
+          const fresh = (await cache!.readFile(SIDECAR)) ?? undefined;
+          await cache!.writeAtomic(SIDECAR, sidecarWithCatalogHash(fresh, sha256));
+        });
+      } catch (error) {
+        options.log?.(`the catalog export's hash was not remembered (${describe(error)})`);
+      }
+      send({ event: "remembered" });
+    },
+  }, { stopAt: ["done"] });
+  return run.result().uploaded;
 }

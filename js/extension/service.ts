@@ -17,13 +17,9 @@ import {
   mapRel,
   Planner,
   scopeForModels,
-  sidecarCatalogHash,
-  sidecarWithCatalogHash,
 } from "../core/mod.ts";
-import { sha256Hex } from "../io/hash.ts";
 import { SIDECAR, type SyncContext } from "../exec/context.ts";
 import { markDirty as recordDirty } from "../ops/dirty.ts";
-import { exclusive } from "../ops/journal.ts";
 import { SyncError } from "../core/errors.ts";
 import { pull } from "../ops/pull.ts";
 import { hydrateMissing } from "../exec/transfer.ts";
@@ -304,20 +300,12 @@ export class S3SyncService {
           const body = rows !== undefined
             ? new TextEncoder().encode(JSON.stringify(rows))
             : await this.#cache.readFile(mapRel(CATALOG_EXPORT, namespace).cachePath);
-          if (body === null) return;
           // The sidecar remembers the last export's hash across processes, as the extension's does.
-          const hash = await sha256Hex(body);
-          const sidecar = (await this.#cache.readFile(SIDECAR)) ?? undefined;
-          if (sidecarCatalogHash(sidecar) === hash) return;
           await exportCatalog(this.#client, namespace, body, {
             retry: this.#options.retry,
             signal,
-          });
-          // Re-read and rewritten in the cache's queue, as every sidecar rewrite is: a
-          // `markDirty` landing between the read and the write would lose its tombstone.
-          await exclusive(this.#cache, async () => {
-            const fresh = (await this.#cache.readFile(SIDECAR)) ?? undefined;
-            await this.#cache.writeAtomic(SIDECAR, sidecarWithCatalogHash(fresh, hash));
+            cache: this.#cache,
+            log: this.#options.log,
           });
         }),
     );

@@ -4,6 +4,7 @@
 //! for pull and push `run` (how the run ends: what it publishes and records). `outcome` is what
 //! a finished pull or push answers the extension's caller.
 
+pub mod catalog_export;
 pub mod conditions;
 pub mod contamination;
 pub mod doctor;

@@ -124,21 +124,6 @@ pub fn call_outcome(
     to_js(&outcome::call_outcome(&facts))
 }
 
-/// True when uploading a catalog export of `localSize` bytes over a remote one of
-/// `remoteSize` bytes looks like a truncation (the `catalog-shrink` guard).
-#[wasm_bindgen(js_name = catalogShrinks)]
-pub fn catalog_shrinks_js(local_size: f64, remote_size: f64) -> bool {
-    // Sizes arrive as JS numbers; anything negative or fractional is clamped, never trusted up.
-    let bytes = |n: f64| {
-        if n.is_finite() && n > 0.0 {
-            n as u64
-        } else {
-            0
-        }
-    };
-    crate::safety::catalog_shrinks(bytes(local_size), bytes(remote_size))
-}
-
 /// What a download does after its `notFound`-th 404 (see `runs/pull/lookup.rs`):
 /// `{next: "read", key, atBareKey}` or `{next: "missing"}`.
 #[wasm_bindgen(js_name = afterNotFound, unchecked_return_type = "AfterNotFound")]

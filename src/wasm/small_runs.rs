@@ -1,6 +1,6 @@
 //! The machines of the rarer runs: rebuild, contamination, resolve, migrate, repair, doctor,
-//! the index read, the shard-set write, the move to shards, the datastore lock and a push's
-//! conditions.
+//! the index read, the shard-set write, the move to shards, the datastore lock, a push's
+//! conditions and the catalog export.
 
 use wasm_bindgen::prelude::*;
 
@@ -293,6 +293,31 @@ impl ShardMoveRun {
     ) -> Result<ShardMoveRun, JsValue> {
         Ok(ShardMoveRun {
             inner: crate::runs::shard_move::machine::ShardMoveRun::new(date_iso(&now, "now")?),
+        })
+    }
+}
+
+export_run! {
+    /// One upload of a namespace's catalog export as a state machine (see
+    /// `runs/catalog_export/machine.rs`): skipped, held back, written on the copy a HEAD saw, or
+    /// a conflict.
+    CatalogExportRun wraps crate::runs::catalog_export::machine::CatalogExportRun,
+    context: none,
+    types: ("CatalogExportAction", "CatalogExportEvent", "undefined", "CatalogExportResult")
+}
+
+#[wasm_bindgen]
+impl CatalogExportRun {
+    /// An upload for `request` (`{namespace, size, sha256, conditionalClient, remember?,
+    /// allowShrink?}`); a namespace the path rules refuse is refused with its code.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "CatalogExportRequest")] request: JsValue,
+    ) -> Result<CatalogExportRun, JsValue> {
+        let request = from_js(request, "catalog export request")?;
+        Ok(CatalogExportRun {
+            inner: crate::runs::catalog_export::machine::CatalogExportRun::new(request)
+                .map_err(to_js_error)?,
         })
     }
 }

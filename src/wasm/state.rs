@@ -66,15 +66,6 @@ pub fn journal_line(tombstone: &str) -> Vec<u8> {
     crate::state::sync_state::journal_line(tombstone)
 }
 
-/// The hash of the last catalog export recorded in a sidecar, if any.
-#[wasm_bindgen(js_name = sidecarCatalogHash)]
-pub fn sidecar_catalog_hash(sidecar: Option<Vec<u8>>) -> Option<String> {
-    sidecar
-        .as_deref()
-        .and_then(SyncState::parse)
-        .and_then(|state| state.last_catalog_hash)
-}
-
 /// The sidecar with `hash` recorded as the last catalog export's (everything else kept).
 #[wasm_bindgen(js_name = sidecarWithCatalogHash)]
 pub fn sidecar_with_catalog_hash(sidecar: Option<Vec<u8>>, hash: String) -> Vec<u8> {

@@ -8,6 +8,7 @@
  * @module
  */
 import {
+  CatalogExportRun,
   classifyCachePath,
   codeLists,
   ConditionsRun,
@@ -254,6 +255,7 @@ Deno.test("the core's wrapper (js/core/mod.ts and the files it re-exports) decla
       "IndexReadRun",
       "ConditionsRun",
       "ShardMoveRun",
+      "CatalogExportRun",
       "DirtyRecorder",
     ]
       .includes(n)
@@ -767,6 +769,39 @@ Deno.test("what the core really sends has exactly the generated shapes", () => {
     const moved = run.result();
     assertEquals([moved.version, moved.commitSeq, moved.moved], [2, 1, true]);
     expect(moved, "ShardMoveResult", "ShardMoveRun.result");
+  }
+  {
+    // A replaced catalog export whose answer was lost: every action and the result checked.
+    using run = new CatalogExportRun({
+      namespace: "prod",
+      size: 10,
+      sha256: "a".repeat(64),
+      conditionalClient: true,
+      remember: true,
+    });
+    const actions = [];
+    for (let action = run.poll(); action.action !== "done"; action = run.poll()) {
+      actions.push(action);
+      if (action.action === "readSidecar") run.handle({ event: "sidecar" });
+      else if (action.action === "head") {
+        run.handle({ event: "head", exists: true, size: 9, etag: '"t"' });
+      } else if (action.action === "put") {
+        assertEquals(action.condition, { kind: "match", etag: '"t"' });
+        run.handle({ event: "put", written: false });
+      } else if (action.action === "verifyOwn") run.handle({ event: "verified", ours: true });
+      else if (action.action === "remember") run.handle({ event: "remembered" });
+      else throw new Error(`unexpected ${JSON.stringify(action)}`);
+    }
+    assertEquals(
+      actions.map((a) => a.action),
+      ["readSidecar", "head", "put", "verifyOwn", "remember"],
+    );
+    actions.forEach((action, i) =>
+      expect(action, "CatalogExportAction", `CatalogExportRun.poll[${i}]`)
+    );
+    const exported = run.result();
+    assertEquals(exported.uploaded, true);
+    expect(exported, "CatalogExportResult", "CatalogExportRun.result");
   }
   assertEquals(errors, []);
 });

@@ -41,7 +41,6 @@ function loaded(): wasm.Planner {
 /** One hostile case per free function. */
 const FUNCTIONS: Record<string, () => unknown> = {
   bookkeepingNames: () => wasm.bookkeepingNames(),
-  catalogShrinks: () => wasm.catalogShrinks(NaN, -1),
   classifyCachePath: () => wasm.classifyCachePath(EVIL, EVIL, [EVIL, HUGE]),
   codeLists: () => wasm.codeLists(),
   callOutcome: () =>
@@ -90,7 +89,6 @@ const FUNCTIONS: Record<string, () => unknown> = {
   partitionKey: () => wasm.partitionKey(EVIL),
   planMigrate: () => wasm.planMigrate(EVIL, EVIL, JUNK, DEEP, JUNK, new Date(NaN)),
   relFromRemoteKey: () => wasm.relFromRemoteKey(EVIL, "ns"),
-  sidecarCatalogHash: () => wasm.sidecarCatalogHash(JUNK),
   sidecarFoldJournal: () => wasm.sidecarFoldJournal(DEEP, JUNK),
   sidecarLazyPullActive: () => wasm.sidecarLazyPullActive(DEEP),
   sidecarUnreadable: () => wasm.sidecarUnreadable(JUNK),
@@ -175,6 +173,7 @@ const NOT_CORE = new Set([
   "IndexReadRun",
   "ConditionsRun",
   "ShardMoveRun",
+  "CatalogExportRun",
   "DirtyRecorder",
 ]);
 
@@ -716,6 +715,52 @@ const SHARD_MOVE_RUN_METHODS: Record<string, () => unknown> = {
   result: () => shardMoveAtWrite().result(),
 };
 
+/** A catalog export that remembers, waiting for the sidecar. */
+function catalogExportRun(): wasm.CatalogExportRun {
+  return new wasm.CatalogExportRun({
+    namespace: "prod",
+    size: 10,
+    sha256: EVIL,
+    conditionalClient: true,
+    remember: true,
+  });
+}
+
+/** A catalog export past the sidecar and the HEAD, waiting for its write. */
+function catalogExportAtPut(): wasm.CatalogExportRun {
+  const run = catalogExportRun();
+  run.handle({ event: "sidecar" });
+  run.handle({ event: "head", exists: true, size: 10, etag: EVIL });
+  return run;
+}
+
+/** One hostile case per `CatalogExportRun` method. */
+const CATALOG_EXPORT_RUN_METHODS: Record<string, () => unknown> = {
+  free: () => catalogExportRun().free(),
+  poll: () => {
+    const run = catalogExportAtPut();
+    run.handle({ event: "put", written: false });
+    return run.poll();
+  },
+  handle: () => {
+    const own = { bytes: DEEP, exists: EVIL, size: -1, etag: HUGE, written: 7, ours: null };
+    for (const fresh of [catalogExportRun, catalogExportAtPut]) {
+      hostileEvents(
+        ["sidecar", "head", "put", "verified", "remembered"],
+        fresh,
+        (run) => run.poll(),
+        (run, event) => run.handle(event as wasm.CatalogExportEvent),
+        own,
+      );
+    }
+    // A size no count can be.
+    const run = catalogExportRun();
+    run.handle({ event: "sidecar", bytes: JUNK } as never);
+    return run.handle({ event: "head", exists: true, size: 2 ** 64 } as never);
+  },
+  result: () => catalogExportAtPut().result(),
+};
+
 /** One hostile case per `DirtyRecorder` method (each on a recorder that has seen junk). */
 const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
   free: () => new wasm.DirtyRecorder().free(),
@@ -748,6 +793,7 @@ const CLASSES: [string, object, Record<string, () => unknown>][] = [
   ["IndexReadRun", wasm.IndexReadRun.prototype, INDEX_READ_RUN_METHODS],
   ["ConditionsRun", wasm.ConditionsRun.prototype, CONDITIONS_RUN_METHODS],
   ["ShardMoveRun", wasm.ShardMoveRun.prototype, SHARD_MOVE_RUN_METHODS],
+  ["CatalogExportRun", wasm.CatalogExportRun.prototype, CATALOG_EXPORT_RUN_METHODS],
   ["DirtyRecorder", wasm.DirtyRecorder.prototype, DIRTY_RECORDER_METHODS],
 ];
 
@@ -832,6 +878,17 @@ Deno.test("every WASM export returns or throws a coded Error on hostile input, a
       ifMatch: false,
     }));
   survives("new ConditionsRun (junk)", () => new wasm.ConditionsRun(hostile(DEEP), 0));
+  survives("new CatalogExportRun (junk)", () => new wasm.CatalogExportRun(hostile(DEEP)));
+  survives(
+    "new CatalogExportRun (a hostile namespace)",
+    () =>
+      new wasm.CatalogExportRun({
+        namespace: EVIL,
+        size: -1,
+        sha256: HUGE,
+        conditionalClient: true,
+      }),
+  );
   for (const now of [new Date(NaN), EVIL, hostile(DEEP), undefined]) {
     survives("new ShardMoveRun (not a date)", () => new wasm.ShardMoveRun(now as never));
   }
