@@ -18,11 +18,8 @@ use tsify_next::Tsify;
 use crate::error::{CoreError, CoreResult};
 use crate::model::paths::PathModel;
 use crate::runs::shard_write::machine::PutCondition;
-use crate::safety::catalog_shrinks;
+use crate::safety::{catalog_shrinks, CATALOG_EXPORT};
 use crate::state::sync_state::SyncState;
-
-/// The catalog export's rel inside a namespace.
-pub const CATALOG_EXPORT: &str = ".catalog-export.json";
 
 /// What the shim asks.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Tsify)]
