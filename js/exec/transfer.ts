@@ -10,6 +10,7 @@ import { type CacheStore, cacheStreams, type FileStat, type StagedFile } from ".
 import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { SyncError } from "../core/errors.ts";
+import { afterNotFound } from "../core/functions.ts";
 import { collectChunks } from "../io/chunks.ts";
 import { sha256Hex, sha256OfChunks } from "../io/hash.ts";
 import {
@@ -105,31 +106,39 @@ export async function downloadToStage(
 }
 
 /**
- * Brings the object at `key` to the cache file `cachePath` that a caller found missing (swamp's
- * lazy hydration of a file a metadata-only pull skipped): streamed through a temporary file
- * (memory does not grow with the file), then renamed into place, unless a file appeared there
+ * Brings the object of `names` to its cache file, which a caller found missing (swamp's lazy
+ * hydration of a file a metadata-only pull skipped): streamed through a temporary file (memory
+ * does not grow with the file), then renamed into place, unless a file appeared there
  * meanwhile. That file was written here since the caller looked, so it is newer local work than
  * the bucket's copy and is kept (the window left is the one between a stat and the rename).
+ * Each 404 is a fact for the core (`afterNotFound`, as in a pull), which names the next place to
+ * read (a namespaced object at its bare key, the extension's bug #1250; the key once more) or
+ * says the object is missing.
  *
  * @returns true when the file is there now (hydrated, or kept), false when the bucket has no
  *   such object
  */
 export async function hydrateMissing(
   ctx: SyncContext,
-  key: string,
-  cachePath: string,
+  names: { rel: string; remoteKey: string; cachePath: string },
 ): Promise<boolean> {
+  const { rel, remoteKey, cachePath } = names;
   if (await ctx.cache.stat(cachePath)) return true;
-  let staged: StagedFile;
-  try {
-    staged = await withRetry(
-      () => downloadToStage(ctx, key, cachePath, { hash: false }),
-      ctx.retry ?? DEFAULT_RETRY,
-      ctx.signal,
-    );
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
+  let staged: StagedFile | undefined;
+  let key = remoteKey;
+  for (let notFound = 1; staged === undefined; notFound++) {
+    try {
+      staged = await withRetry(
+        () => downloadToStage(ctx, key, cachePath, { hash: false }),
+        ctx.retry ?? DEFAULT_RETRY,
+        ctx.signal,
+      );
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      const next = afterNotFound(remoteKey, rel, Boolean(ctx.namespace), notFound);
+      if (next.next === "missing") return false;
+      key = next.key;
+    }
   }
   try {
     if (!(await ctx.cache.stat(cachePath))) await staged.commit();

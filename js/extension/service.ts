@@ -448,10 +448,6 @@ export class S3SyncService {
     opts: DatastoreSyncOptions,
   ): Promise<boolean> {
     const names = mapCallerPath(relPath, namespace, this.#options.prefix);
-    return await hydrateMissing(
-      this.#context(namespace, opts.signal),
-      names.remoteKey,
-      names.cachePath,
-    );
+    return await hydrateMissing(this.#context(namespace, opts.signal), names);
   }
 }

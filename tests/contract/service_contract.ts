@@ -351,6 +351,23 @@ export function serviceContract(target: ContractTarget): void {
   });
 
   test(
+    "hydrateFile finds a namespaced object at its bare key (the extension's bug #1250), and a missing one nowhere",
+    async (client, cache, keys) => {
+      const rels = datastoreRels(6);
+      const lazy = rels.find((r) => r.endsWith("/raw"))!;
+      // The object went up without its namespace, as the extension's bug #1250 wrote it.
+      await client.putObject(lazy, contentOf(lazy));
+      const service = new S3SyncService(client, cache);
+      assertEquals(await service.hydrateFile(`ns/${lazy}`, { namespace: "ns" }), true);
+      assertEquals(await Deno.readFile(`${cache}/ns/${lazy}`), contentOf(lazy));
+      // Read, never moved: the bucket is as it was.
+      assertEquals(await keys(), [lazy]);
+      assertEquals(await service.hydrateFile(`ns/data/none/x/y/raw`, { namespace: "ns" }), false);
+      assert(!(await listTree(cache)).some((f) => f.includes("none")), "nothing written");
+    },
+  );
+
+  test(
     "hydrateFile never replaces a file that is there: one written before the call, or while it downloads",
     async (client, cache) => {
       const rels = datastoreRels(6);
