@@ -29,6 +29,7 @@ const through = throughCore(wasm, [
   "isStaleTemp",
   "journalLine",
   "judgeExisting",
+  "judgeAside",
   "judgeLostCondition",
   "lockAssess",
   "lockDefaults",
@@ -57,7 +58,8 @@ export const bindUnnamed: typeof wasm.bindUnnamed = through.bindUnnamed;
 export const bookkeepingNames: typeof wasm.bookkeepingNames = through.bookkeepingNames;
 /** What a finished run's report answers the service's caller. */
 export const callOutcome: typeof wasm.callOutcome = through.callOutcome;
-/** Whether a catalog export upload looks like a truncation. */
+/** What a pull does with a local file before the bucket's version replaces it. */
+export const judgeAside: typeof wasm.judgeAside = through.judgeAside;
 /** Throws `objects-missing` when confirmed-missing objects in a row stop a pull. */
 export const checkMissingInARow: typeof wasm.checkMissingInARow = through.checkMissingInARow;
 /** Which part of the layout a cache-relative path belongs to. */
@@ -94,8 +96,6 @@ export const partitionKey: typeof wasm.partitionKey = through.partitionKey;
 export const relFromRemoteKey: typeof wasm.relFromRemoteKey = through.relFromRemoteKey;
 /** The folders a scoped sync of models covers. */
 export const scopeForModels: typeof wasm.scopeForModels = through.scopeForModels;
-/** What the sidecar remembers of a server's conditional requests. */
-/** The last catalog export's hash in a sidecar. */
 /** The sidecar with the tombstone journal folded in. */
 export const sidecarFoldJournal: typeof wasm.sidecarFoldJournal = through.sidecarFoldJournal;
 /** Whether the sidecar records a pending lazy hydration. */

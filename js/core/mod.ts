@@ -52,6 +52,7 @@ export {
   findCollisions,
   findContamination,
   journalLine,
+  judgeAside,
   judgeExisting,
   judgeLostCondition,
   lockKeyFor,

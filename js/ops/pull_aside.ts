@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Planner, Removal } from "../core/mod.ts";
+import { judgeAside, type Planner, type Removal } from "../core/mod.ts";
 import type { SyncContext } from "../exec/context.ts";
 import { SyncError } from "../core/errors.ts";
 import type { StagedFile } from "../io/cache_fs.ts";
@@ -15,7 +15,9 @@ import { hashFile, readChunks, stageFile } from "../exec/transfer.ts";
 /**
  * Removes the files other clones deleted on evidence (the plan's `removals`), each only while
  * its stat is still the one planned (a file written since is kept, and keeps its base entry),
- * then the folders that leaves empty, up to the bound tree. Returns the rels removed.
+ * then the folders that leaves empty, up to the bound tree. Returns the rels removed. The stat
+ * compare is the removal's condition, as `If-Match` is a write's: the core set it (the stat it
+ * planned from), this checks it at the moment of the I/O, which only the I/O can.
  */
 export async function removeDeleted(ctx: SyncContext, removals: Removal[]): Promise<string[]> {
   const removed: string[] = [];
@@ -43,10 +45,10 @@ function parentOf(path: string): string {
 
 /**
  * Keeps the local file at `cachePath` aside before `incoming` (the bucket's version, staged and
- * hashed) replaces it: copied to its conflict copy (named by content: the same version kept
- * twice is one file), streamed, never held whole. Returns the copy's path, or undefined when
- * there was nothing to keep (no local file, the same bytes as the bucket's, or the bytes of the
- * base, `baseSha256`).
+ * hashed) replaces it, as the core judges (`judgeAside`): nothing when there is nothing of ours
+ * to keep (no local file, the bucket's bytes, or the base's, `baseSha256`); else its conflict
+ * copy (named by content), reused when it already holds these bytes, else copied, streamed and
+ * never held whole. Returns the copy's path, or undefined when nothing was kept.
  */
 export async function keepAside(
   ctx: SyncContext,
@@ -55,33 +57,37 @@ export async function keepAside(
   incoming: StagedFile,
   baseSha256: string | undefined,
 ): Promise<string | undefined> {
-  const local = await hashFile(ctx.cache, cachePath);
-  if (local === null || (local.size === incoming.size && local.sha256 === incoming.sha256)) {
+  const local = (await hashFile(ctx.cache, cachePath)) ?? undefined;
+  const theirs = incoming.sha256 === undefined
+    ? undefined
+    : { size: incoming.size, sha256: incoming.sha256 };
+  // Judged once without the copy: the copy is read only when there is something to keep.
+  if (local === undefined || judgeAside(local, theirs, baseSha256, undefined) === "nothing") {
     return undefined;
   }
-  // Still the version this cache last synced (the plan's `baseHashes`): nothing of ours to keep.
-  if (local.sha256 === baseSha256) return undefined;
   const copy = planner.conflictCopyPath(cachePath, local.sha256);
-  if ((await ctx.cache.stat(copy))?.size !== local.size) {
-    const chunks = await readChunks(ctx.cache, cachePath);
-    if (chunks === null) return undefined;
-    const kept = await stageFile(ctx.cache, copy, chunks, true);
-    if (kept.sha256 !== local.sha256) {
-      // Written to while being copied: the copy would not be what its name says.
-      await kept.discard();
-      throw new SyncError(
-        "download-failed",
-        `${cachePath} changed while it was being kept aside; nothing replaced it, pull again`,
-      );
-    }
-    await kept.commit();
+  const there = (await ctx.cache.stat(copy)) === null ? undefined : await hashFile(ctx.cache, copy);
+  if (judgeAside(local, theirs, baseSha256, there ?? undefined) === "reuse") return copy;
+  const chunks = await readChunks(ctx.cache, cachePath);
+  if (chunks === null) return undefined;
+  const kept = await stageFile(ctx.cache, copy, chunks, true);
+  if (kept.sha256 !== local.sha256) {
+    // Written to while being copied: the copy would not be what its name says.
+    await kept.discard();
+    throw new SyncError(
+      "download-failed",
+      `${cachePath} changed while it was being kept aside; nothing replaced it, pull again`,
+    );
   }
+  await kept.commit();
   return copy;
 }
 
 /**
  * Moves the local file at `cachePath` to its conflict copy (named by content; one rename, never
  * a copy), or, when that copy already holds the same bytes, removes it. Returns the copy's path.
+ * Which file goes aside is the core's (the plan's `inTheWay`); comparing the copy's bytes is the
+ * check a content-named file allows, not a choice.
  */
 export async function moveAside(
   ctx: SyncContext,

@@ -1,11 +1,12 @@
 //! Single decisions the shim asks for between steps: object conditions, guards, breakers, the
-//! migration plan.
+//! migration plan, what a pull keeps aside.
 
 use wasm_bindgen::prelude::*;
 
 use crate::error::CoreError;
 use crate::model::paths::PathModel;
 use crate::runs::outcome::{self, ReportFacts};
+use crate::runs::pull::aside::{self, FileContent};
 use crate::runs::push::race;
 use crate::safety::delete_version::{self, ProvenVersion};
 use crate::safety::object_condition::{self, ExpectedVersion, ObjectFacts, OurBytes};
@@ -112,6 +113,33 @@ pub fn version_at_key(
     let head: ObjectFacts = from_js(head, "head")?;
     let version: ProvenVersion = from_js(version, "version")?;
     to_js(&delete_version::version_at_key(&head, &version))
+}
+
+/// What a pull does with the `local` file (`{size, sha256}`; undefined: none) before `incoming`
+/// replaces it (undefined: not hashed), given the base's hash and the conflict copy already at its name:
+/// `"nothing"`, `"reuse"` or `"copy"` (see `runs::pull::aside`).
+#[wasm_bindgen(js_name = judgeAside, unchecked_return_type = "AsideStep")]
+pub fn judge_aside(
+    #[wasm_bindgen(unchecked_param_type = "FileContent | undefined")] local: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "FileContent | undefined")] incoming: JsValue,
+    base_sha256: Option<String>,
+    #[wasm_bindgen(unchecked_param_type = "FileContent | undefined")] copy: JsValue,
+) -> Result<JsValue, JsValue> {
+    let optional = |value: JsValue, what: &str| -> Result<Option<FileContent>, JsValue> {
+        match value.is_undefined() || value.is_null() {
+            true => Ok(None),
+            false => from_js(value, what).map(Some),
+        }
+    };
+    let local = optional(local, "local")?;
+    let incoming = optional(incoming, "incoming")?;
+    let copy = optional(copy, "copy")?;
+    to_js(&aside::judge_aside(
+        local.as_ref(),
+        incoming.as_ref(),
+        base_sha256.as_deref(),
+        copy.as_ref(),
+    ))
 }
 
 /// What a finished pull's or push's report (`ReportFacts`) answers the service's caller: the

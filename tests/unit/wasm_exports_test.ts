@@ -73,6 +73,15 @@ const FUNCTIONS: Record<string, () => unknown> = {
       hostile({ exists: "yes", size: -1, etag: DEEP }),
       hostile({ etag: 7, size: NaN }),
     ),
+  judgeAside: () => {
+    wasm.judgeAside({ size: -1, sha256: EVIL }, JUNK as never, HUGE, DEEP as never);
+    return wasm.judgeAside(
+      undefined,
+      { size: 2 ** 64, sha256: 7 } as never,
+      undefined,
+      null as never,
+    );
+  },
   judgeLostCondition: () => wasm.judgeLostCondition(HUGE, NaN, { exists: true, size: -1 }),
   afterLostRace: () => wasm.afterLostRace(NaN, Infinity),
   lockAssess: () => wasm.lockAssess(DEEP, NaN, EVIL, -1e300),
