@@ -56,8 +56,6 @@ export type {
 } from "./service_types.ts";
 
 const UNBOUND = Symbol("unbound");
-/** The memo key of a `markDirty` without a path. */
-const BULK = Symbol("bulk");
 
 /** The sync service. */
 export class S3SyncService {
@@ -65,13 +63,12 @@ export class S3SyncService {
   readonly #cache: CacheStore;
   readonly #options: SyncServiceOptions;
   #bound: string | undefined | typeof UNBOUND = UNBOUND;
-  /** `markDirty` paths (or {@link BULK}) recorded in the sidecar as last written by us. */
-  readonly #dirtyMemo = new Set<string | typeof BULK>();
-  /** The sidecar's stat after our last `markDirty` write. */
+  /** The sidecar's stat after our last `markDirty` rewrite. */
   #sidecarWritten: FileStat | null = null;
-  /** Whether that write asked the extension to walk everything (see `markDirty`). */
-  #sidecarWalksEverything = false;
-  /** The sidecar state behind our last `markDirty` write, so the next call need not parse it. */
+  /**
+   * The sidecar state behind our last `markDirty` rewrite (so the next call need not parse it),
+   * and the calls recorded since (skip, journal or rewrite: the core's `DirtyRecorder.step`).
+   */
   readonly #dirtyRecorder = new DirtyRecorder();
 
   /**
@@ -220,7 +217,7 @@ export class S3SyncService {
           this.#pushPolicy(),
         );
         annotatePush(span, namespace, report);
-        this.#dirtyMemo.clear();
+        this.#dirtyRecorder.forget();
         return finishPush(report, this.#warn);
       }));
   }
@@ -264,7 +261,7 @@ export class S3SyncService {
           prepared,
         );
         annotatePush(span, namespace, report);
-        this.#dirtyMemo.clear();
+        this.#dirtyRecorder.forget();
         return finishPush(report, this.#warn);
       }));
   }
@@ -398,33 +395,19 @@ export class S3SyncService {
    */
   async markDirty(opts: DatastoreSyncOptions = {}): Promise<void> {
     const namespace = this.#bound === UNBOUND ? opts.namespace : this.#bound;
-    // Core calls this before every cache write, not deduplicated: a repeat of what this
-    // instance already recorded, with the sidecar as we left it, costs one stat, not a rewrite.
-    const memo = opts.relPath ?? BULK;
+    // Core calls this before every cache write, not deduplicated: skip, journal or rewrite is
+    // the core's call (`DirtyRecorder.step`, see `src/state/dirty_calls.rs`), from whether the
+    // sidecar's stat is the one this service's last rewrite left.
     const stat = await this.#cache.stat(SIDECAR);
-    const oursStill = sameStat(stat, this.#sidecarWritten);
-    if (this.#dirtyMemo.has(memo) && oursStill) return;
-    if (!oursStill) this.#dirtyMemo.clear();
-    // Rewritten (re-read: a stat cannot prove nobody rewrote it; written without a flush) until
-    // it asks the extension to walk everything, which the extension's own cap of dirty paths
-    // brings about: up to then each path lands in its `dirtyPaths`, as the extension writes
-    // them, so a cache handed back to it walks what it must. From then on, while the sidecar is
-    // as we left it, a tombstone is one line appended to the journal beside it (rewriting the
-    // whole sidecar per call cost O(n) with n tombstones pending); every sync folds the journal
-    // in before it reads the sidecar.
-    const journalWhile = oursStill && this.#sidecarWalksEverything && opts.relPath !== undefined
-      ? stat ?? undefined
-      : undefined;
+    const step = this.#dirtyRecorder.step(opts.relPath, sameStat(stat, this.#sidecarWritten));
+    if (step === "skip") return;
     const written = await recordDirty(this.#cache, namespace, opts.relPath, {
       flush: false,
-      journalWhile,
+      journalWhile: step === "journal" ? stat ?? undefined : undefined,
       recorder: this.#dirtyRecorder,
     });
-    if (written.stat) {
-      this.#sidecarWritten = written.stat;
-      this.#sidecarWalksEverything = written.walksEverything ?? false;
-    }
-    this.#dirtyMemo.add(memo);
+    if (written.stat) this.#sidecarWritten = written.stat;
+    this.#dirtyRecorder.recorded(opts.relPath, written.stat !== undefined);
   }
 
   /**

@@ -21,6 +21,7 @@ pub fn sidecar_fold_journal(sidecar: Option<Vec<u8>>, journal: Vec<u8>) -> Optio
 #[wasm_bindgen]
 pub struct DirtyRecorder {
     inner: crate::state::sync_state::DirtyRecorder,
+    calls: crate::state::dirty_calls::DirtyCalls,
 }
 
 #[wasm_bindgen]
@@ -30,6 +31,7 @@ impl DirtyRecorder {
     pub fn new() -> DirtyRecorder {
         DirtyRecorder {
             inner: crate::state::sync_state::DirtyRecorder::new(),
+            calls: crate::state::dirty_calls::DirtyCalls::new(),
         }
     }
 
@@ -52,6 +54,49 @@ impl DirtyRecorder {
     pub fn walks_everything(&self) -> bool {
         self.inner.walks_everything()
     }
+
+    /// What a `markDirty` call for `path` (undefined: walk everything) does, given whether the
+    /// sidecar's stat is the one this service's last rewrite left (see
+    /// [`crate::state::dirty_calls`]).
+    #[wasm_bindgen(unchecked_return_type = "DirtyStep")]
+    pub fn step(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string | undefined")] path: JsValue,
+        as_left: bool,
+    ) -> Result<JsValue, JsValue> {
+        let path = call_path(path)?;
+        to_js(&self.calls.step(path.as_deref(), as_left))
+    }
+
+    /// The call for `path` was recorded: by a rewrite (`rewrote`), or a journal line.
+    pub fn recorded(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string | undefined")] path: JsValue,
+        rewrote: bool,
+    ) -> Result<(), JsValue> {
+        let path = call_path(path)?;
+        let walks = self.inner.walks_everything();
+        self.calls.recorded(path.as_deref(), rewrote, walks);
+        Ok(())
+    }
+
+    /// A sync acted on what was recorded: every later call records again.
+    pub fn forget(&mut self) {
+        self.calls.forget();
+    }
+}
+
+/// A `markDirty` call's path: a string, or undefined (null) for a walk of everything; anything
+/// else is `invalid-input`, never a throw without a code.
+fn call_path(path: JsValue) -> Result<Option<String>, JsValue> {
+    if path.is_undefined() || path.is_null() {
+        return Ok(None);
+    }
+    path.as_string().map(Some).ok_or_else(|| {
+        to_js_error(crate::error::CoreError::input(
+            "a markDirty path is a string or undefined",
+        ))
+    })
 }
 
 impl Default for DirtyRecorder {

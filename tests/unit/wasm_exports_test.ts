@@ -784,6 +784,23 @@ const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
     recorder.record(JUNK, EVIL);
     return recorder.walksEverything;
   },
+  step: () => {
+    const recorder = new wasm.DirtyRecorder();
+    recorder.step(EVIL + HUGE, true);
+    return recorder.step(JUNK as never, 7 as never);
+  },
+  recorded: () => {
+    const recorder = new wasm.DirtyRecorder();
+    recorder.recorded(HUGE, true);
+    recorder.recorded(undefined, JUNK as never);
+    return recorder.step(HUGE, true);
+  },
+  forget: () => {
+    const recorder = new wasm.DirtyRecorder();
+    recorder.recorded(EVIL, false);
+    recorder.forget();
+    return recorder.step(EVIL, true);
+  },
 };
 
 /** Each exported class with its table of hostile cases, one per method. */
