@@ -1,7 +1,14 @@
 //! What a pull keeps aside before the bucket's version replaces a local file
 //! (`runs::pull::aside`): only this cache's own change, once, never over other bytes.
 
-use s3sync_core::runs::pull::aside::{judge_aside, AsideStep, FileContent};
+use s3sync_core::runs::pull::aside::{judge_aside, AsideStep, CopyFound, FileContent};
+
+fn copy(size: u64, sha: Option<&str>) -> CopyFound {
+    CopyFound {
+        size,
+        sha256: sha.map(|s| s.repeat(64)),
+    }
+}
 
 fn file(size: u64, sha: &str) -> FileContent {
     FileContent {
@@ -41,22 +48,33 @@ fn only_this_caches_own_change_is_kept() {
 }
 
 #[test]
-fn a_copy_is_reused_only_when_it_holds_the_same_bytes() {
+fn a_copy_is_reused_only_when_it_holds_the_same_bytes_and_never_written_over() {
     let theirs = file(3, "b");
     let mine = file(4, "a");
     assert_eq!(
-        judge_aside(Some(&mine), Some(&theirs), None, Some(&mine)),
+        judge_aside(Some(&mine), Some(&theirs), None, Some(&copy(4, Some("a")))),
         AsideStep::Reuse
     );
-    // Same size, other bytes (a file planted at the name, or one cut short and padded): the
-    // size alone never vouches for a copy.
+    // Same size, other bytes (a copy edited by hand, a file planted at the name): the size
+    // alone never vouches for a copy, and the file there is not written over.
     assert_eq!(
-        judge_aside(Some(&mine), Some(&theirs), None, Some(&file(4, "d"))),
-        AsideStep::Copy
+        judge_aside(Some(&mine), Some(&theirs), None, Some(&copy(4, Some("d")))),
+        AsideStep::Occupied
     );
+    // Another size: not read at all, and not written over either.
     assert_eq!(
-        judge_aside(Some(&mine), Some(&theirs), None, Some(&file(5, "a"))),
-        AsideStep::Copy
+        judge_aside(Some(&mine), Some(&theirs), None, Some(&copy(5, None))),
+        AsideStep::Occupied
+    );
+    // Same size, not read: nothing vouches for it.
+    assert_eq!(
+        judge_aside(Some(&mine), Some(&theirs), None, Some(&copy(4, None))),
+        AsideStep::Occupied
+    );
+    // Nothing of ours to keep: the copy's name does not matter.
+    assert_eq!(
+        judge_aside(Some(&theirs), Some(&theirs), None, Some(&copy(5, None))),
+        AsideStep::Nothing
     );
 }
 

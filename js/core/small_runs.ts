@@ -14,6 +14,7 @@ import type {
   CatalogExportResult,
   ConditionsAction,
   ConditionsEvent,
+  ConditionsKnown,
   ConditionsRequest,
   ConditionsResult,
   ContaminationAction,
@@ -164,19 +165,23 @@ export class IndexReadRun
 }
 
 /**
- * Writing the planner's index cut into shards as the core's state machine: the v1 mirror of
- * what the recorded push touched, or a v2 set (a migration's, a rebuild's) with every write
- * conditional on the copy read, the meta last.
- */
-/**
  * What the server honours of conditional requests as the core's state machine: how a push's
  * writes and deletes are made conditional, or what `doctor --probe-server` reports.
  */
 export class ConditionsRun
   extends CoreRun<ConditionsAction, ConditionsEvent, NoReplies, ConditionsResult> {
+  readonly #inner: wasm.ConditionsRun;
+
   /** A run naming its probe objects from `planner`'s binding, for `request`, at `now`. */
   constructor(planner: Planner, request: ConditionsRequest, now: Date) {
-    super(core(() => new wasm.ConditionsRun(request, now.getTime())), planner);
+    const inner = core(() => new wasm.ConditionsRun(request, now.getTime()));
+    super(inner, planner);
+    this.#inner = inner;
+  }
+
+  /** What is known of the server so far, a refusal or a failed request included. */
+  get known(): ConditionsKnown {
+    return core(() => this.#inner.known);
   }
 }
 
@@ -204,6 +209,11 @@ export class ShardMoveRun
   }
 }
 
+/**
+ * Writing the planner's index cut into shards as the core's state machine: the v1 mirror of
+ * what the recorded push touched, or a v2 set (a migration's, a rebuild's) with every write
+ * conditional on the copy read, the meta last.
+ */
 export class ShardWriteRun
   extends CoreRun<ShardWriteAction, ShardWriteEvent, NoReplies, ShardWriteResult> {
   /** A run over `planner`'s index for `request`. */

@@ -10,7 +10,6 @@ import { type CacheStore, cacheStreams, type FileStat, type StagedFile } from ".
 import type { SyncContext } from "./context.ts";
 import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { SyncError } from "../core/errors.ts";
-import { afterNotFound } from "../core/functions.ts";
 import { collectChunks } from "../io/chunks.ts";
 import { sha256Hex, sha256OfChunks } from "../io/hash.ts";
 import {
@@ -111,34 +110,33 @@ export async function downloadToStage(
  * does not grow with the file), then renamed into place, unless a file appeared there
  * meanwhile. That file was written here since the caller looked, so it is newer local work than
  * the bucket's copy and is kept (the window left is the one between a stat and the rename).
- * Each 404 is a fact for the core (`afterNotFound`, as in a pull), which names the next place to
- * read (a namespaced object at its bare key, the extension's bug #1250; the key once more) or
- * says the object is missing.
+ *
+ * A 404 is "no such object", without the bare-key lookup a pull makes after one
+ * (`afterNotFound`): a pull reads the bare key only for a rel its index names as this
+ * namespace's, the evidence of the extension's bug #1250; a hydration has no index in hand,
+ * and an object at the root under the same name may be another namespace's (a rel can begin
+ * with another namespace's name). Filled from it, the file would then be pushed into this
+ * namespace. A pull finds and reports such objects.
  *
  * @returns true when the file is there now (hydrated, or kept), false when the bucket has no
  *   such object
  */
 export async function hydrateMissing(
   ctx: SyncContext,
-  names: { rel: string; remoteKey: string; cachePath: string },
+  names: { remoteKey: string; cachePath: string },
 ): Promise<boolean> {
-  const { rel, remoteKey, cachePath } = names;
+  const { remoteKey, cachePath } = names;
   if (await ctx.cache.stat(cachePath)) return true;
-  let staged: StagedFile | undefined;
-  let key = remoteKey;
-  for (let notFound = 1; staged === undefined; notFound++) {
-    try {
-      staged = await withRetry(
-        () => downloadToStage(ctx, key, cachePath, { hash: false }),
-        ctx.retry ?? DEFAULT_RETRY,
-        ctx.signal,
-      );
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      const next = afterNotFound(remoteKey, rel, Boolean(ctx.namespace), notFound);
-      if (next.next === "missing") return false;
-      key = next.key;
-    }
+  let staged: StagedFile;
+  try {
+    staged = await withRetry(
+      () => downloadToStage(ctx, remoteKey, cachePath, { hash: false }),
+      ctx.retry ?? DEFAULT_RETRY,
+      ctx.signal,
+    );
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
   }
   try {
     if (!(await ctx.cache.stat(cachePath))) await staged.commit();

@@ -5,7 +5,8 @@
  * @module
  */
 import { type BaseLoad, type HeadFound, migrateListing, type PutCondition } from "../core/mod.ts";
-import { LOCAL_INDEX, type SyncContext } from "./context.ts";
+import { LOCAL_INDEX, SIDECAR, type SyncContext } from "./context.ts";
+import type { CacheStore } from "../io/cache_fs.ts";
 import { isNotFound, listAll, publishConditionally } from "../io/store.ts";
 import { DEFAULT_RETRY, type ItemFailure, runPool, withRetry } from "../io/engine.ts";
 import { asStoreError, SyncError } from "../core/errors.ts";
@@ -151,6 +152,19 @@ export function listWhole(ctx: SyncContext) {
   ): Promise<void> => {
     const listing = await listAll(ctx.store, "", ctx.listPageSize ?? 1000, ctx.signal);
     send({ event: "listing", listing: migrateListing(listing) });
+  };
+}
+
+/**
+ * The `readSidecar` step of the runs that read a verdict or a hash the sidecar keeps: the file
+ * as it is (the tombstone journal beside it holds neither), none when there is none.
+ */
+export function readSidecarFile(cache: CacheStore) {
+  return async (
+    _action: unknown,
+    send: (event: { event: "sidecar"; bytes?: Uint8Array }) => void,
+  ): Promise<void> => {
+    send({ event: "sidecar", bytes: (await cache.readFile(SIDECAR)) ?? undefined });
   };
 }
 

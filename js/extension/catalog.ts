@@ -11,9 +11,9 @@ import { describe, SyncError } from "../core/errors.ts";
 import { createOnly, hasExtras, isNotFound, type ObjectStoreClient } from "../io/store.ts";
 import type { CacheStore } from "../io/cache_fs.ts";
 import { sha256Hex } from "../io/hash.ts";
-import { SIDECAR } from "../exec/context.ts";
 import { drive } from "../exec/drive.ts";
-import { exclusive } from "../ops/journal.ts";
+import { readSidecarFile } from "../exec/verbs.ts";
+import { updateSidecar } from "../ops/journal.ts";
 import { ownBytesLanded } from "../ops/push_objects.ts";
 
 /** The catalog export's rel inside a namespace. */
@@ -135,8 +135,8 @@ export async function exportCatalog(
     allowShrink: options.allowShrink,
   });
   await drive(run, {
-    readSidecar: async (_, send) =>
-      send({ event: "sidecar", bytes: (await cache?.readFile(SIDECAR)) ?? undefined }),
+    // Asked only when there is a cache (`remember`).
+    readSidecar: readSidecarFile(cache!),
     head: async ({ key }, send) => {
       const head = await withRetry(() => client.headObject(key, signal), retry, signal);
       send({ event: "head", exists: head.exists, size: head.size, etag: head.etag });
@@ -162,17 +162,14 @@ export async function exportCatalog(
       send({ event: "verified", ours });
     },
     remember: async ({ sha256 }, send) => {
-      // In the cache's queue, as every sidecar rewrite is: a `markDirty` landing between the
-      // read and the write would lose its tombstone. Best effort: the export is in the bucket,
-      // and a hash not kept only sends the next export again.
-      try {
-        await exclusive(cache!, async () => {
-          const fresh = (await cache!.readFile(SIDECAR)) ?? undefined;
-          await cache!.writeAtomic(SIDECAR, sidecarWithCatalogHash(fresh, sha256));
-        });
-      } catch (error) {
-        options.log?.(`the catalog export's hash was not remembered (${describe(error)})`);
-      }
+      // Best effort: the export is in the bucket, and a hash not kept only sends the next
+      // export again.
+      await updateSidecar(
+        cache!,
+        (sidecar) => sidecarWithCatalogHash(sidecar, sha256),
+        (error) =>
+          options.log?.(`the catalog export's hash was not remembered (${describe(error)})`),
+      );
       send({ event: "remembered" });
     },
   }, { stopAt: ["done"] });

@@ -407,7 +407,11 @@ export class S3SyncService {
       recorder: this.#dirtyRecorder,
     });
     if (written.stat) this.#sidecarWritten = written.stat;
-    this.#dirtyRecorder.recorded(opts.relPath, written.stat !== undefined);
+    this.#dirtyRecorder.recorded(
+      opts.relPath,
+      written.stat !== undefined,
+      written.walksEverything ?? false,
+    );
   }
 
   /**

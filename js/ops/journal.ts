@@ -42,6 +42,32 @@ export function exclusive<T>(cache: CacheStore, run: () => Promise<T>): Promise<
 }
 
 /**
+ * Rewrites the sidecar file with `update` applied to it as it is now (undefined: nothing to
+ * write), in the cache's queue ({@link exclusive}) so a `markDirty` landing meanwhile is not
+ * overwritten. For fields a run keeps for the next one (a server's verdict, the last catalog
+ * export's hash): best effort, a failure is handed to `failed` and costs the next run a probe
+ * or an upload. The journal is not touched (it holds tombstones only).
+ *
+ * @param cache the cache folder
+ * @param update the sidecar's new bytes from its current ones (undefined when absent)
+ * @param failed told of a read or write that failed
+ */
+export async function updateSidecar(
+  cache: CacheStore,
+  update: (sidecarNow: Uint8Array | undefined) => Uint8Array | undefined,
+  failed: (error: unknown) => void,
+): Promise<void> {
+  try {
+    await exclusive(cache, async () => {
+      const written = update((await cache.readFile(SIDECAR)) ?? undefined);
+      if (written) await cache.writeAtomic(SIDECAR, written, { flush: false });
+    });
+  } catch (error) {
+    failed(error);
+  }
+}
+
+/**
  * Records a tombstone (already normalised by the core) in the journal. Call it inside the cache's
  * queued section ({@link exclusive}), as `markDirty` does: an append racing a take could land in
  * the taken file after it was read.

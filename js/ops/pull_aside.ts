@@ -49,6 +49,9 @@ function parentOf(path: string): string {
  * to keep (no local file, the bucket's bytes, or the base's, `baseSha256`); else its conflict
  * copy (named by content), reused when it already holds these bytes, else copied, streamed and
  * never held whole. Returns the copy's path, or undefined when nothing was kept.
+ *
+ * @throws SyncError `download-failed` when another file is at the copy's name (a copy edited by
+ *   hand): neither is touched, and the bucket's version does not replace the local file
  */
 export async function keepAside(
   ctx: SyncContext,
@@ -61,13 +64,25 @@ export async function keepAside(
   const theirs = incoming.sha256 === undefined
     ? undefined
     : { size: incoming.size, sha256: incoming.sha256 };
-  // Judged once without the copy: the copy is read only when there is something to keep.
+  // Judged once without the copy: the copy is looked at only when there is something to keep.
   if (local === undefined || judgeAside(local, theirs, baseSha256, undefined) === "nothing") {
     return undefined;
   }
   const copy = planner.conflictCopyPath(cachePath, local.sha256);
-  const there = (await ctx.cache.stat(copy)) === null ? undefined : await hashFile(ctx.cache, copy);
-  if (judgeAside(local, theirs, baseSha256, there ?? undefined) === "reuse") return copy;
+  const there = await ctx.cache.stat(copy);
+  // Read only when its size could be ours: another size already says it is another file.
+  const found = there === null ? undefined : {
+    size: there.size,
+    sha256: there.size === local.size ? (await hashFile(ctx.cache, copy))?.sha256 : undefined,
+  };
+  const step = judgeAside(local, theirs, baseSha256, found);
+  if (step === "reuse") return copy;
+  if (step === "occupied") {
+    throw new SyncError(
+      "download-failed",
+      `${copy} holds other bytes than ${cachePath}, which the bucket's version would replace; neither was touched: move ${copy} away and pull again`,
+    );
+  }
   const chunks = await readChunks(ctx.cache, cachePath);
   if (chunks === null) return undefined;
   const kept = await stageFile(ctx.cache, copy, chunks, true);

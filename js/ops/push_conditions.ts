@@ -15,17 +15,21 @@ import {
   type ServerVerdict,
   sidecarWithServerVerdict,
 } from "../core/mod.ts";
-import { SIDECAR, type SyncContext } from "../exec/context.ts";
+import type { SyncContext } from "../exec/context.ts";
 import { DEFAULT_RETRY, withRetry } from "../io/engine.ts";
 import { describe, SyncError } from "../core/errors.ts";
-import { exclusive } from "./journal.ts";
+import { updateSidecar } from "./journal.ts";
+import { readSidecarFile } from "../exec/verbs.ts";
 import { hasExtras } from "../io/store.ts";
 import { drive } from "../exec/drive.ts";
 import type { PushRequest } from "./push_types.ts";
 
 export type { ConditionalSupport } from "../core/mod.ts";
 
-/** What this process probed of each store: facts the core's `ConditionsRun` takes as known. */
+/**
+ * What this process knows of each store (probed, or recalled from a sidecar): facts the core's
+ * `ConditionsRun` takes as known.
+ */
 const probed = new WeakMap<object, { writes?: boolean; deletes?: boolean }>();
 
 /**
@@ -62,8 +66,7 @@ async function decideConditions(
     );
   try {
     await drive(run, {
-      readSidecar: async (_, send) =>
-        send({ event: "sidecar", bytes: (await ctx.cache.readFile(SIDECAR)) ?? undefined }),
+      readSidecar: readSidecarFile(ctx.cache),
       probeWrites: async ({ keyPrefix, body, notTheEtag }, send) => {
         if (!hasExtras(store)) throw new SyncError("core-error", "no conditional client to probe");
         const bytes = new TextEncoder().encode(body);
@@ -88,20 +91,14 @@ async function decideConditions(
         send({ event: "remembered" });
       },
     }, { stopAt: ["done"] });
-  } catch (error) {
-    // The core refused: the server ignores conditional writes, which this process then knows
-    // without probing again (the next push's run refuses at once).
-    if (error instanceof SyncError && error.code === "conditional-writes-unsupported") {
-      probed.set(store, { ...known, writes: false });
-    }
-    throw error;
+  } finally {
+    // What the run learned outlives it, a refusal or a failed request included: the next push
+    // of this process neither probes again what is known nor asks a server known to ignore
+    // conditional writes.
+    const known = run.known;
+    probed.set(store, { writes: known.writes ?? undefined, deletes: known.deletes ?? undefined });
   }
-  const decided = run.result();
-  probed.set(store, {
-    writes: decided.knownWrites ?? undefined,
-    deletes: decided.knownDeletes ?? undefined,
-  });
-  return decided.support;
+  return run.result().support;
 }
 
 /** What `doctor --probe-server` learned of the server (see {@link probeServer}). */
@@ -166,19 +163,15 @@ export async function objectConditions(
  * costs the next run a probe.
  */
 export async function rememberServer(ctx: SyncContext, verdict: ServerVerdict): Promise<void> {
-  try {
-    await exclusive(ctx.cache, async () => {
-      const sidecar = (await ctx.cache.readFile(SIDECAR)) ?? undefined;
-      const written = sidecarWithServerVerdict(sidecar, verdict);
-      if (written) await ctx.cache.writeAtomic(SIDECAR, written, { flush: false });
-      // A cache with no sidecar yet (its first push) keeps the verdict once the push wrote one.
-      else if (sidecar === undefined) unremembered.set(ctx.cache, verdict);
-    });
-  } catch (error) {
+  await updateSidecar(ctx.cache, (sidecar) => {
+    const written = sidecarWithServerVerdict(sidecar, verdict);
+    // A cache with no sidecar yet (its first push) keeps the verdict once the push wrote one.
+    if (!written && sidecar === undefined) unremembered.set(ctx.cache, verdict);
+    return written;
+  }, (error) =>
     ctx.log?.(
       `what the server honours was not remembered (${describe(error)}): the next push probes again`,
-    );
-  }
+    ));
 }
 
 /** Verdicts probed on a cache that had no sidecar yet, by cache: kept after the push's write. */

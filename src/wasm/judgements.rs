@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use crate::error::CoreError;
 use crate::model::paths::PathModel;
 use crate::runs::outcome::{self, ReportFacts};
-use crate::runs::pull::aside::{self, FileContent};
+use crate::runs::pull::aside::{self, CopyFound, FileContent};
 use crate::runs::push::race;
 use crate::safety::delete_version::{self, ProvenVersion};
 use crate::safety::object_condition::{self, ExpectedVersion, ObjectFacts, OurBytes};
@@ -116,24 +116,28 @@ pub fn version_at_key(
 }
 
 /// What a pull does with the `local` file (`{size, sha256}`; undefined: none) before `incoming`
-/// replaces it (undefined: not hashed), given the base's hash and the conflict copy already at its name:
-/// `"nothing"`, `"reuse"` or `"copy"` (see `runs::pull::aside`).
+/// replaces it (undefined: not hashed), given the base's hash and what is already at the
+/// conflict copy's name (`{size, sha256?}`): `"nothing"`, `"reuse"`, `"copy"` or `"occupied"`
+/// (see `runs::pull::aside`).
 #[wasm_bindgen(js_name = judgeAside, unchecked_return_type = "AsideStep")]
 pub fn judge_aside(
     #[wasm_bindgen(unchecked_param_type = "FileContent | undefined")] local: JsValue,
     #[wasm_bindgen(unchecked_param_type = "FileContent | undefined")] incoming: JsValue,
     base_sha256: Option<String>,
-    #[wasm_bindgen(unchecked_param_type = "FileContent | undefined")] copy: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "CopyFound | undefined")] copy: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let optional = |value: JsValue, what: &str| -> Result<Option<FileContent>, JsValue> {
+    fn optional<T: serde::de::DeserializeOwned>(
+        value: JsValue,
+        what: &str,
+    ) -> Result<Option<T>, JsValue> {
         match value.is_undefined() || value.is_null() {
             true => Ok(None),
             false => from_js(value, what).map(Some),
         }
-    };
-    let local = optional(local, "local")?;
-    let incoming = optional(incoming, "incoming")?;
-    let copy = optional(copy, "copy")?;
+    }
+    let local: Option<FileContent> = optional(local, "local")?;
+    let incoming: Option<FileContent> = optional(incoming, "incoming")?;
+    let copy: Option<CopyFound> = optional(copy, "copy")?;
     to_js(&aside::judge_aside(
         local.as_ref(),
         incoming.as_ref(),

@@ -274,6 +274,13 @@ impl ConditionsRun {
                 .map_err(to_js_error)?,
         })
     }
+
+    /// What is known of the server so far (`{writes, deletes}`, each null when not known), at
+    /// any point of the run, a refusal or a failed request included: the process's memo.
+    #[wasm_bindgen(getter, unchecked_return_type = "ConditionsKnown")]
+    pub fn known(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.known())
+    }
 }
 
 export_run! {

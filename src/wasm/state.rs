@@ -68,15 +68,18 @@ impl DirtyRecorder {
         to_js(&self.calls.step(path.as_deref(), as_left))
     }
 
-    /// The call for `path` was recorded: by a rewrite (`rewrote`), or a journal line.
+    /// The call for `path` was recorded: by a rewrite (`rewrote`) whose sidecar asks the
+    /// extension to walk everything or not (`walksEverything`, as that write's own record
+    /// said), or by a journal line.
     pub fn recorded(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "string | undefined")] path: JsValue,
         rewrote: bool,
+        walks_everything: bool,
     ) -> Result<(), JsValue> {
         let path = call_path(path)?;
-        let walks = self.inner.walks_everything();
-        self.calls.recorded(path.as_deref(), rewrote, walks);
+        self.calls
+            .recorded(path.as_deref(), rewrote, walks_everything);
         Ok(())
     }
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use s3sync_core::runs::conditions::events::ConditionsEvent;
 use s3sync_core::runs::conditions::machine::{
-    ConditionsAction, ConditionsRequest, ConditionsResult, ConditionsRun,
+    ConditionsAction, ConditionsKnown, ConditionsRequest, ConditionsResult, ConditionsRun,
 };
 use s3sync_core::runs::machine::Machine;
 use s3sync_core::runs::session::Session;
@@ -38,6 +38,8 @@ pub struct ConditionsWorld {
     pub sidecar: Option<Vec<u8>>,
     /// Trials whose requests fail before they are made (the shim retries the whole trial).
     pub failing_trials: u32,
+    /// Every trial of the delete probe fails.
+    pub failing_delete_probe: bool,
     /// Objects by key (the probe objects while a trial runs).
     pub objects: BTreeMap<String, Vec<u8>>,
     /// Requests made, in order (`PUT key`, `PUT-create key`, …).
@@ -54,6 +56,7 @@ impl ConditionsWorld {
             honours,
             sidecar,
             failing_trials: 0,
+            failing_delete_probe: false,
             objects: BTreeMap::new(),
             requests: Vec::new(),
             remembered: Vec::new(),
@@ -114,6 +117,8 @@ pub struct ConditionsDriven {
     pub outcome: Result<ConditionsResult, (String, String)>,
     /// The run's `result` after it stopped on an error (a refusal must still be one).
     pub result_after_error: Option<Result<ConditionsResult, String>>,
+    /// What the run knew of the server when it ended (none: it never started).
+    pub known: Option<ConditionsKnown>,
 }
 
 /// Runs a conditions run of `request` at `now_ms` in `world`, as the shim does. A trial that
@@ -132,6 +137,7 @@ pub fn decide_conditions(
                 actions,
                 outcome: Err(code(&e)),
                 result_after_error: None,
+                known: None,
             }
         }
     };
@@ -144,6 +150,7 @@ pub fn decide_conditions(
         actions,
         outcome,
         result_after_error,
+        known: Some(run.known()),
     }
 }
 
@@ -185,6 +192,12 @@ fn drive(
             ConditionsAction::ProbeDeletes {
                 key_prefix, body, ..
             } => {
+                if world.failing_delete_probe {
+                    return Err((
+                        "s3-error".to_string(),
+                        "503 on every delete probe".to_string(),
+                    ));
+                }
                 let key = trial(world, &key_prefix)?;
                 world.put(&key, body.as_bytes(), false, None);
                 let refused = !world.delete_if_match(&key);

@@ -5,7 +5,7 @@
 //!
 //! A spec holds `description`, optionally `namespace`, the `request`, `nowMs`, the `server` (what
 //! it honours: `createOnly`, `ifMatchPut`, `ifMatchDelete`), the `sidecar` (JSON, absent: none)
-//! and `failingTrials`; and `expected`: any of `actions` (by name, in order), `requests` (how
+//! `failingTrials` and `failingDeleteProbe`; and `expected`: any of `actions` (by name, in order), `requests` (how
 //! many), `support`, `knownWrites`, `knownDeletes`, `remembered` (the verdicts kept, in order)
 //! and `error` (the code that stopped it). Whatever a spec says: a push that is told writes are
 //! conditional was never refused and never met a server that ignores them; a verdict kept says
@@ -35,6 +35,8 @@ struct Spec {
     sidecar: Option<Value>,
     #[serde(default)]
     failing_trials: u32,
+    #[serde(default)]
+    failing_delete_probe: bool,
     expected: serde_json::Map<String, Value>,
 }
 
@@ -60,12 +62,15 @@ pub fn run(path: &Path) -> Result<(), String> {
         .transpose()?;
     let mut world = ConditionsWorld::new(spec.server, sidecar);
     world.failing_trials = spec.failing_trials;
+    world.failing_delete_probe = spec.failing_delete_probe;
     let pushing = spec.request.purpose == ConditionsPurpose::Push;
     let driven = decide_conditions(&mut session, &mut world, spec.request, spec.now_ms);
     let mut actual = json!({
         "actions": driven.actions,
         "requests": world.requests.len(),
         "remembered": serde_json::to_value(&world.remembered).map_err(|e| e.to_string())?,
+        "knownWrites": driven.known.and_then(|k| k.writes),
+        "knownDeletes": driven.known.and_then(|k| k.deletes),
     });
     let mut broken = Vec::new();
     if !world.objects.is_empty() {
@@ -82,8 +87,6 @@ pub fn run(path: &Path) -> Result<(), String> {
         Ok(result) => {
             let value = serde_json::to_value(result).map_err(|e| e.to_string())?;
             actual["support"] = value["support"].clone();
-            actual["knownWrites"] = value["knownWrites"].clone();
-            actual["knownDeletes"] = value["knownDeletes"].clone();
             let told_conditional = value["support"]["writes"] == json!(true);
             if pushing && told_conditional && !honoured && world.remembered.is_empty() {
                 broken.push(
@@ -100,6 +103,9 @@ pub fn run(path: &Path) -> Result<(), String> {
             let refused = code == "conditional-writes-unsupported";
             if refused && matches!(&driven.result_after_error, Some(Ok(_))) {
                 broken.push("invariant: a refused run answers a decision afterwards".into());
+            }
+            if refused && driven.known.is_some_and(|k| k.writes != Some(false)) {
+                broken.push("invariant: a refusal's facts do not say writes are ignored".into());
             }
         }
     }

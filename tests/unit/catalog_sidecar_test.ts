@@ -48,3 +48,19 @@ Deno.test("a tombstone recorded while a catalog export rewrites the sidecar is k
   const body = new TextEncoder().encode(JSON.stringify(rows));
   assertEquals(state.lastCatalogHash, await sha256Hex(body));
 });
+
+Deno.test("a catalog export whose hash cannot be remembered is still exported, and says so", async () => {
+  const cache = new MemoryCache();
+  const client = new MemoryClient();
+  const told: string[] = [];
+  const service = new S3SyncService(client, cache.root, {
+    cache,
+    log: (line) => told.push(line),
+  });
+  cache.writeAtomic = () => Promise.reject(new Error("disk full"));
+  await service.exportCatalog("prod", [{ name: "ours" }]);
+  const body = new TextEncoder().encode(JSON.stringify([{ name: "ours" }]));
+  assertEquals((await client.getObject("prod/.catalog-export.json")).data, body);
+  assert(told.some((line) => line.includes("was not remembered")), told.join("\n"));
+  assertEquals(await readSidecar(cache), undefined);
+});

@@ -8,7 +8,8 @@ import { stageFile } from "../../js/exec/transfer.ts";
 import { sha256Hex } from "../../js/io/hash.ts";
 import { keepAside } from "../../js/ops/pull_aside.ts";
 import { MemoryCache } from "../harness/memory_cache.ts";
-import { assert, assertEquals } from "../harness/assert.ts";
+import { assert, assertEquals, assertRejects } from "../harness/assert.ts";
+import { SyncError } from "../../js/core/errors.ts";
 
 const encoder = new TextEncoder();
 
@@ -16,16 +17,26 @@ async function* chunksOf(text: string): AsyncIterable<Uint8Array> {
   yield encoder.encode(text);
 }
 
-Deno.test("a file at the conflict copy's name with the same size but other bytes is replaced by the kept version, never taken for it", async () => {
-  const cache = new MemoryCache().seed({ "ns/data/a.yaml": "mine" });
-  using planner = new Planner("ns");
-  const copy = planner.conflictCopyPath("ns/data/a.yaml", await sha256Hex(encoder.encode("mine")));
-  cache.seed({ [copy]: "evil" }); // as long as ours, other bytes
-  const incoming = await stageFile(cache, "ns/data/a.yaml", chunksOf("theirs"), true);
-  const ctx = { cache } as unknown as SyncContext;
-  assertEquals(await keepAside(ctx, planner, "ns/data/a.yaml", incoming, undefined), copy);
-  assertEquals(cache.snapshot()[copy], "mine");
-  await incoming.discard();
+Deno.test("a file at the conflict copy's name with other bytes is neither taken for the kept version nor written over", async () => {
+  for (const there of ["evil", "edited by hand"]) {
+    const cache = new MemoryCache().seed({ "ns/data/a.yaml": "mine" });
+    using planner = new Planner("ns");
+    const copy = planner.conflictCopyPath(
+      "ns/data/a.yaml",
+      await sha256Hex(encoder.encode("mine")),
+    );
+    cache.seed({ [copy]: there }); // "evil" is as long as ours
+    const incoming = await stageFile(cache, "ns/data/a.yaml", chunksOf("theirs"), true);
+    const ctx = { cache } as unknown as SyncContext;
+    const refused = await assertRejects(
+      () => keepAside(ctx, planner, "ns/data/a.yaml", incoming, undefined),
+      SyncError,
+    );
+    assertEquals((refused as SyncError).code, "download-failed");
+    assertEquals(cache.snapshot()[copy], there);
+    assertEquals(cache.snapshot()["ns/data/a.yaml"], "mine");
+    await incoming.discard();
+  }
 });
 
 Deno.test("a copy that already holds the kept bytes is reused, and nothing of the base or the bucket's is kept", async () => {

@@ -75,6 +75,7 @@ const FUNCTIONS: Record<string, () => unknown> = {
     ),
   judgeAside: () => {
     wasm.judgeAside({ size: -1, sha256: EVIL }, JUNK as never, HUGE, DEEP as never);
+    wasm.judgeAside({ size: 1, sha256: EVIL }, undefined, EVIL, { size: NaN } as never);
     return wasm.judgeAside(
       undefined,
       { size: 2 ** 64, sha256: 7 } as never,
@@ -677,6 +678,20 @@ const CONDITIONS_RUN_METHODS: Record<string, () => unknown> = {
     return run.poll(planner);
   },
   result: () => conditionsAtProbe().run.result(),
+  known: () => {
+    const { run, planner } = conditionsAtProbe();
+    survives(
+      "refused",
+      () =>
+        run.handle(planner, {
+          event: "writesProbed",
+          created: true,
+          again: true,
+          wrongMatch: true,
+        }),
+    );
+    return run.known;
+  },
 };
 
 /** A move to shards, waiting for its first read. */
@@ -791,13 +806,13 @@ const DIRTY_RECORDER_METHODS: Record<string, () => unknown> = {
   },
   recorded: () => {
     const recorder = new wasm.DirtyRecorder();
-    recorder.recorded(HUGE, true);
-    recorder.recorded(undefined, JUNK as never);
+    recorder.recorded(HUGE, true, true);
+    recorder.recorded(undefined, JUNK as never, EVIL as never);
     return recorder.step(HUGE, true);
   },
   forget: () => {
     const recorder = new wasm.DirtyRecorder();
-    recorder.recorded(EVIL, false);
+    recorder.recorded(EVIL, false, false);
     recorder.forget();
     return recorder.step(EVIL, true);
   },

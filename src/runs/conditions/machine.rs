@@ -140,12 +140,17 @@ pub struct ConditionsResult {
     /// waived, or (`doctor`) the client cannot send `If-Match`.
     #[tsify(type = "ConditionalSupport | null")]
     pub support: Option<ConditionalSupport>,
-    /// What is now known of conditional writes on the store, for the process's memo.
+}
+
+/// What a run knows of the server (see [`ConditionsRun::known`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Tsify)]
+pub struct ConditionsKnown {
+    /// Conditional writes are honoured (none: not known).
     #[tsify(type = "boolean | null")]
-    pub known_writes: Option<bool>,
-    /// What is now known of conditional deletes on the store, for the process's memo.
+    pub writes: Option<bool>,
+    /// Conditional deletes are honoured (none: not known).
     #[tsify(type = "boolean | null")]
-    pub known_deletes: Option<bool>,
+    pub deletes: Option<bool>,
 }
 
 /// Where the run stands.
@@ -207,18 +212,14 @@ impl ConditionsRun {
     /// Moves to the next stage that needs the shim, or decides; a push on a server known to
     /// ignore conditional writes is refused.
     fn advance(&mut self) -> CoreResult<()> {
-        if self.pushing() && self.writes == Some(false) {
-            // Refused for good: every later poll and the result say so too, so no caller that
-            // swallowed the error can read "no conditions" (waived) out of a refusal.
-            self.stage = Stage::Refused;
-            return Err(refusal());
-        }
-        self.stage = match self.stage {
-            Stage::Start if self.pushing() && self.request.allow_unconditional == Some(true) => {
+        if self.stage == Stage::Start {
+            // Neither a waiver nor the extension's client asks the server anything, so neither
+            // can be refused, whatever this process found of the server before.
+            if self.pushing() && self.request.allow_unconditional == Some(true) {
                 self.finish(None);
                 return Ok(());
             }
-            Stage::Start if !self.request.conditional_client => {
+            if !self.request.conditional_client {
                 let support = self.pushing().then_some(ConditionalSupport {
                     writes: false,
                     deletes: false,
@@ -226,6 +227,14 @@ impl ConditionsRun {
                 self.finish(support);
                 return Ok(());
             }
+        }
+        if self.pushing() && self.writes == Some(false) {
+            // Refused for good: every later poll and the result say so too, so no caller that
+            // swallowed the error can read "no conditions" (waived) out of a refusal.
+            self.stage = Stage::Refused;
+            return Err(refusal());
+        }
+        self.stage = match self.stage {
             Stage::Start if self.pushing() && self.request.store.is_some() => Stage::Sidecar,
             Stage::Start | Stage::Sidecar if self.writes.is_none() => Stage::Writes,
             Stage::Start | Stage::Sidecar | Stage::Writes
@@ -252,11 +261,7 @@ impl ConditionsRun {
 
     fn finish(&mut self, support: Option<ConditionalSupport>) {
         self.stage = Stage::Done;
-        self.result = Some(ConditionsResult {
-            support,
-            known_writes: self.writes,
-            known_deletes: self.deletes,
-        });
+        self.result = Some(ConditionsResult { support });
     }
 
     /// What a push keeps for the next run: anything not recalled as it is, on a store that can
@@ -366,6 +371,16 @@ impl ConditionsRun {
         // Whatever happened to the write, this run's decision stands.
         self.recalled = self.verdict_to_remember();
         self.advance()
+    }
+
+    /// What is known of the server so far (probed, recalled, or known before), for the
+    /// process's memo: readable at any point, a refusal included, so a run that stopped on a
+    /// failed request keeps what it had learned.
+    pub fn known(&self) -> ConditionsKnown {
+        ConditionsKnown {
+            writes: self.writes,
+            deletes: self.deletes,
+        }
     }
 
     /// What the run decided (an error before it decided, and the refusal after one).

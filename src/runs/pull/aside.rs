@@ -4,7 +4,8 @@
 //! synced (the base) is this cache's own change: it is kept aside as a conflict copy, named by
 //! its content (`.s3sync-conflicts/…`), before the bucket's version goes in its place. The same
 //! version kept twice is one file: a copy already at that name with the same bytes is reused,
-//! never written again.
+//! never written again. A file at that name with other bytes (a copy someone edited to merge by
+//! hand) is never written over: the pull leaves this file as it is and says so.
 
 use serde::{Deserialize, Serialize};
 use tsify_next::Tsify;
@@ -29,6 +30,22 @@ pub enum AsideStep {
     Reuse,
     /// Copy the local file to its conflict copy (verified against `sha256` as it is copied).
     Copy,
+    /// Another file is at the conflict copy's name: neither it nor the local file is touched,
+    /// and the bucket's version does not replace the local one.
+    Occupied,
+}
+
+/// What is at the conflict copy's name: its size, and its hash when the shim read it (it need
+/// not when the size already differs from the local file's).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CopyFound {
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its SHA-256 (hex), when read.
+    #[serde(default)]
+    #[tsify(optional)]
+    pub sha256: Option<String>,
 }
 
 /// What to do with the `local` file (none: there is none) before `incoming` replaces it (none:
@@ -39,7 +56,7 @@ pub fn judge_aside(
     local: Option<&FileContent>,
     incoming: Option<&FileContent>,
     base_sha256: Option<&str>,
-    copy: Option<&FileContent>,
+    copy: Option<&CopyFound>,
 ) -> AsideStep {
     let Some(local) = local else {
         return AsideStep::Nothing;
@@ -48,7 +65,10 @@ pub fn judge_aside(
         return AsideStep::Nothing;
     }
     match copy {
-        Some(copy) if copy == local => AsideStep::Reuse,
-        _ => AsideStep::Copy,
+        None => AsideStep::Copy,
+        Some(copy) if copy.size == local.size && copy.sha256.as_deref() == Some(&local.sha256) => {
+            AsideStep::Reuse
+        }
+        Some(_) => AsideStep::Occupied,
     }
 }
